@@ -1,0 +1,108 @@
+"""The agent: turns one utterance into a validated tool call, or an abstention, never a guess passed on."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+import numpy as np
+
+from ..locale import system_prompt
+from ..numbers import digits_for_times
+from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
+from .grammar import NO_TOOL, PREFILL, no_tool_schema, tool_grammar
+from .grounding import ungrounded_arguments
+from .model import ChatModel
+from .parsing import ToolCall, ToolCallParseError, parse_tool_calls, strip_thinking
+
+
+@dataclass
+class Decision:
+    """What to do about an utterance: run calls, or abstain (with the reason, for the trace)."""
+
+    kind: Literal["call", "abstain"]
+    calls: list[ToolCall] = field(default_factory=list)
+    reason: str = ""
+    source: str = "model"
+    raw: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    name_probs: dict[str, float] = field(default_factory=dict)
+
+
+def time_context(now: datetime) -> str:
+    """The current date and time, so the model can resolve relative times."""
+    zone = now.tzname() or "local"
+    return now.strftime(f"Current date and time: %A %Y-%m-%d %H:%M ({zone}).")
+
+
+class Agent:
+    """Asks the model for a call under a grammar derived from the tools, then validates what comes back."""
+
+    def __init__(self, model: ChatModel, registry: ToolRegistry) -> None:
+        self.model = model
+        self.registry = registry
+        self._grammar = tool_grammar(registry)
+        self._tools = registry.openai_schemas() + [no_tool_schema()]
+
+    def messages(self, text: str, lang: str, now: datetime) -> list[dict[str, Any]]:
+        # The clock is left out for now: beside the user's words a 0.5B model copies it into arguments,
+        # and in the system prompt it would break prefix reuse. Alarm times are absolute HH:MM.
+        return [
+            {"role": "system", "content": system_prompt(lang)},
+            {"role": "user", "content": text},
+        ]
+
+    def prompt(self, text: str, lang: str, now: datetime | None = None) -> str:
+        now = now or datetime.now().astimezone()
+        return self.model.render(self.messages(text, lang, now), self._tools) + PREFILL
+
+    def name_probabilities(self, prompt: str) -> dict[str, float]:
+        """P(first token of each tool name) after the prefill, renormalised over the declared names."""
+        logprobs = self.model.next_token_logprobs(prompt)
+        firsts: dict[str, int] = {}
+        for name in [t.name for t in self.registry] + [NO_TOOL]:
+            firsts[name] = self.model.tokens_plain(name)[0]
+        by_token = {tok: float(np.exp(logprobs[tok])) for tok in set(firsts.values())}
+        total = sum(by_token.values()) or 1.0
+        return {name: by_token[tok] / total for name, tok in firsts.items()}
+
+    def decide(self, text: str, lang: str, now: datetime | None = None) -> Decision:
+        """Blocking: run the model once and check its answer (call from an executor thread)."""
+        started = time.monotonic()
+        text = digits_for_times(text, lang)  # "साढ़े छह" → "6:30": small models read digits far better
+        prompt = self.prompt(text, lang, now)
+        probs = self.name_probabilities(prompt)
+        completion = self.model.complete(prompt, grammar=self._grammar)
+        decision = self.check(PREFILL + completion.text, text, lang)
+        decision.prompt_tokens = completion.prompt_tokens
+        decision.completion_tokens = completion.completion_tokens
+        decision.seconds = time.monotonic() - started
+        decision.name_probs = probs
+        return decision
+
+    def check(self, raw: str, utterance: str = "", lang: str = "en") -> Decision:
+        """Parse and validate model output; anything unusable becomes an abstention with its reason."""
+        try:
+            calls = parse_tool_calls(raw)
+        except ToolCallParseError as e:
+            return Decision("abstain", reason=f"malformed call: {e}", raw=raw)
+        if not calls:
+            answer = strip_thinking(raw)
+            return Decision("abstain", reason=f"no tool fits (model said: {answer[:120]!r})", raw=raw)
+        for call in calls:
+            if call.name == NO_TOOL:
+                return Decision("abstain", reason=str(call.arguments.get("reason", ""))[:120], raw=raw)
+            try:
+                call.arguments = self.registry.validate(call.name, call.arguments)
+            except (UnknownTool, SchemaError) as e:
+                return Decision("abstain", reason=f"invalid call {call.name}: {e}", raw=raw)
+            if utterance:
+                bad = ungrounded_arguments(self.registry.get(call.name), call.arguments, utterance, lang)
+                if bad:
+                    return Decision("abstain", reason=f"{call.name}: {', '.join(bad)} not said by the user",
+                                    raw=raw)
+        return Decision("call", calls=calls, raw=raw)

@@ -1,0 +1,117 @@
+"""The local tool-calling model: a llama.cpp session that renders prompts with the GGUF's own chat template."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..config import AgentConfig
+
+
+class ModelError(Exception):
+    """The model file cannot be loaded or has no usable chat template."""
+
+    code = "agent-model-invalid"
+
+
+@dataclass
+class Completion:
+    """Raw text the model produced, with token counts."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class ChatModel:
+    """llama-cpp-python with the model's own Jinja chat template (Qwen2.5, Qwen3, Qwen3.5: `tools` aware)."""
+
+    def __init__(self, path: Path, cfg: AgentConfig) -> None:
+        from llama_cpp import Llama
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        self.cfg = cfg
+        self.path = path
+        try:
+            self.llm = Llama(
+                model_path=str(path),
+                n_ctx=cfg.n_ctx,
+                n_threads=cfg.threads or (os.cpu_count() or 2),
+                n_batch=512,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError) as e:
+            raise ModelError(f"cannot load {path}: {e}") from e
+        template = self.llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise ModelError(f"{path} has no chat template in its metadata; hearthd needs a Qwen-family GGUF")
+        self.supports_tools = "tools" in template
+        eos = self._token_text(self.llm.token_eos())
+        bos = self._token_text(self.llm.token_bos())
+        self._formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+        self.stop = ["<|im_end|>", "<|endoftext|>"] + ([eos] if eos else [])
+        self._grammars: dict[str, Any] = {}
+
+    def _token_text(self, token: int) -> str:
+        if token < 0:
+            return ""
+        return self.llm.detokenize([token], special=True).decode("utf-8", errors="replace")
+
+    def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
+        """The prompt text up to the assistant's turn; Qwen3 thinking is switched off."""
+        return self._formatter(messages=messages, tools=tools, enable_thinking=False).prompt
+
+    def grammar(self, text: str) -> Any:
+        from llama_cpp import LlamaGrammar
+
+        if text not in self._grammars:
+            self._grammars[text] = LlamaGrammar.from_string(text, verbose=False)
+        return self._grammars[text]
+
+    def tokens(self, text: str) -> list[int]:
+        """Token ids the way create_completion tokenizes a prompt (special tokens parsed)."""
+        return list(self.llm.tokenize(text.encode("utf-8"), add_bos=True, special=True))
+
+    def tokens_plain(self, text: str) -> list[int]:
+        """Token ids of a text fragment (no BOS, no special tokens)."""
+        return list(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def next_token_logprobs(self, prompt: str) -> np.ndarray:
+        """Log-probabilities of the token after `prompt`, evaluating only the part not already cached.
+
+        The following `complete()` of the same prompt then starts sampling at once: llama-cpp-python sees the
+        whole prompt in its KV cache with live logits.
+        """
+        llm = self.llm
+        tokens = self.tokens(prompt)
+        cached = llm.input_ids[: llm.n_tokens].tolist()
+        common = 0
+        for a, b in zip(cached, tokens, strict=False):
+            if a != b:
+                break
+            common += 1
+        common = min(common, len(tokens) - 1)  # at least one token is evaluated so logits are live
+        llm._ctx.kv_cache_seq_rm(-1, common, -1)
+        llm.n_tokens = common
+        llm.eval(tokens[common:])
+        logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(llm.n_vocab(),)).astype(np.float64)
+        logits -= logits.max()
+        return logits - np.log(np.exp(logits).sum())  # type: ignore[no-any-return]
+
+    def complete(self, prompt: str, grammar: str | None = None, max_tokens: int | None = None) -> Completion:
+        """Greedy completion; llama-cpp-python keeps the KV cache of the longest common prompt prefix."""
+        out = self.llm.create_completion(
+            prompt,
+            max_tokens=max_tokens or self.cfg.max_tokens,
+            temperature=self.cfg.temperature,
+            top_k=1 if self.cfg.temperature == 0 else 40,
+            stop=self.stop,
+            grammar=self.grammar(grammar) if grammar else None,
+        )
+        usage: dict[str, int] = dict(out.get("usage") or {})  # type: ignore[union-attr, arg-type]
+        text = out["choices"][0]["text"]  # type: ignore[index]
+        return Completion(text, usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0))

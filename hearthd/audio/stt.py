@@ -1,0 +1,71 @@
+"""Speech to text with faster-whisper, with the language chosen among the configured ones only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from ..config import SttConfig
+from ..locale import optional_text
+
+
+@dataclass
+class Transcript:
+    """What was said, in which language, and how sure the language guess is."""
+
+    text: str
+    lang: str
+    prob: float
+
+
+class SpeechToText(Protocol):
+    """Turns 16 kHz int16 audio into a transcript."""
+
+    def transcribe(self, audio: np.ndarray, language: str | None = None) -> Transcript: ...
+
+
+class WhisperSpeechToText:
+    """faster-whisper on the CPU (CTranslate2, int8 by default)."""
+
+    def __init__(self, model_dir: Path, cfg: SttConfig) -> None:
+        import os
+
+        from faster_whisper import WhisperModel
+
+        threads = cfg.threads or (os.cpu_count() or 2)
+        self.cfg = cfg
+        self.model = WhisperModel(str(model_dir), device="cpu", compute_type=cfg.compute_type, cpu_threads=threads)
+
+    def detect_language(self, audio: np.ndarray) -> tuple[str, float]:
+        """The most likely configured language: Whisper's guess restricted to cfg.languages."""
+        allowed = self.cfg.languages
+        if len(allowed) == 1:
+            return allowed[0], 1.0
+        _, _, probs = self.model.detect_language(audio=audio)
+        ranked = [(lang, p) for lang, p in probs if lang in allowed]
+        if not ranked:
+            return allowed[0], 0.0
+        total = sum(p for _, p in ranked) or 1.0
+        lang, p = max(ranked, key=lambda x: x[1])
+        return lang, p / total  # renormalised over the allowed languages
+
+    def transcribe(self, audio: np.ndarray, language: str | None = None) -> Transcript:
+        floats = np.asarray(audio, dtype=np.float32) / 32768.0
+        if language:
+            prob = 1.0
+        else:
+            language, prob = self.detect_language(floats)
+        segments, _info = self.model.transcribe(
+            floats,
+            language=language,
+            beam_size=self.cfg.beam_size,
+            initial_prompt=optional_text(language, "stt_prompt.txt"),
+            condition_on_previous_text=False,
+            without_timestamps=True,
+            vad_filter=False,  # the endpointer already cut the speech out
+        )
+        text = " ".join(s.text.strip() for s in segments).strip()
+        return Transcript(text, language, round(prob, 3))

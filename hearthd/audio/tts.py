@@ -1,0 +1,103 @@
+"""Text to speech: Piper voices, with espeak-ng for languages that have no Piper voice installed."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import wave
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+
+class TtsError(Exception):
+    """A voice that cannot speak (missing engine, missing voice)."""
+
+    code = "tts-unavailable"
+
+
+@dataclass
+class Speech:
+    """Synthesised mono int16 audio at its own sample rate (the sink resamples)."""
+
+    audio: np.ndarray
+    rate: int
+
+    @property
+    def seconds(self) -> float:
+        return len(self.audio) / self.rate
+
+
+class TextToSpeech(Protocol):
+    """One voice."""
+
+    def synthesize(self, text: str) -> Speech: ...
+
+
+class PiperTextToSpeech:
+    """A Piper ONNX voice (the .onnx.json config beside it)."""
+
+    def __init__(self, model: Path, length_scale: float = 1.0) -> None:
+        from piper import PiperVoice, SynthesisConfig
+
+        self.voice = PiperVoice.load(str(model))
+        self._syn = SynthesisConfig(length_scale=length_scale)
+
+    def synthesize(self, text: str) -> Speech:
+        chunks = [c.audio_int16_array for c in self.voice.synthesize(text, syn_config=self._syn)]
+        audio = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int16)
+        return Speech(audio.astype(np.int16), self.voice.config.sample_rate)
+
+
+class EspeakTextToSpeech:
+    """Debian's espeak-ng, robotic but available for hi and ru without a Piper voice."""
+
+    def __init__(self, voice: str) -> None:
+        self.binary = shutil.which("espeak-ng")
+        if not self.binary:
+            raise TtsError("espeak-ng is not installed (apt-get install espeak-ng), or set a piper voice")
+        self.voice = voice
+
+    def synthesize(self, text: str) -> Speech:
+        assert self.binary
+        proc = subprocess.run(
+            [self.binary, "-v", self.voice, "--stdout", text], capture_output=True, timeout=30, check=False
+        )
+        if proc.returncode != 0 or not proc.stdout:
+            raise TtsError(f"espeak-ng failed for voice {self.voice!r}: {proc.stderr.decode(errors='replace')}")
+        # espeak-ng streams to stdout with unknown length; read frames directly after the header
+        with wave.open(io.BytesIO(proc.stdout)) as w:
+            rate = w.getframerate()
+        audio = np.frombuffer(proc.stdout[44:], dtype="<i2")
+        return Speech(audio.copy(), rate)
+
+
+class VoiceBank:
+    """One voice per language, built on first use from `piper:<asset or path>` / `espeak:<voice>` specs."""
+
+    def __init__(self, specs: dict[str, str], piper_path: Callable[[str], Path], length_scale: float = 1.0):
+        self.specs = specs
+        self._piper_path = piper_path
+        self._length_scale = length_scale
+        self._voices: dict[str, TextToSpeech] = {}
+
+    def voice(self, lang: str) -> TextToSpeech:
+        if lang not in self._voices:
+            spec = self.specs.get(lang)
+            if spec is None:
+                raise TtsError(f"no voice configured for {lang!r} (tts.voices.{lang})")
+            engine, _, name = spec.partition(":")
+            if engine == "piper":
+                self._voices[lang] = PiperTextToSpeech(self._piper_path(name), self._length_scale)
+            elif engine == "espeak":
+                self._voices[lang] = EspeakTextToSpeech(name)
+            else:
+                raise TtsError(f"unknown TTS engine {engine!r} (tts.voices.{lang})")
+        return self._voices[lang]
+
+    def synthesize(self, text: str, lang: str) -> Speech:
+        return self.voice(lang).synthesize(text)

@@ -1,0 +1,132 @@
+"""Endpointing: the silero VAD shipped with faster-whisper, run frame by frame with its state carried."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+
+from ..config import VadConfig
+
+WINDOW = 512  # silero v6 works on 32 ms windows at 16 kHz
+CONTEXT = 64
+SAMPLE_RATE = 16000
+
+
+class SpeechProbability:
+    """Streaming silero VAD: one speech probability per 512-sample window."""
+
+    def __init__(self) -> None:
+        import onnxruntime
+        from faster_whisper.utils import get_assets_path
+
+        opts = onnxruntime.SessionOptions()
+        opts.inter_op_num_threads = 1
+        opts.intra_op_num_threads = 1
+        opts.log_severity_level = 4
+        path = os.path.join(get_assets_path(), "silero_vad_v6.onnx")
+        self._session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"], sess_options=opts)
+        self.reset()
+
+    def reset(self) -> None:
+        self._h = np.zeros((1, 1, 128), dtype=np.float32)
+        self._c = np.zeros((1, 1, 128), dtype=np.float32)
+        self._context = np.zeros(CONTEXT, dtype=np.float32)
+
+    def __call__(self, window: np.ndarray) -> float:
+        """Probability of speech in one window of 512 float32 samples in [-1, 1]."""
+        x = np.concatenate([self._context, window]).reshape(1, -1).astype(np.float32)
+        out, self._h, self._c = self._session.run(None, {"input": x, "h": self._h, "c": self._c})
+        self._context = window[-CONTEXT:]
+        return float(np.asarray(out).reshape(-1)[0])
+
+
+class EndpointState(StrEnum):
+    WAITING = "waiting"
+    SPEAKING = "speaking"
+    DONE = "done"
+    TIMEOUT = "timeout"
+
+
+@dataclass
+class Segment:
+    """Where the speech is, in samples from the start of what the endpointer was fed."""
+
+    start: int
+    end: int
+
+
+class Endpointer:
+    """Finds the start and the end of one utterance: pre-roll, minimum speech, end silence, maximum length."""
+
+    def __init__(self, cfg: VadConfig, vad: SpeechProbability) -> None:
+        self.cfg = cfg
+        self._vad = vad
+        self.reset()
+
+    def reset(self) -> None:
+        self._vad.reset()
+        self.state = EndpointState.WAITING
+        self._pending = np.zeros(0, dtype=np.float32)
+        self._pos = 0  # samples consumed in whole windows
+        self._speech_start = -1
+        self._last_voiced = -1
+        self._voiced_run = 0
+        self.segment: Segment | None = None
+
+    def _ms(self, samples: int) -> float:
+        return samples * 1000.0 / SAMPLE_RATE
+
+    def feed(self, audio: np.ndarray) -> EndpointState:
+        """Feed int16 audio; returns the state after it (DONE once the utterance has ended)."""
+        if self.state in (EndpointState.DONE, EndpointState.TIMEOUT):
+            return self.state
+        floats = np.asarray(audio, dtype=np.float32) / 32768.0
+        self._pending = np.concatenate([self._pending, floats])
+        cfg = self.cfg
+        while len(self._pending) >= WINDOW:
+            window, self._pending = self._pending[:WINDOW], self._pending[WINDOW:]
+            prob = self._vad(window)
+            start, self._pos = self._pos, self._pos + WINDOW
+            voiced = prob >= cfg.threshold
+            # hysteresis: once speaking, a dip just under the threshold is still speech
+            if self.state == EndpointState.SPEAKING and prob >= cfg.threshold - 0.15:
+                voiced = True
+            if self.state == EndpointState.WAITING:
+                if voiced:
+                    self._voiced_run += WINDOW
+                    if self._voiced_run == WINDOW:
+                        self._speech_start = start
+                    if self._ms(self._voiced_run) >= cfg.min_speech_ms:
+                        self.state = EndpointState.SPEAKING
+                        self._last_voiced = self._pos
+                else:
+                    self._voiced_run = 0
+                    if self._ms(self._pos) >= cfg.no_speech_timeout_s * 1000:
+                        self.state = EndpointState.TIMEOUT
+                        return self.state
+            elif self.state == EndpointState.SPEAKING:
+                if voiced:
+                    self._last_voiced = self._pos
+                silence = self._pos - self._last_voiced
+                too_long = self._ms(self._pos - self._speech_start) >= cfg.max_speech_s * 1000
+                if self._ms(silence) >= cfg.end_silence_ms or too_long:
+                    self._finish()
+                    return self.state
+        return self.state
+
+    def flush(self) -> EndpointState:
+        """The input ended: an utterance in progress ends here."""
+        if self.state == EndpointState.SPEAKING:
+            self._finish()
+        elif self.state == EndpointState.WAITING:
+            self.state = EndpointState.TIMEOUT
+        return self.state
+
+    def _finish(self) -> None:
+        pre = int(self.cfg.pre_roll_ms * SAMPLE_RATE / 1000)
+        tail = int(0.15 * SAMPLE_RATE)  # keep the decay of the last syllable
+        self.segment = Segment(max(0, self._speech_start - pre), min(self._pos, self._last_voiced + tail))
+        self.state = EndpointState.DONE

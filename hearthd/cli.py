@@ -1,0 +1,232 @@
+"""Command line: argument parsing only; the work happens in the packages it calls."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from . import __version__
+from .assets import AssetError
+from .config import Config, ConfigError, dump_toml, load_config
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def _trace(args: argparse.Namespace) -> Any:
+    from .events import Trace, json_printer, text_printer
+
+    trace = Trace()
+    trace.listen(json_printer(sys.stdout) if args.json else text_printer(sys.stdout))
+    return trace
+
+
+def _components(cfg: Config, trace: Any) -> Any:
+    from .assets import make_progress_printer
+    from .daemon.components import Components, make_store
+
+    store = make_store(cfg, progress=make_progress_printer())
+    return Components(cfg, store, on_load=lambda name, s: trace.timing(f"load_{name}", s))
+
+
+def _write_speech(path: str, speech: Any) -> None:
+    from .audio.wavio import write_wav
+
+    write_wav(path, speech.audio, speech.rate)
+
+
+def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
+    from .audio.wavio import read_wav
+    from .daemon.pipeline import Pipeline
+
+    if not args.input:
+        print("hearthd run: live audio arrives with the daemon loop; for now give --input FILE.wav",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if args.no_wake:
+        cfg.wake.enabled = False
+    audio = read_wav(args.input)
+    trace = _trace(args)
+    pipeline = Pipeline(_components(cfg, trace), trace)
+    result = asyncio.run(pipeline.run_audio(audio, language=args.lang))
+    if result.speech is not None and args.output:
+        _write_speech(args.output, result.speech)
+    return EXIT_OK if not result.error else EXIT_FAIL
+
+
+def cmd_ask(args: argparse.Namespace, cfg: Config) -> int:
+    from .daemon.pipeline import Pipeline
+
+    trace = _trace(args)
+    pipeline = Pipeline(_components(cfg, trace), trace)
+    result = asyncio.run(pipeline.run_text(args.text, language=args.lang, speak=bool(args.speak)))
+    if result.speech is not None and args.speak:
+        _write_speech(args.speak, result.speech)
+    return EXIT_OK if not result.error else EXIT_FAIL
+
+
+def cmd_transcribe(args: argparse.Namespace, cfg: Config) -> int:
+    from .audio.wavio import read_wav
+    from .events import EventType
+
+    trace = _trace(args)
+    components = _components(cfg, trace)
+    audio = read_wav(args.file)
+    stt = components.stt()
+    import time
+
+    started = time.monotonic()
+    transcript = stt.transcribe(audio, args.lang)
+    trace.timing("stt", time.monotonic() - started)
+    trace.emit(EventType.TRANSCRIPT, text=transcript.text, lang=transcript.lang, prob=transcript.prob)
+    return EXIT_OK
+
+
+def cmd_say(args: argparse.Namespace, cfg: Config) -> int:
+    import time
+
+    from .events import EventType
+
+    trace = _trace(args)
+    components = _components(cfg, trace)
+    started = time.monotonic()
+    speech = components.voices.synthesize(args.text, args.lang)
+    trace.timing("tts", time.monotonic() - started)
+    trace.emit(EventType.AUDIO_OUT, seconds=round(speech.seconds, 2), rate=speech.rate, path=args.output)
+    _write_speech(args.output, speech)
+    return EXIT_OK
+
+
+def cmd_doctor(args: argparse.Namespace, cfg: Config) -> int:
+    from .daemon.components import make_store
+    from .doctor import run_checks
+
+    findings = run_checks(cfg, make_store(cfg))
+    if args.json:
+        for f in findings:
+            print(json.dumps(f.__dict__, ensure_ascii=False))
+    else:
+        print(f"hearthd {__version__} doctor (config: {cfg.source})")
+        area = ""
+        for f in findings:
+            if f.area != area:
+                area = f.area
+                print(f"\n[{area}]")
+            mark = "ok  " if f.ok else ("MISS" if f.required else "warn")
+            print(f"  {mark} {f.name}: {f.detail}")
+            if not f.ok and f.fix:
+                print(f"       fix: {f.fix}")
+    missing = [f for f in findings if f.required and not f.ok]
+    if not args.json:
+        print(f"\n{len(missing)} required part(s) missing" if missing else "\nall required parts present")
+    return EXIT_FAIL if missing else EXIT_OK
+
+
+def cmd_models(args: argparse.Namespace, cfg: Config) -> int:
+    from .assets import CATALOGUE, make_progress_printer
+    from .daemon.components import make_store
+
+    store = make_store(cfg, progress=make_progress_printer())
+    names = args.names or (sorted(CATALOGUE) if args.action == "list" else _default_models(cfg))
+    failed = 0
+    for name in names:
+        if args.action == "list":
+            spec = store.spec(name)
+            status = store.status(name)
+            size = spec.total_size() / 1e6
+            print(f"{name:<20} {spec.kind:<4} {size:8.1f} MB  {status.source:<8} {status.detail}")
+        elif args.action == "fetch":
+            path = store.fetch(name)
+            print(f"{name}: {path}")
+        else:
+            problems = store.verify(name)
+            print(f"{name}: {'ok' if not problems else '; '.join(problems)}")
+            failed += bool(problems)
+    return EXIT_FAIL if failed else EXIT_OK
+
+
+def _default_models(cfg: Config) -> list[str]:
+    names = [cfg.stt.model, cfg.agent.model]
+    for voice in cfg.tts.voices.values():
+        engine, _, name = voice.partition(":")
+        if engine == "piper" and not name.endswith(".onnx"):
+            names.append(name)
+    return names
+
+
+def cmd_config(args: argparse.Namespace, cfg: Config) -> int:
+    print(json.dumps(cfg.to_dict(), indent=2, ensure_ascii=False) if args.json else dump_toml(cfg), end="")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hearthd", description="A private voice assistant on your own machine.")
+    parser.add_argument("--version", action="version", version=f"hearthd {__version__}")
+    parser.add_argument("--config", help="config file (default: $XDG_CONFIG_HOME/hearthd/config.toml)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def command(name: str, fn: Callable[[argparse.Namespace, Config], int], help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.add_argument("--json", action="store_true", help="print the trace as JSON lines")
+        p.set_defaults(fn=fn)
+        return p
+
+    p = command("run", cmd_run, "run the whole chain on a WAV file: wake word → ... → reply WAV")
+    p.add_argument("--input", "-i", help="16 kHz (or any PCM) WAV with the wake word and a command")
+    p.add_argument("--output", "-o", help="where to write the spoken reply")
+    p.add_argument("--lang", choices=["en", "hi", "ru"], help="force the language instead of detecting it")
+    p.add_argument("--no-wake", action="store_true", help="the file holds only the command (skip the wake word)")
+
+    p = command("ask", cmd_ask, "send a text request through the agent and the tools")
+    p.add_argument("text")
+    p.add_argument("--lang", choices=["en", "hi", "ru"], help="language of the text (default: from its script)")
+    p.add_argument("--speak", metavar="OUT.wav", help="also speak the reply into a WAV file")
+
+    p = command("transcribe", cmd_transcribe, "speech to text on a WAV file")
+    p.add_argument("file")
+    p.add_argument("--lang", choices=["en", "hi", "ru"])
+
+    p = command("say", cmd_say, "speak text into a WAV file")
+    p.add_argument("text")
+    p.add_argument("--lang", choices=["en", "hi", "ru"], default="en")
+    p.add_argument("--output", "-o", required=True)
+
+    command("doctor", cmd_doctor, "check models, audio devices, D-Bus and MQTT, and say how to fix what is missing")
+
+    p = command("models", cmd_models, "list, fetch (assemble) or verify the models")
+    p.add_argument("action", choices=["list", "fetch", "verify"])
+    p.add_argument("names", nargs="*", help="asset names (default: the configured ones)")
+
+    p = command("config", cmd_config, "show the effective configuration")
+    p.add_argument("action", choices=["show"])
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        cfg = load_config(args.config)
+        return int(args.fn(args, cfg))
+    except ConfigError as e:
+        print(f"hearthd: config error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except AssetError as e:
+        print(f"hearthd: {e.code}: {e.message}", file=sys.stderr)
+        return EXIT_FAIL
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # the user gets one clear line; HEARTHD_DEBUG=1 shows the traceback
+        import os
+
+        if os.environ.get("HEARTHD_DEBUG"):
+            raise
+        code = getattr(e, "code", "internal")
+        print(f"hearthd: {code}: {e}", file=sys.stderr)
+        return EXIT_FAIL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

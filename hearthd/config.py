@@ -1,0 +1,309 @@
+"""One typed configuration: defaults, then a TOML file, then HEARTHD__SECTION__KEY environment overrides."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SUPPORTED_LANGUAGES = ("en", "hi", "ru")
+
+
+class ConfigError(Exception):
+    """A configuration problem, with the dotted key path that caused it."""
+
+    code = "config-invalid"
+
+    def __init__(self, message: str, key: str = "") -> None:
+        super().__init__(f"{key}: {message}" if key else message)
+        self.key = key
+        self.message = message
+
+
+@dataclass
+class GeneralConfig:
+    """Language defaults and time zone."""
+
+    language: str = "en"  # used when detection is unsure and nothing else is known
+    timezone: str = ""  # IANA name; empty = the system's zone
+    privacy: bool = False  # keep transcripts out of logs
+
+
+@dataclass
+class AssetsConfig:
+    """Where models are cached and whether they may be downloaded."""
+
+    cache_dir: str = ""  # empty = $XDG_CACHE_HOME/hearthd/models
+    allow_download: bool = False  # the hub path is for users with internet; off by default
+    hub_url: str = "https://huggingface.co"
+
+
+@dataclass
+class WakeConfig:
+    """Wake word detection (pymicro-wakeword)."""
+
+    enabled: bool = True
+    model: str = "okay_nabu"  # okay_nabu, hey_jarvis, hey_mycroft, alexa
+    refractory_s: float = 2.0
+
+
+@dataclass
+class VadConfig:
+    """Endpointing with the silero VAD shipped in faster-whisper."""
+
+    threshold: float = 0.5
+    min_speech_ms: int = 250
+    end_silence_ms: int = 600
+    pre_roll_ms: int = 300
+    max_speech_s: float = 15.0
+    no_speech_timeout_s: float = 8.0
+
+
+@dataclass
+class SttConfig:
+    """Speech to text (faster-whisper)."""
+
+    model: str = "whisper-base"
+    model_path: str = ""
+    compute_type: str = "int8"
+    beam_size: int = 1
+    languages: list[str] = field(default_factory=lambda: list(SUPPORTED_LANGUAGES))
+    threads: int = 0  # 0 = all cores
+
+
+@dataclass
+class AgentConfig:
+    """The local tool-calling model (llama-cpp-python)."""
+
+    model: str = "qwen2.5-coder-0.5b"
+    model_path: str = ""  # any Qwen-family tool-calling GGUF, e.g. BotPsy-0.8B
+    n_ctx: int = 4096
+    threads: int = 0
+    max_tokens: int = 160
+    temperature: float = 0.0
+
+
+@dataclass
+class TtsConfig:
+    """Text to speech: one voice per language, `piper:<asset or path>` or `espeak:<voice>`."""
+
+    voices: dict[str, str] = field(
+        default_factory=lambda: {"en": "piper:piper-en-joe", "hi": "espeak:hi", "ru": "espeak:ru"}
+    )
+    length_scale: float = 1.0
+
+
+@dataclass
+class AudioConfig:
+    """Sound devices (by name or index; empty = system default)."""
+
+    input_device: str = ""
+    output_device: str = ""
+    sample_rate: int = 16000
+
+
+@dataclass
+class MqttConfig:
+    """The MQTT broker for home automation."""
+
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = 1883
+    username: str = ""
+    password: str = ""
+    discovery_prefix: str = "homeassistant"
+
+
+@dataclass
+class DbusConfig:
+    """D-Bus device control."""
+
+    enabled: bool = True
+
+
+@dataclass
+class Config:
+    """The whole effective configuration."""
+
+    general: GeneralConfig = field(default_factory=GeneralConfig)
+    assets: AssetsConfig = field(default_factory=AssetsConfig)
+    wake: WakeConfig = field(default_factory=WakeConfig)
+    vad: VadConfig = field(default_factory=VadConfig)
+    stt: SttConfig = field(default_factory=SttConfig)
+    agent: AgentConfig = field(default_factory=AgentConfig)
+    tts: TtsConfig = field(default_factory=TtsConfig)
+    audio: AudioConfig = field(default_factory=AudioConfig)
+    mqtt: MqttConfig = field(default_factory=MqttConfig)
+    dbus: DbusConfig = field(default_factory=DbusConfig)
+    source: str = field(default="defaults", metadata={"internal": True})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as plain data, without internal fields."""
+        return {
+            f.name: dataclasses.asdict(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if not f.metadata.get("internal")
+        }
+
+
+def xdg_dir(env: str, fallback: str) -> Path:
+    """An XDG base directory, honouring the environment variable when it is an absolute path."""
+    value = os.environ.get(env, "")
+    if value and os.path.isabs(value):
+        return Path(value)
+    return Path.home() / fallback
+
+
+def default_config_path() -> Path:
+    """Where the config file lives when --config is not given."""
+    return xdg_dir("XDG_CONFIG_HOME", ".config") / "hearthd" / "config.toml"
+
+
+def state_dir() -> Path:
+    """Where durable state (alarms, audit trail) lives."""
+    return xdg_dir("XDG_STATE_HOME", ".local/state") / "hearthd"
+
+
+def _type_name(tp: Any) -> str:
+    return {str: "string", int: "integer", float: "number", bool: "boolean"}.get(tp, str(tp))
+
+
+def _coerce(value: Any, tp: Any, key: str) -> Any:
+    """Check one value against a field type; ints are accepted where floats are expected."""
+    origin = typing.get_origin(tp)
+    if origin is list:
+        (item_tp,) = typing.get_args(tp)
+        if not isinstance(value, list):
+            raise ConfigError(f"expected a list, got {type(value).__name__}", key)
+        return [_coerce(v, item_tp, f"{key}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        _, val_tp = typing.get_args(tp)
+        if not isinstance(value, dict):
+            raise ConfigError(f"expected a table, got {type(value).__name__}", key)
+        return {str(k): _coerce(v, val_tp, f"{key}.{k}") for k, v in value.items()}
+    if origin in (typing.Union, types.UnionType):
+        raise ConfigError("union types are not supported in config", key)
+    if tp is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if tp is bool and not isinstance(value, bool):
+        raise ConfigError(f"expected boolean, got {type(value).__name__} {value!r}", key)
+    if tp in (int, float, str) and (not isinstance(value, tp) or isinstance(value, bool)):
+        raise ConfigError(f"expected {_type_name(tp)}, got {type(value).__name__} {value!r}", key)
+    return value
+
+
+def _apply(section: Any, data: dict[str, Any], prefix: str) -> None:
+    hints = typing.get_type_hints(type(section))
+    names = {f.name for f in dataclasses.fields(section)}
+    for key, value in data.items():
+        path = f"{prefix}.{key}" if prefix else key
+        if key not in names:
+            raise ConfigError(f"unknown key (known: {', '.join(sorted(names))})", path)
+        current = getattr(section, key)
+        if dataclasses.is_dataclass(current):
+            if not isinstance(value, dict):
+                raise ConfigError(f"expected a table, got {type(value).__name__}", path)
+            _apply(current, value, path)
+        else:
+            setattr(section, key, _coerce(value, hints[key], path))
+
+
+def _validate(cfg: Config) -> None:
+    for key, langs in (("stt.languages", cfg.stt.languages), ("tts.voices", list(cfg.tts.voices))):
+        for lang in langs:
+            if lang not in SUPPORTED_LANGUAGES:
+                raise ConfigError(f"unsupported language {lang!r} (supported: en, hi, ru)", key)
+    if cfg.general.language not in SUPPORTED_LANGUAGES:
+        raise ConfigError(f"unsupported language {cfg.general.language!r}", "general.language")
+    if not cfg.stt.languages:
+        raise ConfigError("at least one language is needed", "stt.languages")
+    for lang, voice in cfg.tts.voices.items():
+        if ":" not in voice or voice.split(":", 1)[0] not in ("piper", "espeak"):
+            raise ConfigError(f"expected 'piper:<asset or path>' or 'espeak:<voice>', got {voice!r}",
+                              f"tts.voices.{lang}")
+    if not 0.0 < cfg.vad.threshold < 1.0:
+        raise ConfigError("must be between 0 and 1", "vad.threshold")
+    if not 0 < cfg.mqtt.port < 65536:
+        raise ConfigError("must be a TCP port number", "mqtt.port")
+
+
+def _env_overrides(environ: typing.Mapping[str, str]) -> dict[str, Any]:
+    """HEARTHD__STT__BEAM_SIZE=2 → {"stt": {"beam_size": 2}}; values are parsed as TOML, else taken as text."""
+    out: dict[str, Any] = {}
+    for name, raw in environ.items():
+        if not name.startswith("HEARTHD__"):
+            continue
+        parts = [p.lower() for p in name[len("HEARTHD__"):].split("__") if p]
+        if len(parts) < 2:
+            continue
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        node = out
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+        node[parts[-1]] = value
+    return out
+
+
+def load_config(path: str | Path | None = None, environ: typing.Mapping[str, str] | None = None) -> Config:
+    """Defaults, then the TOML file (an explicit path must exist), then environment overrides."""
+    environ = os.environ if environ is None else environ
+    cfg = Config()
+    explicit = path is not None or bool(environ.get("HEARTHD_CONFIG"))
+    file = Path(path) if path is not None else Path(environ.get("HEARTHD_CONFIG") or default_config_path())
+    if file.exists():
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"not valid TOML: {e}", str(file)) from e
+        except OSError as e:
+            raise ConfigError(f"cannot read: {e.strerror}", str(file)) from e
+        try:
+            _apply(cfg, data, "")
+        except ConfigError as e:
+            raise ConfigError(f"{e.message} (in {file})", e.key) from None
+        cfg.source = str(file)
+    elif explicit:
+        raise ConfigError("config file does not exist", str(file))
+    overrides = _env_overrides(environ)
+    if overrides:
+        _apply(cfg, overrides, "")
+        cfg.source += " + environment"
+    _validate(cfg)
+    return cfg
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(type(value))
+
+
+def dump_toml(cfg: Config) -> str:
+    """The effective config as TOML (what `hearthd config show` prints)."""
+    lines = [f"# effective configuration (from {cfg.source})"]
+    for section, values in cfg.to_dict().items():
+        lines.append(f"\n[{section}]")
+        tables = []
+        for key, value in values.items():
+            if isinstance(value, dict):
+                tables.append((key, value))
+            else:
+                lines.append(f"{key} = {_toml_value(value)}")
+        for key, table in tables:
+            lines.append(f"\n[{section}.{key}]")
+            lines.extend(f"{k} = {_toml_value(v)}" for k, v in table.items())
+    return "\n".join(lines) + "\n"

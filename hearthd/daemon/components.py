@@ -1,0 +1,81 @@
+"""The loaded parts of the assistant, each built once on first use and reused for every turn."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..agent.agent import Agent
+from ..agent.model import ChatModel
+from ..assets import AssetStore
+from ..audio.stt import WhisperSpeechToText
+from ..audio.tts import TtsError, VoiceBank
+from ..audio.vad import Endpointer, SpeechProbability
+from ..audio.wake import MicroWakeWordDetector
+from ..config import Config
+from ..tools.alarms import AlarmBook
+from ..tools.registry import ToolRegistry
+
+T = TypeVar("T")
+
+
+def make_store(cfg: Config, progress: Callable[[str, int, int], None] | None = None) -> AssetStore:
+    """The asset store the config describes."""
+    cache = Path(cfg.assets.cache_dir).expanduser() if cfg.assets.cache_dir else None
+    return AssetStore(cache_dir=cache, allow_download=cfg.assets.allow_download, hub_url=cfg.assets.hub_url,
+                      progress=progress)
+
+
+class Components:
+    """Lazily loaded models and the tool catalogue; `on_load(name, seconds)` reports each load."""
+
+    def __init__(self, cfg: Config, store: AssetStore | None = None,
+                 on_load: Callable[[str, float], None] | None = None) -> None:
+        self.cfg = cfg
+        self.store = store or make_store(cfg)
+        self.on_load = on_load
+        self.alarms = AlarmBook()
+        self.tools = ToolRegistry(self.alarms.tools())
+        self._cache: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self.voices = VoiceBank(cfg.tts.voices, self._piper_voice_path, cfg.tts.length_scale)
+
+    def _once(self, name: str, build: Callable[[], T]) -> T:
+        with self._lock:
+            if name not in self._cache:
+                started = time.monotonic()
+                self._cache[name] = build()
+                if self.on_load:
+                    self.on_load(name, time.monotonic() - started)
+            return self._cache[name]  # type: ignore[no-any-return]
+
+    def _piper_voice_path(self, name: str) -> Path:
+        if name.endswith(".onnx") or "/" in name:
+            path = Path(name).expanduser()
+            if not path.is_file():
+                raise TtsError(f"Piper voice {path} does not exist (tts.voices)")
+            return path
+        return self.store.resolve(name)
+
+    def wake(self) -> MicroWakeWordDetector:
+        return self._once("wake", lambda: MicroWakeWordDetector(self.cfg.wake.model))
+
+    def endpointer(self) -> Endpointer:
+        return self._once("vad", lambda: Endpointer(self.cfg.vad, SpeechProbability()))
+
+    def stt(self) -> WhisperSpeechToText:
+        def build() -> WhisperSpeechToText:
+            path = self.store.resolve(self.cfg.stt.model, explicit_path=self.cfg.stt.model_path or None)
+            return WhisperSpeechToText(path, self.cfg.stt)
+
+        return self._once("stt", build)
+
+    def agent(self) -> Agent:
+        def build() -> Agent:
+            path = self.store.resolve(self.cfg.agent.model, explicit_path=self.cfg.agent.model_path or None)
+            return Agent(ChatModel(path, self.cfg.agent), self.tools)
+
+        return self._once("agent", build)

@@ -1,0 +1,201 @@
+"""The chain for one utterance: wake word → endpointing → STT → agent → tool → reply → speech.
+
+Every step emits an event on the Trace; blocking inference runs in executor threads so the loop stays free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ..agent.agent import Agent, Decision
+from ..audio.tts import Speech
+from ..audio.vad import EndpointState
+from ..audio.wavio import SAMPLE_RATE
+from ..events import EventType, Trace
+from ..language import language_of_text
+from ..locale import phrase
+from ..tools.registry import SchemaError, ToolResult, UnknownTool
+from .components import Components
+
+T = TypeVar("T")
+
+
+class Stage(StrEnum):
+    """The stages of one turn, in order."""
+
+    WAKE = "wake"
+    VAD = "vad"
+    STT = "stt"
+    AGENT = "agent"
+    TOOL = "tool"
+    TTS = "tts"
+
+
+class PipelineError(Exception):
+    """A turn that cannot go on; `code` is stable (e.g. `wake-not-detected`), `phrase` is what to say."""
+
+    def __init__(self, code: str, message: str, phrase_key: str = "error.internal") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.phrase_key = phrase_key
+
+
+@dataclass
+class TurnResult:
+    """What one turn produced."""
+
+    transcript: str = ""
+    lang: str = "en"
+    decision: Decision | None = None
+    results: list[ToolResult] = field(default_factory=list)
+    reply: str = ""
+    speech: Speech | None = None
+    error: str = ""
+
+
+class Pipeline:
+    """Runs turns over already-loaded components and reports each step on a Trace."""
+
+    def __init__(self, components: Components, trace: Trace) -> None:
+        self.c = components
+        self.cfg = components.cfg
+        self.trace = trace
+
+    async def _blocking(self, stage: str, fn: Callable[..., T], *args: Any) -> T:
+        started = time.monotonic()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+        finally:
+            self.trace.timing(stage, time.monotonic() - started)
+
+    # -- audio in -------------------------------------------------------------------------------------------
+
+    def _find_wake(self, audio: np.ndarray) -> int:
+        detector = self.c.wake()
+        detector.reset()
+        detection = detector.process(audio)
+        if detection is None:
+            raise PipelineError(
+                "wake-not-detected",
+                f"the wake word {detector.name!r} was not heard (best score {detector.max_score:.2f})",
+                "error.no_wake",
+            )
+        self.trace.emit(EventType.WAKE, name=detection.name, score=detection.score,
+                        at_s=round(detection.sample / SAMPLE_RATE, 3))
+        return detection.sample
+
+    def _endpoint(self, audio: np.ndarray, offset: int) -> tuple[int, int]:
+        endpointer = self.c.endpointer()
+        endpointer.reset()
+        state = endpointer.feed(audio[offset:])
+        if state not in (EndpointState.DONE, EndpointState.TIMEOUT):
+            state = endpointer.flush()
+        if state != EndpointState.DONE or endpointer.segment is None:
+            raise PipelineError("stt-no-speech", "no speech after the wake word", "error.no_speech")
+        seg = endpointer.segment
+        return offset + seg.start, offset + seg.end
+
+    async def run_audio(self, audio: np.ndarray, language: str | None = None) -> TurnResult:
+        """One turn from 16 kHz int16 audio (a WAV file or a captured utterance)."""
+        result = TurnResult(lang=language or self.cfg.general.language)
+        try:
+            if len(audio) < SAMPLE_RATE // 10:
+                raise PipelineError("audio-too-short", f"only {len(audio)} samples of audio", "error.no_speech")
+            offset = 0
+            if self.cfg.wake.enabled:
+                offset = await self._blocking(Stage.WAKE, self._find_wake, audio)
+            start, end = await self._blocking(Stage.VAD, self._endpoint, audio, offset)
+            self.trace.emit(EventType.SPEECH_START, at_s=round(start / SAMPLE_RATE, 3))
+            self.trace.emit(EventType.SPEECH_END, at_s=round(end / SAMPLE_RATE, 3))
+            end_of_speech = time.monotonic()
+            stt = self.c.stt()
+            transcript = await self._blocking(Stage.STT, stt.transcribe, audio[start:end], language)
+            self.trace.emit(EventType.TRANSCRIPT, text=transcript.text, lang=transcript.lang, prob=transcript.prob)
+            result.transcript, result.lang = transcript.text, transcript.lang
+            if not transcript.text.strip():
+                raise PipelineError("stt-no-text-recognized", "speech was heard but no words recognised",
+                                    "agent.not_understood")
+            await self._respond(result)
+            if result.speech is not None:
+                self.trace.timing("end_of_speech_to_reply_audio", time.monotonic() - end_of_speech)
+        except PipelineError as e:
+            await self._fail(result, e)
+        return result
+
+    # -- text in --------------------------------------------------------------------------------------------
+
+    async def run_text(self, text: str, language: str | None = None, speak: bool = False) -> TurnResult:
+        """One turn from text (`hearthd ask`): the same chain from the agent on."""
+        lang = language or language_of_text(text, self.cfg.stt.languages, self.cfg.general.language)
+        result = TurnResult(transcript=text, lang=lang)
+        self.trace.emit(EventType.TRANSCRIPT, text=text, lang=lang, prob=1.0, source="text")
+        try:
+            await self._respond(result, speak=speak)
+        except PipelineError as e:
+            await self._fail(result, e, speak=speak)
+        return result
+
+    # -- shared tail ----------------------------------------------------------------------------------------
+
+    async def _respond(self, result: TurnResult, speak: bool = True) -> None:
+        agent: Agent = await self._loaded(self.c.agent)
+        decision = await self._blocking(Stage.AGENT, agent.decide, result.transcript, result.lang)
+        result.decision = decision
+        if decision.kind == "abstain":
+            self.trace.emit(EventType.ABSTAIN, reason=decision.reason, source=decision.source)
+            result.reply = phrase(result.lang, "agent.cannot_help")
+        else:
+            replies = []
+            for call in decision.calls:
+                self.trace.emit(EventType.TOOL_CALL, name=call.name, arguments=call.arguments, source=decision.source)
+                tool_result = await self._execute(call.name, call.arguments)
+                result.results.append(tool_result)
+                replies.append(phrase(result.lang, tool_result.phrase, **tool_result.values))
+            result.reply = " ".join(replies)
+        self.trace.emit(EventType.REPLY, text=result.reply, lang=result.lang)
+        if speak:
+            result.speech = await self._speak(result.reply, result.lang)
+
+    async def _loaded(self, getter: Callable[[], T]) -> T:
+        """Load a component off the loop the first time it is needed."""
+        return await asyncio.get_running_loop().run_in_executor(None, getter)
+
+    async def _execute(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        started = time.monotonic()
+        try:
+            # Validated again here: the registry, not the model, is the authority on what may run.
+            args = self.c.tools.validate(name, arguments)
+            tool = self.c.tools.get(name)
+            outcome = await tool.handler(args)
+        except (UnknownTool, SchemaError) as e:
+            outcome = ToolResult(False, {"error": str(e)}, "agent.invalid_call")
+        except Exception as e:  # a failing tool must not take the daemon down; the user hears an apology
+            outcome = ToolResult(False, {"error": f"{type(e).__name__}: {e}"}, "error.tool_failed")
+        self.trace.timing(Stage.TOOL, time.monotonic() - started)
+        self.trace.emit(EventType.TOOL_RESULT, name=name, ok=outcome.ok, result=outcome.data)
+        return outcome
+
+    async def _speak(self, text: str, lang: str) -> Speech | None:
+        try:
+            speech = await self._blocking(Stage.TTS, self.c.voices.synthesize, text, lang)
+        except Exception as e:  # no voice is not a lost turn: the reply text is already out
+            self.trace.emit(EventType.ERROR, code="tts-failed", message=str(e))
+            return None
+        self.trace.emit(EventType.AUDIO_OUT, seconds=round(speech.seconds, 2), rate=speech.rate)
+        return speech
+
+    async def _fail(self, result: TurnResult, error: PipelineError, speak: bool = True) -> None:
+        result.error = error.code
+        self.trace.emit(EventType.ERROR, code=error.code, message=error.message)
+        result.reply = phrase(result.lang, error.phrase_key)
+        self.trace.emit(EventType.REPLY, text=result.reply, lang=result.lang)
+        if speak:
+            result.speech = await self._speak(result.reply, result.lang)

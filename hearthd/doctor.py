@@ -1,0 +1,153 @@
+"""`hearthd doctor`: what is present, what is missing, and how to fix it (never a traceback)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from dataclasses import dataclass
+
+from .assets import CATALOGUE, AssetError, AssetStore
+from .config import Config
+
+
+@dataclass
+class Finding:
+    """One checked part: ok or not, what was found, how to fix it."""
+
+    area: str
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    required: bool = True
+
+
+def check_models(cfg: Config, store: AssetStore) -> list[Finding]:
+    wanted = [
+        ("agent", cfg.agent.model, cfg.agent.model_path),
+        ("stt", cfg.stt.model, cfg.stt.model_path),
+    ]
+    for lang, voice in cfg.tts.voices.items():
+        engine, _, name = voice.partition(":")
+        if engine == "piper":
+            is_path = name.endswith(".onnx") or os.sep in name
+            wanted.append((f"tts.{lang}", "" if is_path else name, name if is_path else ""))
+    out = []
+    for role, name, path in wanted:
+        if path and not name and role.startswith("tts"):
+            found = os.path.isfile(os.path.expanduser(path))
+            out.append(Finding("models", f"{role}: {path}", found, "given by path" if found else "file missing",
+                               "" if found else f"fix tts.voices.{role[4:]}"))
+            continue
+        try:
+            status = store.status(name or "", explicit_path=path or None)
+            ok = status.source != "missing"
+            out.append(Finding("models", f"{role}: {name or path}", ok, f"{status.source}: {status.detail}",
+                               "" if ok else status.detail))
+        except AssetError as e:
+            out.append(Finding("models", f"{role}: {name or path}", False, e.message, e.message))
+    return out
+
+
+def check_engines(cfg: Config) -> list[Finding]:
+    out = []
+    try:
+        from pymicro_wakeword import Model
+
+        names = [m.value for m in Model]
+        ok = cfg.wake.model in names
+        out.append(Finding("models", f"wake word: {cfg.wake.model}", ok, "built into pymicro-wakeword" if ok else
+                           f"not a built-in model ({', '.join(names)})", "" if ok else "set wake.model"))
+    except ImportError as e:
+        out.append(Finding("models", "wake word", False, str(e), "pip install pymicro-wakeword"))
+    espeak_needed = any(v.startswith("espeak:") for v in cfg.tts.voices.values())
+    espeak = shutil.which("espeak-ng")
+    out.append(Finding("tts", "espeak-ng", bool(espeak), espeak or "not installed",
+                       "" if espeak else "apt-get install espeak-ng (voices for hi/ru until Piper voices are set)",
+                       required=espeak_needed))
+    for lang, voice in sorted(cfg.tts.voices.items()):
+        if voice.startswith("espeak:"):
+            out.append(Finding("tts", f"voice {lang}", True,
+                               f"{voice} (robotic fallback; a Piper voice sounds far better: tts.voices.{lang})",
+                               required=False))
+    return out
+
+
+def check_audio() -> list[Finding]:
+    try:
+        import sounddevice as sd
+    except OSError as e:  # PortAudio itself is missing
+        return [Finding("audio", "PortAudio", False, str(e), "apt-get install libportaudio2")]
+    try:
+        devices = sd.query_devices()
+    except Exception as e:
+        return [Finding("audio", "devices", False, f"cannot list devices: {e}", "check the sound server")]
+    inputs = [d["name"] for d in devices if d.get("max_input_channels", 0) > 0]
+    outputs = [d["name"] for d in devices if d.get("max_output_channels", 0) > 0]
+    fix = "connect a microphone/speaker or start PipeWire/PulseAudio; file mode (--input/--output) still works"
+    return [
+        Finding("audio", "input device", bool(inputs), ", ".join(inputs[:3]) or "no input device found",
+                "" if inputs else fix, required=False),
+        Finding("audio", "output device", bool(outputs), ", ".join(outputs[:3]) or "no output device found",
+                "" if outputs else fix, required=False),
+    ]
+
+
+def check_dbus() -> list[Finding]:
+    out = []
+    for bus, env, fix in (
+        ("session bus", "DBUS_SESSION_BUS_ADDRESS", "run inside a desktop session, or dbus-run-session"),
+        ("system bus", "DBUS_SYSTEM_BUS_ADDRESS", "start dbus (systemctl start dbus)"),
+    ):
+        address = os.environ.get(env) or ("unix:path=/run/dbus/system_bus_socket" if env.startswith("DBUS_SYS")
+                                          else "")
+        ok, detail = _dbus_reachable(address)
+        out.append(Finding("dbus", bus, ok, detail, "" if ok else fix, required=False))
+    return out
+
+
+def _dbus_reachable(address: str) -> tuple[bool, str]:
+    if not address:
+        return False, "no address (DBUS_SESSION_BUS_ADDRESS is not set)"
+    for part in address.split(";"):
+        kind, _, params = part.partition(":")
+        opts = dict(p.split("=", 1) for p in params.split(",") if "=" in p)
+        target = opts.get("path") or ("\0" + opts["abstract"] if "abstract" in opts else "")
+        if kind == "unix" and target:
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                    s.settimeout(1.0)
+                    s.connect(target)
+                return True, f"reachable at {address}"
+            except OSError as e:
+                return False, f"not reachable at {address} ({e.strerror or e})"
+        if kind == "tcp" and "host" in opts and "port" in opts:
+            return _tcp(opts["host"], int(opts["port"]))
+    return False, f"cannot use the address {address!r}"
+
+
+def _tcp(host: str, port: int) -> tuple[bool, str]:
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return True, f"reachable at {host}:{port}"
+    except OSError as e:
+        return False, f"nothing listening at {host}:{port} ({e.strerror or e})"
+
+
+def check_mqtt(cfg: Config) -> list[Finding]:
+    if not cfg.mqtt.enabled:
+        return [Finding("mqtt", "broker", True, "disabled in config (mqtt.enabled = false)", required=False)]
+    ok, detail = _tcp(cfg.mqtt.host, cfg.mqtt.port)
+    fix = "" if ok else (f"start a broker on {cfg.mqtt.host}:{cfg.mqtt.port} (apt-get install mosquitto), "
+                         "set mqtt.host/mqtt.port, or mqtt.enabled = false")
+    return [Finding("mqtt", "broker", ok, detail, fix, required=False)]
+
+
+def run_checks(cfg: Config, store: AssetStore) -> list[Finding]:
+    """Every check, in display order."""
+    return check_models(cfg, store) + check_engines(cfg) + check_audio() + check_dbus() + check_mqtt(cfg)
+
+
+def known_models() -> list[str]:
+    return sorted(CATALOGUE)

@@ -1,0 +1,60 @@
+"""Spoken numbers and clock times written as digits, from locale data (locales/<lang>/numbers.toml)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import cache
+from importlib import resources
+from typing import Any
+
+
+@cache
+def _table(lang: str) -> dict[str, Any] | None:
+    try:
+        text = resources.files("hearthd.locales").joinpath(lang, "numbers.toml").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    return tomllib.loads(text)
+
+
+def _clock(hour: int, minutes: int) -> str:
+    if minutes < 0:
+        hour, minutes = hour - 1, 60 + minutes
+    hour = hour if hour > 0 else 12
+    return f"{hour}:{minutes:02d}"
+
+
+def digits_for_times(text: str, lang: str) -> str:
+    """Replace number words (and Hindi's साढ़े/सवा/पौने + hour) with digits; other words are kept as they are."""
+    table = _table(lang)
+    if not table:
+        return text
+    units: dict[str, int] = {k.lower(): v for k, v in table.get("units", {}).items()}
+    before: dict[str, int] = {k.lower(): v for k, v in table.get("before_hour", {}).items()}
+    whole: dict[str, str] = {k.lower(): v for k, v in table.get("whole", {}).items()}
+    ambiguous = table.get("ambiguous", {})
+    unit_words = set(ambiguous.get("units", []))
+    for word in ambiguous.get("words", []):
+        units.pop(word, None)
+    tokens = re.split(r"(\s+)", text)
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        word = tokens[i].lower()
+        nxt = tokens[i + 2].lower() if i + 2 < len(tokens) else ""
+        if word in before and (nxt in table.get("units", {}) or nxt.isdigit()):
+            hour = table["units"].get(nxt) or int(nxt)
+            out.append(_clock(hour, before[word]))
+            i += 3
+            continue
+        if word in whole:
+            out.append(whole[word])
+        elif word in units:
+            out.append(str(units[word]))
+        elif word in ambiguous.get("words", []) and nxt in unit_words:
+            out.append(str(table["units"][tokens[i]]))
+        else:
+            out.append(tokens[i])
+        i += 1
+    return "".join(out)

@@ -1,0 +1,89 @@
+"""Tool declarations: declared once, and grammar, validation, confirmation and docs derive from them."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .schema import SchemaError, validate
+
+
+@dataclass
+class ToolResult:
+    """What a tool did: success, data for the trace, and the spoken reply as a locale key + values."""
+
+    ok: bool
+    data: dict[str, Any] = field(default_factory=dict)
+    phrase: str = ""
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+Handler = Callable[[dict[str, Any]], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One action hearthd can take: a name, a description for the model, a JSON Schema and a handler."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    handler: Handler
+    family: str = ""
+    consequential: bool = False  # needs a spoken yes before it runs; the model cannot change this
+    idempotent: bool = True
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The declaration in the OpenAI/Qwen `tools` format that chat templates render."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+class UnknownTool(Exception):
+    """The model named a tool that is not declared."""
+
+    code = "tool-unknown"
+
+
+class ToolRegistry:
+    """The catalogue of declared tools."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"tool {tool.name!r} declared twice")
+        self._tools[tool.name] = tool
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def get(self, name: str) -> Tool:
+        try:
+            return self._tools[name]
+        except KeyError:
+            raise UnknownTool(f"no tool named {name!r}") from None
+
+    def validate(self, name: str, arguments: Any) -> dict[str, Any]:
+        """Check a proposed call against the tool's schema; raises UnknownTool or SchemaError."""
+        tool = self.get(name)
+        validate(arguments, tool.parameters)
+        return dict(arguments)
+
+    def openai_schemas(self) -> list[dict[str, Any]]:
+        return [t.openai_schema() for t in self]
+
+
+__all__ = ["SchemaError", "Tool", "ToolRegistry", "ToolResult", "UnknownTool"]

@@ -1,0 +1,28 @@
+"""Shared fixtures: one config without the user's files, and the real models loaded once per session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hearthd.config import Config, load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+
+
+@pytest.fixture(scope="session")
+def base_config(tmp_path_factory: pytest.TempPathFactory) -> Config:
+    """Defaults only: an empty config file, so a developer's own config cannot change test results."""
+    empty = tmp_path_factory.mktemp("cfg") / "config.toml"
+    empty.write_text("")
+    return load_config(empty, environ={})
+
+
+@pytest.fixture(scope="session")
+def components(base_config: Config):  # type: ignore[no-untyped-def]
+    """The real embedded models (from the model cache the set-up assembled), loaded once and shared."""
+    from hearthd.daemon.components import Components
+
+    return Components(base_config)

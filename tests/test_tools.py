@@ -1,0 +1,85 @@
+import asyncio
+from datetime import UTC, datetime
+
+import pytest
+
+from hearthd.agent.grammar import NO_TOOL, tool_grammar
+from hearthd.agent.grounding import time_is_grounded
+from hearthd.numbers import digits_for_times
+from hearthd.tools.alarms import AlarmBook
+from hearthd.tools.registry import SchemaError, ToolRegistry, UnknownTool
+
+
+def clock() -> datetime:
+    return datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
+
+
+def test_alarm_set_list_cancel() -> None:
+    book = AlarmBook(now=clock)
+    r = asyncio.run(book.set_alarm({"time": "07:30"}))
+    assert r.ok and r.phrase == "alarm.set" and r.values["time"] == "7:30"
+    assert r.data["at"] == "2026-12-01T07:30:00+00:00"  # 07:30 already passed today → tomorrow
+    asyncio.run(book.set_alarm({"time": "21:00"}))
+    assert book.pending()[0].at.day == 30  # 21:00 today comes first
+    listed = asyncio.run(book.list_alarms({}))
+    assert listed.phrase == "alarm.list" and listed.values["count"] == 2
+    assert asyncio.run(book.cancel_alarm({})).phrase == "alarm.which"  # two alarms: ask which
+    gone = asyncio.run(book.cancel_alarm({"time": "07:30"}))
+    assert gone.ok and [a.hhmm for a in book.pending()] == ["21:00"]
+    assert not asyncio.run(book.cancel_alarm({"time": "05:00"})).ok
+    assert asyncio.run(book.cancel_alarm({})).ok  # only one left: it is the one
+    assert asyncio.run(book.list_alarms({})).phrase == "alarm.none"
+
+
+def test_registry_validates_against_schema() -> None:
+    reg = ToolRegistry(AlarmBook(now=clock).tools())
+    assert reg.validate("set_alarm", {"time": "06:00"}) == {"time": "06:00"}
+    for bad in ({"time": "6:00"}, {"time": "24:00"}, {}, {"time": "06:00", "extra": 1}, {"time": 600}):
+        with pytest.raises(SchemaError):
+            reg.validate("set_alarm", bad)
+    with pytest.raises(UnknownTool):
+        reg.validate("get_capital", {})
+
+
+def test_grammar_compiles_and_admits_only_declared_names() -> None:
+    from llama_cpp import LlamaGrammar
+
+    reg = ToolRegistry(AlarmBook(now=clock).tools())
+    text = tool_grammar(reg)
+    LlamaGrammar.from_string(text, verbose=False)  # llama.cpp's own parser accepts it
+    root = text.splitlines()[0]
+    for name in ("set_alarm", "list_alarms", "cancel_alarm", NO_TOOL):
+        assert f'"{name}\\"' in root
+    assert '"2" [0-3]' in text  # the HH:MM pattern became grammar, so 25:99 cannot be written
+
+
+@pytest.mark.parametrize("utterance,lang,grounded", [
+    ("set an alarm for seven thirty", "en", True),
+    ("wake me at 6", "en", True),
+    ("what is the capital of France", "en", False),
+    ("turn off the lights", "en", False),
+    ("поставь будильник на семь утра", "ru", True),
+    ("какая столица Франции", "ru", False),
+    ("सुबह छह बजे का अलार्म लगाओ", "hi", True),
+    ("फ्रांस की राजधानी क्या है", "hi", False),
+])
+def test_time_grounding(utterance: str, lang: str, grounded: bool) -> None:
+    assert time_is_grounded(utterance, lang) is grounded
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("सुबह छह बजे का अलार्म लगाओ", "सुबह 6 बजे का अलार्म लगाओ"),
+    ("कल सुबह साढ़े छह बजे का अलार्म लगा दो", "कल सुबह 6:30 बजे का अलार्म लगा दो"),  # "लगा दो" stays a verb
+    ("सवा आठ बजे", "8:15 बजे"),
+    ("पौने नौ बजे", "8:45 बजे"),
+    ("पौने एक बजे", "12:45 बजे"),
+    ("दो बजे", "2 बजे"),
+    ("ढाई बजे", "2:30 बजे"),
+    ("saade saat baje alarm lagao", "7:30 baje alarm lagao"),
+])
+def test_hindi_time_words_become_digits(text: str, expected: str) -> None:
+    assert digits_for_times(text, "hi") == expected
+
+
+def test_languages_without_number_table_are_untouched() -> None:
+    assert digits_for_times("set an alarm for seven", "en") == "set an alarm for seven"
