@@ -72,6 +72,8 @@ class SttConfig:
     model_path: str = ""
     compute_type: str = "int8"
     beam_size: int = 1
+    temperature: float = 0.0  # no sampling fallback: deterministic, and no slow retries on noise
+    max_new_tokens: int = 96  # a spoken command is short; this bounds a hallucination loop
     languages: list[str] = field(default_factory=lambda: list(SUPPORTED_LANGUAGES))
     threads: int = 0  # 0 = all cores
 

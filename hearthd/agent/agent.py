@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -42,8 +43,9 @@ def time_context(now: datetime) -> str:
 class Agent:
     """Asks the model for a call under a grammar derived from the tools, then validates what comes back."""
 
-    def __init__(self, model: ChatModel, registry: ToolRegistry) -> None:
+    def __init__(self, model: ChatModel, registry: ToolRegistry, state_dir: Path | None = None) -> None:
         self.model = model
+        self.state_dir = state_dir
         self.registry = registry
         self._grammar = tool_grammar(registry)
         self._tools = registry.openai_schemas() + [no_tool_schema()]
@@ -55,6 +57,12 @@ class Agent:
             {"role": "system", "content": system_prompt(lang)},
             {"role": "user", "content": text},
         ]
+
+    def prefix(self, lang: str) -> str:
+        """The part of every prompt in `lang` that comes before the user's words."""
+        marker = "\u0000USER\u0000"
+        rendered = self.model.render(self.messages(marker, lang, datetime.now().astimezone()), self._tools)
+        return rendered[: rendered.index(marker)]
 
     def prompt(self, text: str, lang: str, now: datetime | None = None) -> str:
         now = now or datetime.now().astimezone()
@@ -75,6 +83,7 @@ class Agent:
         started = time.monotonic()
         text = digits_for_times(text, lang)  # "साढ़े छह" → "6:30": small models read digits far better
         prompt = self.prompt(text, lang, now)
+        self.prefix_status = self.model.ensure_prefix(self.prefix(lang), self.state_dir)
         probs = self.name_probabilities(prompt)
         completion = self.model.complete(prompt, grammar=self._grammar)
         decision = self.check(PREFILL + completion.text, text, lang)

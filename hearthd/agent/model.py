@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ctypes
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import llama_cpp
 import numpy as np
 
 from ..config import AgentConfig
@@ -79,6 +82,64 @@ class ChatModel:
     def tokens_plain(self, text: str) -> list[int]:
         """Token ids of a text fragment (no BOS, no special tokens)."""
         return list(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def ensure_prefix(self, prefix: str, state_dir: Path | None) -> str:
+        """Have `prefix` (system prompt + tool catalogue) in the KV cache: already there, loaded from a saved
+        state, or evaluated once and saved, so a turn pays only for the user's words and the answer."""
+        llm = self.llm
+        tokens = self.tokens(prefix)
+        if llm.n_tokens >= len(tokens) and llm.input_ids[: len(tokens)].tolist() == tokens:
+            return "warm"
+        file = None
+        if state_dir is not None:
+            key = hashlib.sha256(
+                f"{self.path.resolve()}|{self.path.stat().st_size}|{self.path.stat().st_mtime_ns}|"
+                f"{self.cfg.n_ctx}|{llama_cpp.__version__}|{prefix}".encode()
+            ).hexdigest()[:24]
+            file = state_dir / f"{key}.kv"
+            if file.is_file() and self._load_state(file, tokens):
+                return "loaded"
+        llm.reset()
+        llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+        llm.eval(tokens)
+        if file is not None:
+            self._save_state(file)
+        return "evaluated"
+
+    def _save_state(self, file: Path) -> None:
+        llm = self.llm
+        size = llama_cpp.llama_state_get_size(llm._ctx.ctx)
+        buf = (ctypes.c_uint8 * size)()
+        n = llama_cpp.llama_state_get_data(llm._ctx.ctx, buf, size)
+        ids = np.asarray(llm.input_ids[: llm.n_tokens], dtype=np.int32)
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = file.with_suffix(f".tmp-{os.getpid()}")
+            with open(tmp, "wb") as f:
+                f.write(len(ids).to_bytes(4, "little"))
+                f.write(ids.tobytes())
+                f.write(bytes(buf)[:n])
+            os.replace(tmp, file)
+        except OSError:
+            pass  # a cache that cannot be written only costs time
+
+    def _load_state(self, file: Path, tokens: list[int]) -> bool:
+        llm = self.llm
+        try:
+            data = file.read_bytes()
+            count = int.from_bytes(data[:4], "little")
+            ids = np.frombuffer(data[4 : 4 + 4 * count], dtype=np.int32)
+            blob = data[4 + 4 * count :]
+            if ids.tolist() != tokens:
+                return False
+            buf = (ctypes.c_uint8 * len(blob)).from_buffer_copy(blob)
+            if llama_cpp.llama_state_set_data(llm._ctx.ctx, buf, len(blob)) != len(blob):
+                return False
+        except (OSError, ValueError):
+            return False
+        llm.input_ids[:count] = ids
+        llm.n_tokens = count
+        return True
 
     def next_token_logprobs(self, prompt: str) -> np.ndarray:
         """Log-probabilities of the token after `prompt`, evaluating only the part not already cached.

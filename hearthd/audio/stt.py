@@ -62,6 +62,8 @@ class WhisperSpeechToText:
             floats,
             language=language,
             beam_size=self.cfg.beam_size,
+            temperature=self.cfg.temperature,
+            max_new_tokens=self.cfg.max_new_tokens,
             initial_prompt=optional_text(language, "stt_prompt.txt"),
             condition_on_previous_text=False,
             without_timestamps=True,

@@ -83,4 +83,5 @@ class MicroWakeWordDetector:
         """Forget the stream so far (after a detection, so it does not fire twice)."""
         self._model.reset()
         self._features.reset()
+        self._samples = 0
         self.max_score = 0.0

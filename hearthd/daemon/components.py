@@ -15,7 +15,7 @@ from ..audio.stt import WhisperSpeechToText
 from ..audio.tts import TtsError, VoiceBank
 from ..audio.vad import Endpointer, SpeechProbability
 from ..audio.wake import MicroWakeWordDetector
-from ..config import Config
+from ..config import Config, xdg_dir
 from ..tools.alarms import AlarmBook
 from ..tools.registry import ToolRegistry
 
@@ -27,6 +27,11 @@ def make_store(cfg: Config, progress: Callable[[str, int, int], None] | None = N
     cache = Path(cfg.assets.cache_dir).expanduser() if cfg.assets.cache_dir else None
     return AssetStore(cache_dir=cache, allow_download=cfg.assets.allow_download, hub_url=cfg.assets.hub_url,
                       progress=progress)
+
+
+def prompt_cache_dir() -> Path:
+    """Saved llama.cpp states of evaluated prompt prefixes (rebuilt whenever model or prompt changes)."""
+    return xdg_dir("XDG_CACHE_HOME", ".cache") / "hearthd" / "prompts"
 
 
 class Components:
@@ -76,6 +81,6 @@ class Components:
     def agent(self) -> Agent:
         def build() -> Agent:
             path = self.store.resolve(self.cfg.agent.model, explicit_path=self.cfg.agent.model_path or None)
-            return Agent(ChatModel(path, self.cfg.agent), self.tools)
+            return Agent(ChatModel(path, self.cfg.agent), self.tools, state_dir=prompt_cache_dir())
 
         return self._once("agent", build)

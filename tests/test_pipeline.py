@@ -1,0 +1,170 @@
+"""The real chain on the committed sample utterances, with the real embedded models (loaded once)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import wave
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hearthd.audio.wavio import read_wav
+from hearthd.daemon.pipeline import Pipeline
+from hearthd.events import EventType, Trace
+
+from .conftest import SAMPLES
+
+pytestmark = pytest.mark.models
+
+CASES = [
+    # sample, language, tool, arguments, words the transcript must contain (any of)
+    ("en_alarm_0730.wav", "en", "set_alarm", {"time": "07:30"}, ["7:30", "730", "seven thirty", "7.30"]),
+    ("en_alarm_0600.wav", "en", "set_alarm", {"time": "06:00"}, ["6", "six"]),
+    ("ru_alarm_0700.wav", "ru", "set_alarm", {"time": "07:00"}, ["7", "семь"]),
+]
+
+
+def run_audio(components, audio: np.ndarray) -> tuple[Trace, object]:  # type: ignore[no-untyped-def]
+    trace = Trace()
+    result = asyncio.run(Pipeline(components, trace).run_audio(audio))
+    return trace, result
+
+
+def script_of(text: str) -> set[str]:
+    scripts = set()
+    for ch in text:
+        if "\u0900" <= ch <= "\u097f":
+            scripts.add("hi")
+        elif "\u0400" <= ch <= "\u04ff":
+            scripts.add("ru")
+        elif ch.isascii() and ch.isalpha():
+            scripts.add("en")
+    return scripts
+
+
+@pytest.mark.parametrize("sample,lang,tool,arguments,words", CASES, ids=[c[0] for c in CASES])
+def test_sample_end_to_end(components, sample, lang, tool, arguments, words) -> None:  # type: ignore[no-untyped-def]
+    trace, result = run_audio(components, read_wav(SAMPLES / sample))
+    kinds = [e.type for e in trace.events]
+    assert kinds.index(EventType.WAKE) < kinds.index(EventType.SPEECH_START) < kinds.index(EventType.TRANSCRIPT)
+    (transcript,) = trace.of_type(EventType.TRANSCRIPT)
+    assert transcript.fields["lang"] == lang
+    assert any(w in transcript.fields["text"].lower() for w in words), transcript.fields["text"]
+    calls = trace.of_type(EventType.TOOL_CALL)
+    assert [(c.fields["name"], c.fields["arguments"]) for c in calls] == [(tool, arguments)], transcript.fields
+    (reply,) = trace.of_type(EventType.REPLY)
+    assert reply.fields["lang"] == lang and lang in script_of(reply.fields["text"])
+    assert result.speech is not None and result.speech.seconds > 0.5  # type: ignore[attr-defined]
+    assert np.abs(result.speech.audio).max() > 1000  # type: ignore[attr-defined]  # audible, not silence
+    stages = {e.fields["stage"] for e in trace.of_type(EventType.TIMING)}
+    assert {"wake", "vad", "stt", "agent", "tool", "tts", "end_of_speech_to_reply_audio"} <= stages
+
+
+def test_hindi_sample_is_heard_as_hindi_and_never_acted_on_wrongly(components) -> None:  # type: ignore[no-untyped-def]
+    """espeak-ng's robotic Hindi is beyond Whisper base (see samples/README.md): the chain must still route it
+    as Hindi, in Devanagari, answer in Hindi, and either set the right alarm or set none."""
+    trace, result = run_audio(components, read_wav(SAMPLES / "hi_alarm_0600.wav"))
+    (transcript,) = trace.of_type(EventType.TRANSCRIPT)
+    assert transcript.fields["lang"] == "hi" and "hi" in script_of(transcript.fields["text"])
+    calls = [(c.fields["name"], c.fields["arguments"]) for c in trace.of_type(EventType.TOOL_CALL)]
+    assert calls in ([], [("set_alarm", {"time": "06:00"})])
+    (reply,) = trace.of_type(EventType.REPLY)
+    assert reply.fields["lang"] == "hi" and "hi" in script_of(reply.fields["text"])
+    assert result.speech is not None  # type: ignore[attr-defined]
+
+
+def test_alarm_really_exists_after_the_spoken_command(components) -> None:  # type: ignore[no-untyped-def]
+    before = len(components.alarms.pending())
+    run_audio(components, read_wav(SAMPLES / "en_alarm_0730.wav"))
+    assert len(components.alarms.pending()) == before + 1
+    assert "07:30" in [a.hhmm for a in components.alarms.pending()]
+
+
+def test_noise_without_wake_word_is_an_error_with_a_spoken_apology(components) -> None:  # type: ignore[no-untyped-def]
+    trace, result = run_audio(components, read_wav(SAMPLES / "en_noise_only.wav"))
+    (error,) = trace.of_type(EventType.ERROR)
+    assert error.fields["code"] == "wake-not-detected"
+    assert not trace.of_type(EventType.TOOL_CALL)
+    assert trace.of_type(EventType.REPLY)[0].fields["text"] == "I didn't hear the wake word."
+    assert result.speech is not None  # type: ignore[attr-defined]
+
+
+def test_wake_word_then_silence_says_nothing_was_heard(components) -> None:  # type: ignore[no-untyped-def]
+    audio = read_wav(SAMPLES / "en_alarm_0730.wav")
+    trace = Trace()
+    pipeline = Pipeline(components, trace)
+    detector = components.wake()
+    detector.reset()
+    hit = detector.process(audio)
+    assert hit is not None
+    cut = np.concatenate([audio[: hit.sample], np.zeros(16000 * 3, dtype=np.int16)])
+    asyncio.run(pipeline.run_audio(cut))
+    assert [e.fields["code"] for e in trace.of_type(EventType.ERROR)] == ["stt-no-speech"]
+
+
+def test_tiny_audio_is_rejected_cleanly(components) -> None:  # type: ignore[no-untyped-def]
+    trace, _ = run_audio(components, np.zeros(100, dtype=np.int16))
+    assert trace.of_type(EventType.ERROR)[0].fields["code"] == "audio-too-short"
+
+
+@pytest.mark.parametrize("text,time", [
+    ("set an alarm for 6 am", "06:00"),
+    ("wake me up at seven thirty", "07:30"),
+    ("поставь будильник на семь тридцать утра", "07:30"),
+    ("सुबह छह बजे का अलार्म लगाओ", "06:00"),
+    ("कल सुबह साढ़े छह बजे का अलार्म लगा दो", "06:30"),
+])
+def test_text_request_sets_alarm(components, text: str, time: str) -> None:  # type: ignore[no-untyped-def]
+    trace = Trace()
+    result = asyncio.run(Pipeline(components, trace).run_text(text))
+    assert trace.of_type(EventType.REPLY)[0].fields["lang"] == result.lang  # type: ignore[attr-defined]
+    calls = trace.of_type(EventType.TOOL_CALL)
+    assert [(c.fields["name"], c.fields["arguments"]) for c in calls] == [("set_alarm", {"time": time})]
+
+
+@pytest.mark.parametrize("text", ["what is the capital of France", "tell me a joke", "какая столица Франции"])
+def test_out_of_scope_question_calls_no_tool(components, text: str) -> None:  # type: ignore[no-untyped-def]
+    trace = Trace()
+    result = asyncio.run(Pipeline(components, trace).run_text(text))
+    assert not trace.of_type(EventType.TOOL_CALL)
+    assert trace.of_type(EventType.ABSTAIN)
+    assert result.reply.startswith(("Sorry, I can't help", "Извините, с этим"))  # type: ignore[attr-defined]
+
+
+def test_cli_run_writes_trace_and_reply_wav(tmp_path: Path) -> None:
+    out = tmp_path / "reply.wav"
+    proc = subprocess.run(
+        [sys.executable, "-m", "hearthd", "run", "--input", str(SAMPLES / "en_alarm_0730.wav"),
+         "--output", str(out), "--json"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert all("type" in e and "t" in e for e in events)
+    calls = [e for e in events if e["type"] == "tool_call"]
+    assert calls and calls[0]["arguments"] == {"time": "07:30"}
+    with wave.open(str(out)) as w:
+        assert w.getnframes() > w.getframerate() * 0.5
+
+
+def test_saved_prompt_prefix_gives_the_same_decision(components, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The system prompt + tool catalogue state saved to disk and loaded back decides exactly as a fresh one."""
+    agent = components.agent()
+    saved_dir = agent.state_dir
+    try:
+        agent.state_dir = tmp_path
+        agent.model.llm.reset()
+        first = agent.decide("set an alarm for 6 am", "en")
+        assert agent.prefix_status == "evaluated" and list(tmp_path.glob("*.kv"))
+        agent.model.llm.reset()
+        again = agent.decide("set an alarm for 6 am", "en")
+        assert agent.prefix_status == "loaded"
+        assert [(c.name, c.arguments) for c in again.calls] == [(c.name, c.arguments) for c in first.calls]
+        agent.decide("cancel my alarm at 6 am", "en")
+        assert agent.prefix_status == "warm"
+    finally:
+        agent.state_dir = saved_dir
