@@ -33,7 +33,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, default=5, help="runs per sample (the first is reported as cold)")
     ap.add_argument("--samples", nargs="*", type=Path,
-                    default=sorted(p for p in (ROOT / "samples").glob("*_alarm_*.wav")))
+                    default=sorted(p for p in (ROOT / "samples").glob("*_0[0-9][0-9]0.wav")))
     args = ap.parse_args()
 
     with tempfile.NamedTemporaryFile("w", suffix=".toml") as empty:

@@ -136,7 +136,7 @@ def cmd_models(args: argparse.Namespace, cfg: Config) -> int:
         if args.action == "list":
             spec = store.spec(name)
             status = store.status(name)
-            size = spec.total_size() / 1e6
+            size = spec.total_size / 1e6
             print(f"{name:<20} {spec.kind:<4} {size:8.1f} MB  {status.source:<8} {status.detail}")
         elif args.action == "fetch":
             path = store.fetch(name)

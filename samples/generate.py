@@ -70,7 +70,7 @@ class Sample:
 SAMPLES: tuple[Sample, ...] = (
     # "a.m." makes whisper write "7.30 a.m."; plain "seven thirty" came back as "730".
     Sample("en_alarm_0730", Speech("piper", "Set an alarm for seven thirty a.m.")),
-    Sample("en_alarm_0600", Speech("piper", "Wake me up at six a.m.")),
+    Sample("en_wakeup_0600", Speech("piper", "Wake me up at six a.m.")),
     Sample("ru_alarm_0700", Speech("festival", "Поставь будильник на семь утра.", voice=FESTIVAL_RU_VOICE)),
     # espeak-ng's Hindi is robotic: whisper base keeps "अलार्म लगाओ" but loses "छह बजे" (see README.md).
     Sample("hi_alarm_0600", Speech("espeak", "सुबह छह बजे का अलार्म लगाओ", voice="hi", speed=140)),

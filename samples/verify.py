@@ -34,7 +34,7 @@ PROMPTS = {"hi": "नमस्ते, अलार्म लगाओ।"}
 # limitation (espeak-ng's robotic Hindi) rather than a failure.
 EXPECT: dict[str, tuple[str, bool]] = {
     "en_alarm_0730": (r"(7[:.]30|seven thirty)", False),
-    "en_alarm_0600": (r"(\b6\b|six)\s*(a\.?m\.?|o'clock|in the morning)?", False),
+    "en_wakeup_0600": (r"(\b6\b|six)\s*(a\.?m\.?|o'clock|in the morning)?", False),
     "ru_alarm_0700": (r"(\b7\b|семь)\s*утра", False),
     "hi_alarm_0600": (r"(छह|छः|\b6\b)\s*बजे", True),
 }

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.models
 CASES = [
     # sample, language, tool, arguments, words the transcript must contain (any of)
     ("en_alarm_0730.wav", "en", "set_alarm", {"time": "07:30"}, ["7:30", "730", "seven thirty", "7.30"]),
-    ("en_alarm_0600.wav", "en", "set_alarm", {"time": "06:00"}, ["6", "six"]),
+    ("en_wakeup_0600.wav", "en", "set_alarm", {"time": "06:00"}, ["6", "six"]),
     ("ru_alarm_0700.wav", "ru", "set_alarm", {"time": "07:00"}, ["7", "семь"]),
 ]
 

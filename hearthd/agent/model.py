@@ -66,7 +66,7 @@ class ChatModel:
 
     def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
         """The prompt text up to the assistant's turn; Qwen3 thinking is switched off."""
-        return self._formatter(messages=messages, tools=tools, enable_thinking=False).prompt
+        return self._formatter(messages=messages, tools=tools, enable_thinking=False).prompt  # type: ignore[arg-type]
 
     def grammar(self, text: str) -> Any:
         from llama_cpp import LlamaGrammar
@@ -161,7 +161,7 @@ class ChatModel:
         llm.eval(tokens[common:])
         logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(llm.n_vocab(),)).astype(np.float64)
         logits -= logits.max()
-        return logits - np.log(np.exp(logits).sum())  # type: ignore[no-any-return]
+        return logits - np.log(np.exp(logits).sum())
 
     def complete(self, prompt: str, grammar: str | None = None, max_tokens: int | None = None) -> Completion:
         """Greedy completion; llama-cpp-python keeps the KV cache of the longest common prompt prefix."""

@@ -29,7 +29,8 @@ class ToolCallParseError(ValueError):
 def _to_call(obj: Any) -> ToolCall:
     if not isinstance(obj, dict):
         raise ToolCallParseError(f"a tool call must be a JSON object, got {type(obj).__name__}")
-    fn = obj.get("function") if isinstance(obj.get("function"), dict) else obj
+    inner = obj.get("function")
+    fn: dict[str, Any] = inner if isinstance(inner, dict) else obj
     name = fn.get("name")
     args = fn.get("arguments", fn.get("parameters", {}))
     if isinstance(args, str):  # some models write the arguments as a JSON string

@@ -55,7 +55,7 @@ class Components:
                 self._cache[name] = build()
                 if self.on_load:
                     self.on_load(name, time.monotonic() - started)
-            return self._cache[name]  # type: ignore[no-any-return]
+            return self._cache[name]
 
     def _piper_voice_path(self, name: str) -> Path:
         if name.endswith(".onnx") or "/" in name:

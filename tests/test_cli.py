@@ -1,0 +1,43 @@
+import subprocess
+import sys
+
+
+def hearthd(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hearthd", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_models_list_shows_every_catalogue_entry_and_its_source() -> None:
+    proc = hearthd("models", "list")
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines() if line.strip()}
+    for name in ("qwen2.5-coder-0.5b", "whisper-base", "piper-en-joe"):
+        assert rows[name].split()[4] in ("cache", "pack")  # the set-up made them available offline
+    assert "missing" in rows["botpsy-0.8b"] and "agent.model_path" in rows["botpsy-0.8b"]
+
+
+def test_models_verify_hashes_the_cached_files() -> None:
+    proc = hearthd("models", "verify", "whisper-base", "piper-en-joe")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines() == ["whisper-base: ok", "piper-en-joe: ok"]
+
+
+def test_unknown_model_is_one_clear_line() -> None:
+    proc = hearthd("models", "fetch", "no-such-model")
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and "no-such-model" in proc.stderr
+
+
+def test_say_writes_speech_in_each_language(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import wave
+
+    for lang, text in (("en", "Hello there."), ("ru", "Привет."), ("hi", "नमस्ते।")):
+        out = tmp_path / f"{lang}.wav"
+        proc = hearthd("say", text, "--lang", lang, "--output", str(out))
+        assert proc.returncode == 0, proc.stderr
+        with wave.open(str(out)) as w:
+            assert w.getnframes() > w.getframerate() * 0.3
+
+
+def test_run_without_input_explains_itself() -> None:
+    proc = hearthd("run")
+    assert proc.returncode == 2 and "--input" in proc.stderr
