@@ -47,7 +47,7 @@ def main() -> int:
     print("model loads (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in loads.items())
           + f"; total {1000 * (time.monotonic() - started):.0f}")
 
-    header = f"{'sample':<22}" + "".join(f"{s if s != 'end_of_speech_to_reply_audio' else 'eos->reply':>10}"
+    header = f"{'sample':<22}" + "".join(f"{s if s != 'end_of_speech_to_reply_audio' else 'eos->reply':>11}"
                                            for s in STAGES) + f"{'cold/warm':>11}  result"
     print(f"\nmedian ms over {args.n} runs (2 threads per model, warm models)")
     print(header)
@@ -67,7 +67,7 @@ def main() -> int:
                                               for e in trace.events if e.type in (EventType.ERROR, EventType.ABSTAIN)))
         row = f"{sample.name:<22}"
         for stage in STAGES:
-            row += f"{statistics.median(runs[stage]):>10.0f}" if runs.get(stage) else f"{'-':>10}"
+            row += f"{statistics.median(runs[stage]):>11.0f}" if runs.get(stage) else f"{'-':>11}"
         total = runs.get("end_of_speech_to_reply_audio", [])
         ratio = total[0] / statistics.median(total[1:]) if len(total) > 1 else float("nan")
         print(row + f"{ratio:>10.2f}x  {outcome}")

@@ -168,3 +168,21 @@ def test_saved_prompt_prefix_gives_the_same_decision(components, tmp_path: Path)
         assert agent.prefix_status == "warm"
     finally:
         agent.state_dir = saved_dir
+
+
+def test_language_choice_and_transcription_share_one_encoder_pass(components, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    stt = components.stt()
+    base = type(stt.model).__mro__[1]
+    calls = []
+    original = base.encode
+
+    def counting(self, features):  # type: ignore[no-untyped-def]
+        calls.append(features.shape)
+        return original(self, features)
+
+    monkeypatch.setattr(base, "encode", counting)
+    audio = read_wav(SAMPLES / "ru_alarm_0700.wav")[int(1.3 * 16000):]
+    for _ in range(2):  # the same audio twice: encoded once each time, nothing carried over
+        transcript = stt.transcribe(audio)
+        assert transcript.lang == "ru" and "будильник" in transcript.text
+    assert len(calls) == 2

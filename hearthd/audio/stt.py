@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -27,6 +27,24 @@ class SpeechToText(Protocol):
     def transcribe(self, audio: np.ndarray, language: str | None = None) -> Transcript: ...
 
 
+def _reusing_encoder(base: type) -> type:
+    """A WhisperModel that keeps its last encoder output: choosing the language among the allowed ones and
+    then transcribing would otherwise run the 30-second encoder twice on the same features."""
+
+    class ReusingWhisperModel(base):  # type: ignore[valid-type, misc]
+        _last: tuple[np.ndarray, Any] | None = None
+
+        def encode(self, features: np.ndarray) -> Any:
+            last = self._last
+            if last is not None and last[0].shape == features.shape and np.array_equal(last[0], features):
+                return last[1]
+            output = super().encode(features)
+            self._last = (features.copy(), output)
+            return output
+
+    return ReusingWhisperModel
+
+
 class WhisperSpeechToText:
     """faster-whisper on the CPU (CTranslate2, int8 by default)."""
 
@@ -37,14 +55,18 @@ class WhisperSpeechToText:
 
         threads = cfg.threads or (os.cpu_count() or 2)
         self.cfg = cfg
-        self.model = WhisperModel(str(model_dir), device="cpu", compute_type=cfg.compute_type, cpu_threads=threads)
+        model_class = _reusing_encoder(WhisperModel)
+        self.model = model_class(str(model_dir), device="cpu", compute_type=cfg.compute_type, cpu_threads=threads)
 
     def detect_language(self, audio: np.ndarray) -> tuple[str, float]:
         """The most likely configured language: Whisper's guess restricted to cfg.languages."""
         allowed = self.cfg.languages
         if len(allowed) == 1:
             return allowed[0], 1.0
-        _, _, probs = self.model.detect_language(audio=audio)
+        # The features exactly as transcribe() will encode its first window (it drops the last frame), so
+        # the encoder output is computed once and reused.
+        features = self.model.feature_extractor(audio)[..., :-1]
+        _, _, probs = self.model.detect_language(features=features)
         ranked = [(lang, p) for lang, p in probs if lang in allowed]
         if not ranked:
             return allowed[0], 0.0
@@ -54,6 +76,7 @@ class WhisperSpeechToText:
 
     def transcribe(self, audio: np.ndarray, language: str | None = None) -> Transcript:
         floats = np.asarray(audio, dtype=np.float32) / 32768.0
+        self.model._last = None  # reuse within one utterance only, never a stale output across utterances
         if language:
             prob = 1.0
         else:
