@@ -31,7 +31,7 @@ def _reusing_encoder(base: type) -> type:
     """A WhisperModel that keeps its last encoder output: choosing the language among the allowed ones and
     then transcribing would otherwise run the 30-second encoder twice on the same features."""
 
-    class ReusingWhisperModel(base):  # type: ignore[valid-type, misc]
+    class ReusingWhisperModel(base):
         _last: tuple[np.ndarray, Any] | None = None
 
         def encode(self, features: np.ndarray) -> Any:
