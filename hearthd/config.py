@@ -88,6 +88,7 @@ class AgentConfig:
     threads: int = 0
     max_tokens: int = 160
     temperature: float = 0.0
+    min_tool_probability: float = 0.0  # abstain when the chosen tool's first-token probability is lower
 
 
 @dataclass

@@ -33,6 +33,9 @@ def digits_for_times(text: str, lang: str) -> str:
     units: dict[str, int] = {k.lower(): v for k, v in table.get("units", {}).items()}
     before: dict[str, int] = {k.lower(): v for k, v in table.get("before_hour", {}).items()}
     whole: dict[str, str] = {k.lower(): v for k, v in table.get("whole", {}).items()}
+    minutes_words: dict[str, int] = {k.lower(): v for k, v in table.get("minutes", {}).items()}
+    half_words = {w.lower() for w in table.get("half", {}).get("words", [])}
+    ordinals: dict[str, int] = {k.lower(): v for k, v in table.get("ordinals", {}).items()}
     ambiguous = table.get("ambiguous", {})
     unit_words = set(ambiguous.get("units", []))
     for word in ambiguous.get("words", []):
@@ -47,6 +50,20 @@ def digits_for_times(text: str, lang: str) -> str:
             hour = table["units"].get(nxt) or int(nxt)
             out.append(_clock(hour, before[word]))
             i += 3
+            continue
+        if word in half_words and nxt in ordinals:  # половина восьмого → 7:30
+            out.append(_clock(ordinals[nxt], -30))
+            i += 3
+            continue
+        hour = units.get(word) if word in units else (int(word) if word.isdigit() and int(word) <= 24 else None)
+        if hour is not None and nxt in minutes_words:  # семь тридцать (пять) → 7:30 / 7:35
+            minute = minutes_words[nxt]
+            i += 3
+            unit_after = tokens[i + 1].lower() if i + 1 < len(tokens) else ""
+            if minute >= 20 and units.get(unit_after, 10) < 10:
+                minute += units[unit_after]
+                i += 2
+            out.append(f"{hour}:{minute:02d}")
             continue
         if word in whole:
             out.append(whole[word])

@@ -81,5 +81,19 @@ def test_hindi_time_words_become_digits(text: str, expected: str) -> None:
     assert digits_for_times(text, "hi") == expected
 
 
+@pytest.mark.parametrize("text,expected", [
+    ("поставь будильник на семь тридцать утра", "поставь будильник на 7:30 утра"),
+    ("разбуди в восемь сорок пять", "разбуди в 8:45"),
+    ("в половине восьмого", "в 7:30"),
+    ("половина первого", "12:30"),
+    ("на шесть утра", "на 6 утра"),
+    ("в 7 тридцать", "в 7:30"),
+    ("через час", "через час"),  # an hour, not "1"
+    ("через пять минут", "через 5 минут"),
+])
+def test_russian_time_words_become_digits(text: str, expected: str) -> None:
+    assert digits_for_times(text, "ru") == expected
+
+
 def test_languages_without_number_table_are_untouched() -> None:
     assert digits_for_times("set an alarm for seven", "en") == "set an alarm for seven"

@@ -43,12 +43,15 @@ def time_context(now: datetime) -> str:
 class Agent:
     """Asks the model for a call under a grammar derived from the tools, then validates what comes back."""
 
-    def __init__(self, model: ChatModel, registry: ToolRegistry, state_dir: Path | None = None) -> None:
+    def __init__(self, model: ChatModel, registry: ToolRegistry, state_dir: Path | None = None,
+                 min_tool_probability: float = 0.0) -> None:
         self.model = model
         self.state_dir = state_dir
         self.registry = registry
         self._grammar = tool_grammar(registry)
-        self._tools = registry.openai_schemas() + [no_tool_schema()]
+        # no_tool first: the catalogue's shared head stays one cacheable prefix whatever tools follow it
+        self._tools = [no_tool_schema()] + registry.openai_schemas()
+        self.min_tool_probability = min_tool_probability
 
     def messages(self, text: str, lang: str, now: datetime) -> list[dict[str, Any]]:
         # The clock is left out for now: beside the user's words a 0.5B model copies it into arguments,
@@ -85,10 +88,16 @@ class Agent:
         prompt = self.prompt(text, lang, now)
         self.prefix_status = self.model.ensure_prefix(self.prefix(lang), self.state_dir)
         probs = self.name_probabilities(prompt)
-        completion = self.model.complete(prompt, grammar=self._grammar)
-        decision = self.check(PREFILL + completion.text, text, lang)
-        decision.prompt_tokens = completion.prompt_tokens
-        decision.completion_tokens = completion.completion_tokens
+        best = max(probs, key=lambda n: probs[n])
+        if best == NO_TOOL or probs[best] < self.min_tool_probability:
+            # Decided at the first token: no need to decode a reason nobody will hear.
+            why = "no tool fits" if best == NO_TOOL else f"unsure which tool ({best} p={probs[best]:.2f})"
+            decision = Decision("abstain", reason=why, raw="")
+        else:
+            completion = self.model.complete(prompt, grammar=self._grammar)
+            decision = self.check(PREFILL + completion.text, text, lang)
+            decision.prompt_tokens = completion.prompt_tokens
+            decision.completion_tokens = completion.completion_tokens
         decision.seconds = time.monotonic() - started
         decision.name_probs = probs
         return decision

@@ -99,12 +99,24 @@ class ChatModel:
             file = state_dir / f"{key}.kv"
             if file.is_file() and self._load_state(file, tokens):
                 return "loaded"
-        llm.reset()
-        llm._ctx.kv_cache_seq_rm(-1, 0, -1)
-        llm.eval(tokens)
+        self._evaluate(tokens)
         if file is not None:
             self._save_state(file)
         return "evaluated"
+
+    def _evaluate(self, tokens: list[int]) -> None:
+        """Bring the KV cache to exactly `tokens`, keeping the longest common prefix already there."""
+        llm = self.llm
+        cached = llm.input_ids[: llm.n_tokens].tolist()
+        common = 0
+        for a, b in zip(cached, tokens, strict=False):
+            if a != b:
+                break
+            common += 1
+        common = min(common, len(tokens) - 1)  # at least one token is evaluated so logits are live
+        llm._ctx.kv_cache_seq_rm(-1, common, -1)
+        llm.n_tokens = common
+        llm.eval(tokens[common:])
 
     def _save_state(self, file: Path) -> None:
         llm = self.llm
@@ -148,17 +160,7 @@ class ChatModel:
         whole prompt in its KV cache with live logits.
         """
         llm = self.llm
-        tokens = self.tokens(prompt)
-        cached = llm.input_ids[: llm.n_tokens].tolist()
-        common = 0
-        for a, b in zip(cached, tokens, strict=False):
-            if a != b:
-                break
-            common += 1
-        common = min(common, len(tokens) - 1)  # at least one token is evaluated so logits are live
-        llm._ctx.kv_cache_seq_rm(-1, common, -1)
-        llm.n_tokens = common
-        llm.eval(tokens[common:])
+        self._evaluate(self.tokens(prompt))
         logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(llm.n_vocab(),)).astype(np.float64)
         logits -= logits.max()
         return logits - np.log(np.exp(logits).sum())

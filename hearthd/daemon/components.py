@@ -81,6 +81,7 @@ class Components:
     def agent(self) -> Agent:
         def build() -> Agent:
             path = self.store.resolve(self.cfg.agent.model, explicit_path=self.cfg.agent.model_path or None)
-            return Agent(ChatModel(path, self.cfg.agent), self.tools, state_dir=prompt_cache_dir())
+            return Agent(ChatModel(path, self.cfg.agent), self.tools, state_dir=prompt_cache_dir(),
+                         min_tool_probability=self.cfg.agent.min_tool_probability)
 
         return self._once("agent", build)
