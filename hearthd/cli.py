@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from . import __version__
@@ -157,6 +158,42 @@ def _default_models(cfg: Config) -> list[str]:
     return names
 
 
+def cmd_eval(args: argparse.Namespace, cfg: Config) -> int:
+    from .agent.bfcl import categories as bfcl_categories
+    from .agent.evaluate import evaluate
+    from .agent.model import ChatModel
+    from .daemon.components import make_store
+
+    if not args.bfcl:
+        print("hearthd eval: give --bfcl DIR (the command suites arrive with the fast path)", file=sys.stderr)
+        return EXIT_USAGE
+    root = Path(args.bfcl)
+    cats = args.category or bfcl_categories(root)
+    path = Path(args.model) if args.model else make_store(cfg).resolve(cfg.agent.model,
+                                                                        cfg.agent.model_path or None)
+    model = ChatModel(path, cfg.agent)
+
+    def show(category: str, r: Any) -> None:
+        if args.json:
+            print(json.dumps({"type": "eval_case", "category": category, "id": r.id, "ok": r.ok, "reason": r.reason,
+                              "calls": r.calls, "abstained": r.abstained, "ms": round(r.ms, 1)}, ensure_ascii=False))
+        elif args.verbose and not r.ok:
+            print(f"  miss {r.id}: {r.reason} {r.calls}", file=sys.stderr)
+
+    reports = evaluate(model, root, cats, args.limit, show, cfg.agent.min_tool_probability)
+    if args.json:
+        for rep in reports:
+            print(json.dumps(rep.summary()))
+    else:
+        print(f"model: {path.name}")
+        print(f"{'category':<22}{'cases':>6}{'accuracy':>10}{'abstained':>11}{'p50 ms':>9}{'p95 ms':>9}")
+        for rep in reports:
+            s = rep.summary()
+            print(f"{rep.category:<22}{s['cases']:>6}{100 * s['accuracy']:>9.1f}%{100 * s['abstention_rate']:>10.1f}%"
+                  f"{s['p50_ms']:>9.0f}{s['p95_ms']:>9.0f}")
+    return EXIT_OK
+
+
 def cmd_config(args: argparse.Namespace, cfg: Config) -> int:
     print(json.dumps(cfg.to_dict(), indent=2, ensure_ascii=False) if args.json else dump_toml(cfg), end="")
     return EXIT_OK
@@ -199,6 +236,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("models", cmd_models, "list, fetch (assemble) or verify the models")
     p.add_argument("action", choices=["list", "fetch", "verify"])
     p.add_argument("names", nargs="*", help="asset names (default: the configured ones)")
+
+    p = command("eval", cmd_eval, "score the agent on a benchmark (BFCL v4 format)")
+    p.add_argument("--bfcl", metavar="DIR", help="a directory with BFCL_v4_<category>.json and possible_answer/")
+    p.add_argument("--category", action="append", help="a category (repeatable; default: all in DIR)")
+    p.add_argument("--limit", type=int, help="the first N cases of each category")
+    p.add_argument("--model", help="a GGUF to evaluate instead of the configured agent model")
+    p.add_argument("--verbose", "-v", action="store_true", help="list the misses")
 
     p = command("config", cmd_config, "show the effective configuration")
     p.add_argument("action", choices=["show"])
