@@ -56,6 +56,7 @@ def test_sample_end_to_end(components, sample, lang, tool, arguments, words) -> 
     assert any(w in transcript.fields["text"].lower() for w in words), transcript.fields["text"]
     calls = trace.of_type(EventType.TOOL_CALL)
     assert [(c.fields["name"], c.fields["arguments"]) for c in calls] == [(tool, arguments)], transcript.fields
+    assert 0.5 < calls[0].fields["confidence"] <= 1.0  # the first-token probability of the chosen tool name
     (reply,) = trace.of_type(EventType.REPLY)
     assert reply.fields["lang"] == lang and lang in script_of(reply.fields["text"])
     assert result.speech is not None and result.speech.seconds > 0.5  # type: ignore[attr-defined]

@@ -155,7 +155,8 @@ class Pipeline:
         else:
             replies = []
             for call in decision.calls:
-                self.trace.emit(EventType.TOOL_CALL, name=call.name, arguments=call.arguments, source=decision.source)
+                self.trace.emit(EventType.TOOL_CALL, name=call.name, arguments=call.arguments, source=decision.source,
+                                confidence=round(decision.name_probs.get(call.name, 0.0), 3))
                 tool_result = await self._execute(call.name, call.arguments)
                 result.results.append(tool_result)
                 replies.append(phrase(result.lang, tool_result.phrase, **tool_result.values))
