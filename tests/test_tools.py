@@ -3,7 +3,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from hearthd.agent.grammar import NO_TOOL, tool_grammar
+from hearthd.agent.grammar import NO_TOOL, arguments_grammars
 from hearthd.agent.grounding import time_is_grounded
 from hearthd.numbers import digits_for_times
 from hearthd.tools.alarms import AlarmBook
@@ -41,16 +41,16 @@ def test_registry_validates_against_schema() -> None:
         reg.validate("get_capital", {})
 
 
-def test_grammar_compiles_and_admits_only_declared_names() -> None:
+def test_argument_grammars_compile_and_hold_the_schema() -> None:
     from llama_cpp import LlamaGrammar
 
     reg = ToolRegistry(AlarmBook(now=clock).tools())
-    text = tool_grammar(reg)
-    LlamaGrammar.from_string(text, verbose=False)  # llama.cpp's own parser accepts it
-    root = text.splitlines()[0]
-    for name in ("set_alarm", "list_alarms", "cancel_alarm", NO_TOOL):
-        assert f'"{name}\\"' in root
-    assert '"2" [0-3]' in text  # the HH:MM pattern became grammar, so 25:99 cannot be written
+    grammars = arguments_grammars(reg)
+    assert set(grammars) == {"set_alarm", "list_alarms", "cancel_alarm"}
+    for text in grammars.values():
+        LlamaGrammar.from_string(text, verbose=False)  # llama.cpp's own parser accepts it
+    assert '"2" [0-3]' in grammars["set_alarm"]  # the HH:MM pattern became grammar: 25:99 cannot be written
+    assert NO_TOOL not in grammars  # abstaining needs no arguments decoded
 
 
 @pytest.mark.parametrize("utterance,lang,grounded", [
@@ -65,6 +65,19 @@ def test_grammar_compiles_and_admits_only_declared_names() -> None:
 ])
 def test_time_grounding(utterance: str, lang: str, grounded: bool) -> None:
     assert time_is_grounded(utterance, lang) is grounded
+
+
+@pytest.mark.parametrize("utterance,lang,value,grounded", [
+    ("Set an alarm for 7.30 am.", "en", "07:30", True),
+    ("wake me at 6 pm", "en", "18:00", True),
+    ("quarter to eight", "en", "07:45", True),  # the hour after counts
+    ("set an alarm for seven", "en", "09:00", False),  # a different hour than the one said
+    ("в половине восьмого", "ru", "07:30", True),
+    ("एक चुटकुला सुनाओ", "hi", "10:00", False),  # "one joke": a number, but not this hour
+    ("सुबह 6 बजे का अलार्म लगाओ", "hi", "06:00", True),
+])
+def test_time_grounding_checks_the_hour(utterance: str, lang: str, value: str, grounded: bool) -> None:
+    assert time_is_grounded(utterance, lang, value) is grounded
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -13,7 +13,7 @@ import numpy as np
 from ..locale import system_prompt
 from ..numbers import digits_for_times
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
-from .grammar import NO_TOOL, PREFILL, no_tool_schema, tool_grammar
+from .grammar import CALL_TAIL, NO_TOOL, PREFILL, arguments_grammars, arguments_head, no_tool_schema
 from .grounding import ungrounded_arguments
 from .model import ChatModel
 from .parsing import ToolCall, ToolCallParseError, parse_tool_calls, strip_thinking
@@ -48,7 +48,7 @@ class Agent:
         self.model = model
         self.state_dir = state_dir
         self.registry = registry
-        self._grammar = tool_grammar(registry)
+        self._grammars = arguments_grammars(registry)
         # no_tool first: the catalogue's shared head stays one cacheable prefix whatever tools follow it
         self._tools = [no_tool_schema()] + registry.openai_schemas()
         self.min_tool_probability = min_tool_probability
@@ -81,6 +81,29 @@ class Agent:
         total = sum(by_token.values()) or 1.0
         return {name: by_token[tok] / total for name, tok in firsts.items()}
 
+    def choose_tool(self, prompt: str, probs: dict[str, float]) -> str:
+        """The most likely declared tool name. The first token decides among tools; where several names share
+        it (calculate_area, calculate_volume) the names are followed token by token, as greedy decoding would."""
+        best = max((n for n in probs if n != NO_TOOL), key=lambda n: probs[n])
+        seqs = {n: self.model.tokens_plain(n) for n in probs if n != NO_TOOL}
+        group = [n for n in seqs if seqs[n][0] == seqs[best][0]]
+        prompt_tokens = self.model.tokens(prompt)
+        chosen = [seqs[best][0]]
+        quote = self.model.tokens_plain('"')[0]
+        while len(group) > 1:
+            depth = len(chosen)
+            logprobs = self.model.logprobs_after(prompt_tokens + chosen)
+
+            def score(name: str, lp: np.ndarray = logprobs, d: int = depth) -> float:
+                return float(lp[seqs[name][d]] if d < len(seqs[name]) else lp[quote])  # quote: the name ends
+
+            top = max(group, key=score)
+            if depth >= len(seqs[top]):
+                return top
+            chosen.append(seqs[top][depth])
+            group = [n for n in group if depth < len(seqs[n]) and seqs[n][depth] == chosen[-1]]
+        return group[0]
+
     def decide(self, text: str, lang: str, now: datetime | None = None) -> Decision:
         """Blocking: run the model once and check its answer (call from an executor thread)."""
         started = time.monotonic()
@@ -94,8 +117,12 @@ class Agent:
             why = "no tool fits" if best == NO_TOOL else f"unsure which tool ({best} p={probs[best]:.2f})"
             decision = Decision("abstain", reason=why, raw="")
         else:
-            completion = self.model.complete(prompt, grammar=self._grammar)
-            decision = self.check(PREFILL + completion.text, text, lang)
+            best = self.choose_tool(prompt, probs)
+            # The name is decided; feed it and the literal JSON around the arguments as prompt and decode
+            # only the argument values, under that one tool's schema.
+            head = arguments_head(best)
+            completion = self.model.complete(prompt + head, grammar=self._grammars[best])
+            decision = self.check(PREFILL + head + completion.text + CALL_TAIL, text, lang)
             decision.prompt_tokens = completion.prompt_tokens
             decision.completion_tokens = completion.completion_tokens
         decision.seconds = time.monotonic() - started

@@ -102,3 +102,34 @@ def evaluate(model: ChatModel, root: Path, categories: list[str], limit: int | N
                 on_case(category, result)
         reports.append(report)
     return reports
+
+
+@dataclass
+class Command:
+    """One case of a command suite: an utterance and the expected call, or an expected abstention."""
+
+    text: str
+    lang: str
+    tool: str | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def abstain(self) -> bool:
+        return self.tool is None
+
+    def judge(self, calls: list[tuple[str, dict[str, Any]]]) -> bool:
+        """Exact: the one expected call with exactly these arguments, or no call at all."""
+        return calls == [] if self.abstain else calls == [(self.tool, self.arguments)]
+
+
+def load_suite(path: Path, lang: str) -> list[Command]:
+    """A command suite: a YAML list of {text, tool, arguments} or {text, abstain: true}."""
+    import yaml
+
+    rows = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    out = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or "text" not in row or ("tool" in row) == bool(row.get("abstain")):
+            raise ValueError(f"{path}: case {i + 1} needs `text` and either `tool` or `abstain: true`")
+        out.append(Command(str(row["text"]), lang, row.get("tool"), dict(row.get("arguments") or {})))
+    return out

@@ -1,13 +1,13 @@
-"""A GBNF grammar derived from the tool declarations: the model can only write a valid call or `no_tool`.
+"""Constrained decoding derived from the tool declarations: the model can only write a valid call or `no_tool`.
 
 The prompt is prefilled with `<tool_call>\\n{"name": "` so every turn starts at the one real decision, the
-tool name; the grammar then admits exactly the declared names (plus `no_tool` with a short reason) and,
-after each name, only arguments that match that tool's JSON Schema.
+tool name. It is taken from the next-token probabilities over the declared names (plus `no_tool`), so an
+undeclared name cannot come out; the name and the JSON around the arguments are then fed as prompt, and only
+the argument values are decoded, under a GBNF grammar made from that tool's JSON Schema.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from llama_cpp.llama_grammar import SchemaConverter
@@ -34,18 +34,20 @@ def no_tool_schema() -> dict[str, Any]:
             "function": {"name": NO_TOOL, "description": NO_TOOL_DESCRIPTION, "parameters": NO_TOOL_PARAMETERS}}
 
 
-def _gbnf_literal(text: str) -> str:
-    return json.dumps(text)  # a JSON string literal is a valid GBNF literal for these characters
+def arguments_head(name: str) -> str:
+    """What follows PREFILL once the tool is chosen: the name and the arguments key, fed as prompt, not decoded."""
+    return f'{name}", "arguments": '
 
 
-def tool_grammar(registry: ToolRegistry) -> str:
-    """Continuation of PREFILL: `<name>", "arguments": <args matching the schema>}\\n</tool_call>`."""
-    converter = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
-    variants = []
-    entries = [(t.name, t.parameters) for t in registry] + [(NO_TOOL, NO_TOOL_PARAMETERS)]
-    for i, (name, parameters) in enumerate(entries):
-        rule = converter.visit(converter.resolve_refs(parameters, name), f"args-{i}")
-        head = _gbnf_literal(f'{name}", "arguments": ')
-        variants.append(f'{head} {rule} "}}\\n</tool_call>"')
-    root = "root ::= " + " | ".join(f"( {v} )" for v in variants)
-    return root + "\n" + converter.format_grammar()
+CALL_TAIL = "}\n</tool_call>"
+
+
+def arguments_grammars(registry: ToolRegistry) -> dict[str, str]:
+    """Per tool, a grammar for its arguments object alone: after the name is chosen by probability, only the
+    values are decoded (the literal JSON around them is prompt), under that tool's schema."""
+    out = {}
+    for tool in registry:
+        converter = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+        rule = converter.visit(converter.resolve_refs(tool.parameters, tool.name), "args")
+        out[tool.name] = f"root ::= {rule}\n" + converter.format_grammar()
+    return out

@@ -15,19 +15,35 @@ GROUND_KEY = "x-ground"  # schema annotation: how a value must show up in the ut
 
 
 @cache
-def _time_words(lang: str) -> tuple[str, ...]:
+def _hour_words(lang: str) -> dict[str, int]:
     text = resources.files("hearthd.locales").joinpath(lang, "grounding.toml").read_text(encoding="utf-8")
-    return tuple(w.lower() for w in tomllib.loads(text)["time_words"])
+    return {k.lower(): int(v) for k, v in tomllib.loads(text)["hour_words"].items()}
 
 
-def time_is_grounded(utterance: str, lang: str) -> bool:
-    """True when the utterance names a time at all: a digit or a time word of its language."""
+def hours_said(utterance: str, lang: str) -> set[int]:
+    """Hours (1-12) the utterance names: digits ("7", "7:30", "730", "19.30") or hour words of its language."""
     low = utterance.lower()
-    if re.search(r"\d", low):
-        return True
-    langs = {lang, "en"}  # English time words turn up in Hindi and Russian speech too
-    words = re.findall(r"[\w'.]+", low)
-    return any(w.startswith(tw) for w in words for la in langs for tw in _time_words(la))
+    hours = set()
+    for match in re.findall(r"\d+", low):
+        n = int(match)
+        n = n // 100 if n >= 100 else n  # "730" as Whisper writes seven thirty
+        if n <= 24:
+            hours.add(n % 12 or 12)
+    words = {**_hour_words("en"), **_hour_words(lang)}  # English numbers turn up in Hindi and Russian speech
+    for word in re.findall(r"\w+", low):
+        if word in words:
+            hours.add(words[word] % 12 or 12)
+    return hours
+
+
+def time_is_grounded(utterance: str, lang: str, value: str | None = None) -> bool:
+    """True when the utterance names the hour of `value` (HH:MM), or the hour after it ("quarter to eight",
+    "पौने आठ"); without a value, when it names any hour at all."""
+    said = hours_said(utterance, lang)
+    if value is None:
+        return bool(said)
+    hour = int(value.split(":")[0]) % 12 or 12
+    return hour in said or (hour % 12) + 1 in said
 
 
 def ungrounded_arguments(tool: Tool, arguments: dict[str, Any], utterance: str, lang: str) -> list[str]:
@@ -36,6 +52,6 @@ def ungrounded_arguments(tool: Tool, arguments: dict[str, Any], utterance: str, 
     bad = []
     for key in arguments:
         kind = props.get(key, {}).get(GROUND_KEY)
-        if kind == "time" and not time_is_grounded(utterance, lang):
+        if kind == "time" and not time_is_grounded(utterance, lang, str(arguments[key])):
             bad.append(key)
     return bad

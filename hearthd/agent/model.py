@@ -159,8 +159,12 @@ class ChatModel:
         The following `complete()` of the same prompt then starts sampling at once: llama-cpp-python sees the
         whole prompt in its KV cache with live logits.
         """
+        return self.logprobs_after(self.tokens(prompt))
+
+    def logprobs_after(self, tokens: list[int]) -> np.ndarray:
+        """Log-probabilities of the token after a token sequence (the cached common prefix is reused)."""
         llm = self.llm
-        self._evaluate(self.tokens(prompt))
+        self._evaluate(tokens)
         logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(llm.n_vocab(),)).astype(np.float64)
         logits -= logits.max()
         return logits - np.log(np.exp(logits).sum())

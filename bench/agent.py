@@ -1,0 +1,106 @@
+"""The hearthd agent against the naive baseline, on the same model and the same system prompts.
+
+    .venv/bin/python bench/agent.py [-n 1] [--model PATH]
+
+naive:   llama-cpp-python `create_chat_completion(tools=...)` with the GGUF's own template, the answer
+         parsed leniently (tool_calls, <tool_call> blocks, fenced or bare JSON);
+hearthd: Agent.decide (prefilled call, grammar, validation, grounding, number words as digits).
+Both run warm (prompt prefix cached) over tests/data/commands/<lang>.yaml; prints exact-match accuracy,
+correct abstentions and median latency per language, and the median latency ratio hearthd/naive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hearthd.agent.agent import Agent  # noqa: E402
+from hearthd.agent.evaluate import Command, load_suite  # noqa: E402
+from hearthd.agent.model import ChatModel  # noqa: E402
+from hearthd.agent.parsing import ToolCallParseError, parse_tool_calls  # noqa: E402
+from hearthd.config import load_config  # noqa: E402
+from hearthd.daemon.components import make_store  # noqa: E402
+from hearthd.locale import system_prompt  # noqa: E402
+from hearthd.tools.alarms import AlarmBook  # noqa: E402
+from hearthd.tools.registry import ToolRegistry  # noqa: E402
+
+
+def naive(model: ChatModel, registry: ToolRegistry, case: Command) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
+    out = model.llm.create_chat_completion(
+        messages=[{"role": "system", "content": system_prompt(case.lang)}, {"role": "user", "content": case.text}],
+        tools=registry.openai_schemas(),  # type: ignore[arg-type]
+        temperature=0.0, max_tokens=model.cfg.max_tokens,
+    )
+    message = out["choices"][0]["message"]  # type: ignore[index]
+    calls = []
+    for tc in message.get("tool_calls") or []:
+        with contextlib.suppress(KeyError, json.JSONDecodeError):
+            calls.append((tc["function"]["name"], json.loads(tc["function"]["arguments"] or "{}")))
+    if not calls:
+        try:
+            calls = [(c.name, c.arguments) for c in parse_tool_calls(message.get("content") or "")]
+        except ToolCallParseError:
+            calls = []
+    return calls
+
+
+def hearthd(agent: Agent, case: Command) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
+    decision = agent.decide(case.text, case.lang)
+    return [(c.name, c.arguments) for c in decision.calls] if decision.kind == "call" else []
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-n", type=int, default=1, help="passes over the suites (latency is the median of all)")
+    ap.add_argument("--model", type=Path, help="a GGUF (default: the configured agent model)")
+    args = ap.parse_args()
+    with tempfile.NamedTemporaryFile("w", suffix=".toml") as empty:
+        cfg = load_config(empty.name, environ={})
+    path = args.model or make_store(cfg).resolve(cfg.agent.model)
+    model = ChatModel(path, cfg.agent)
+    registry = ToolRegistry(AlarmBook().tools())
+    agent = Agent(model, registry)
+    print(f"model: {path.name}; tools: {', '.join(t.name for t in registry)}")
+    header = (f"{'lang':<5}{'cases':>6}{'naive ok':>10}{'hearthd ok':>12}{'naive abst.':>13}{'hearthd abst.':>15}"
+              f"{'naive ms':>10}{'hearthd ms':>12}{'ratio':>8}")
+    print(header)
+    print("-" * len(header))
+    all_naive: list[float] = []
+    all_ours: list[float] = []
+    for lang in ("en", "ru", "hi"):
+        cases = load_suite(ROOT / "tests" / "data" / "commands" / f"{lang}.yaml", lang)
+        results = {}
+        for name, run in (("naive", lambda c: naive(model, registry, c)), ("hearthd", lambda c: hearthd(agent, c))):
+            run(cases[0])  # warm the prompt prefix of this arm, so both arms are measured warm
+            oks, abst, times = 0, 0, []
+            for _ in range(args.n):
+                for case in cases:
+                    started = time.monotonic()
+                    calls = run(case)
+                    times.append((time.monotonic() - started) * 1000)
+                    oks += case.judge(calls)
+                    abst += case.abstain and calls == []
+            results[name] = (oks / args.n, abst / args.n, times)
+        n_abst = sum(c.abstain for c in cases)
+        (n_ok, n_ab, n_t), (h_ok, h_ab, h_t) = results["naive"], results["hearthd"]
+        all_naive += n_t
+        all_ours += h_t
+        ratio = statistics.median(h_t) / statistics.median(n_t)
+        print(f"{lang:<5}{len(cases):>6}{n_ok:>6.0f}/{len(cases):<3}{h_ok:>8.0f}/{len(cases):<3}"
+              f"{n_ab:>9.0f}/{n_abst:<3}{h_ab:>11.0f}/{n_abst:<3}"
+              f"{statistics.median(n_t):>10.0f}{statistics.median(h_t):>12.0f}{ratio:>7.2f}x")
+    print(f"all: median latency hearthd/naive = {statistics.median(all_ours) / statistics.median(all_naive):.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
