@@ -89,6 +89,7 @@ class AgentConfig:
     max_tokens: int = 160
     temperature: float = 0.0
     min_tool_probability: float = 0.0  # abstain when the chosen tool's first-token probability is lower
+    fast_path: bool = True  # sentence templates (locales/<lang>/sentences) before the model
 
 
 @dataclass

@@ -8,6 +8,14 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+_PUNCT = "\"'“”«»,;:!?()[]।॥"
+
+
+def words_of(text: str) -> list[str]:
+    """Words split on whitespace with punctuation stripped. Not `\\w+`: Devanagari vowel signs are combining
+    marks, and `\\w` would cut "शाम" into pieces."""
+    return [w.strip(_PUNCT) for w in text.split() if w.strip(_PUNCT)]
+
 
 @cache
 def _table(lang: str) -> dict[str, Any] | None:
@@ -25,11 +33,18 @@ def _clock(hour: int, minutes: int) -> str:
     return f"{hour}:{minutes:02d}"
 
 
-def digits_for_times(text: str, lang: str) -> str:
-    """Replace number words (and Hindi's साढ़े/सवा/पौने + hour) with digits; other words are kept as they are."""
+def digits_for_times(text: str, lang: str, in_time_slot: bool = False) -> str:
+    """Replace number words (and Hindi's साढ़े/सवा/पौने + hour) with digits; other words are kept as they are.
+
+    Languages whose table says `only_in_time_slots` are converted only when the text is known to be a time.
+    """
     table = _table(lang)
-    if not table:
+    if not table or (table.get("options", {}).get("only_in_time_slots") and not in_time_slot):
         return text
+    for phrase, minutes in table.get("phrases", {}).items():
+        marker = f"\u2063{minutes:+d}"  # one token that the before-hour rule below understands
+        text = re.sub(rf"\b{re.escape(phrase)}\b", marker, text, flags=re.I)
+        table.setdefault("before_hour", {})[marker] = minutes
     units: dict[str, int] = {k.lower(): v for k, v in table.get("units", {}).items()}
     before: dict[str, int] = {k.lower(): v for k, v in table.get("before_hour", {}).items()}
     whole: dict[str, str] = {k.lower(): v for k, v in table.get("whole", {}).items()}
@@ -75,3 +90,27 @@ def digits_for_times(text: str, lang: str) -> str:
             out.append(tokens[i])
         i += 1
     return "".join(out)
+
+
+_CLOCK = re.compile(r"(?<![\d:])(\d{1,2})(?:[:.](\d{2}))?(?![\d:])|(?<!\d)(\d)(\d{2})(?!\d)")
+
+
+def parse_clock(text: str, lang: str) -> str | None:
+    """A spoken or written time of day as HH:MM ("quarter past six pm" → 18:15, "सुबह साढ़े छह" → 06:30,
+    "половина восьмого вечера" → 19:30, "7.30 am" → 07:30), or None when the text holds no single clear time."""
+    table = _table(lang) or {}
+    low = digits_for_times(text.lower(), lang, in_time_slot=True)
+    matches = _CLOCK.findall(low)
+    if len(matches) != 1:
+        return None
+    h1, m1, h2, m2 = matches[0]
+    hour, minute = (int(h1), int(m1 or 0)) if h1 else (int(h2), int(m2))
+    words = set(words_of(low)) | {w.rstrip(".") for w in words_of(low)}
+    periods = table.get("periods", {})
+    if hour <= 12 and words & set(periods.get("pm", [])):
+        hour = hour % 12 + 12
+    elif hour == 12 and words & set(periods.get("am", [])):
+        hour = 0
+    if hour > 23 or minute > 59:
+        return None
+    return f"{hour:02d}:{minute:02d}"

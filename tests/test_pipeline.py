@@ -187,3 +187,15 @@ def test_language_choice_and_transcription_share_one_encoder_pass(components, mo
         transcript = stt.transcribe(audio)
         assert transcript.lang == "ru" and "будильник" in transcript.text
     assert len(calls) == 2
+
+
+def test_templates_answer_first_and_the_model_takes_the_rest(components) -> None:  # type: ignore[no-untyped-def]
+    trace = Trace()
+    asyncio.run(Pipeline(components, trace).run_text("set an alarm for quarter past six pm"))
+    (call,) = trace.of_type(EventType.TOOL_CALL)
+    assert (call.fields["source"], call.fields["arguments"]) == ("fastpath", {"time": "18:15"})
+    trace = Trace()
+    asyncio.run(Pipeline(components, trace).run_text("I'd like to be woken at 6:45 tomorrow"))
+    calls = trace.of_type(EventType.TOOL_CALL)
+    assert [c.fields["source"] for c in calls] in ([], ["model"])
+    assert all(c.fields["arguments"] == {"time": "06:45"} for c in calls)

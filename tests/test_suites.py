@@ -26,9 +26,29 @@ def test_a_case_needs_a_tool_or_an_abstention(tmp_path: Path) -> None:
         load_suite(bad, "en")
 
 
+@pytest.mark.parametrize("lang", ["en", "ru", "hi"])
+def test_fast_path_is_never_wrong_on_the_suite(lang: str) -> None:
+    """A template match skips the model, so it must be exact; what it does not know it leaves to the model."""
+    from hearthd.agent.fastpath import FastPath
+    from hearthd.tools.alarms import AlarmBook
+    from hearthd.tools.registry import ToolRegistry
+
+    fast = FastPath(ToolRegistry(AlarmBook().tools()))
+    fast.match("warm up", lang)
+    matched = 0
+    for case in load_suite(SUITES / f"{lang}.yaml", lang):
+        decision = fast.match(case.text, lang)
+        if decision is None:
+            continue
+        matched += 1
+        assert decision.source == "fastpath"
+        assert case.judge([(c.name, c.arguments) for c in decision.calls]), case.text
+    assert matched >= 5
+
+
 @pytest.mark.models
 @pytest.mark.parametrize("lang,floor", [("en", 0.85), ("ru", 0.8), ("hi", 0.7)])
-def test_agent_on_the_command_suite(components, lang: str, floor: float) -> None:  # type: ignore[no-untyped-def]
+def test_model_alone_on_the_command_suite(components, lang: str, floor: float) -> None:  # type: ignore[no-untyped-def]
     agent = components.agent()
     cases = load_suite(SUITES / f"{lang}.yaml", lang)
     misses = []

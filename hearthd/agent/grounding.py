@@ -9,6 +9,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from ..numbers import words_of
 from ..tools.registry import Tool
 
 GROUND_KEY = "x-ground"  # schema annotation: how a value must show up in the utterance
@@ -30,7 +31,8 @@ def hours_said(utterance: str, lang: str) -> set[int]:
         if n <= 24:
             hours.add(n % 12 or 12)
     words = {**_hour_words("en"), **_hour_words(lang)}  # English numbers turn up in Hindi and Russian speech
-    for word in re.findall(r"\w+", low):
+    for word in words_of(low):
+        word = word.rstrip(".")
         if word in words:
             hours.add(words[word] % 12 or 12)
     return hours

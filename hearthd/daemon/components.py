@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..agent.agent import Agent
+from ..agent.fastpath import FastPath, Router
 from ..agent.model import ChatModel
 from ..assets import AssetStore
 from ..audio.stt import WhisperSpeechToText
@@ -77,6 +78,11 @@ class Components:
             return WhisperSpeechToText(path, self.cfg.stt)
 
         return self._once("stt", build)
+
+    def router(self) -> Router:
+        """The fast path, then the model; the model loads only when a turn reaches it."""
+        return self._once("router", lambda: Router(FastPath(self.tools) if self.cfg.agent.fast_path else None,
+                                                   self.agent))
 
     def agent(self) -> Agent:
         def build() -> Agent:

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..agent.agent import Agent, Decision
+from ..agent.agent import Decision
 from ..audio.tts import Speech
 from ..audio.vad import EndpointState
 from ..audio.wavio import SAMPLE_RATE
@@ -146,8 +146,8 @@ class Pipeline:
     # -- shared tail ----------------------------------------------------------------------------------------
 
     async def _respond(self, result: TurnResult, speak: bool = True) -> None:
-        agent: Agent = await self._loaded(self.c.agent)
-        decision = await self._blocking(Stage.AGENT, agent.decide, result.transcript, result.lang)
+        router = self.c.router()
+        decision = await self._blocking(Stage.AGENT, router.decide, result.transcript, result.lang)
         result.decision = decision
         if decision.kind == "abstain":
             self.trace.emit(EventType.ABSTAIN, reason=decision.reason, source=decision.source)
@@ -164,10 +164,6 @@ class Pipeline:
         self.trace.emit(EventType.REPLY, text=result.reply, lang=result.lang)
         if speak:
             result.speech = await self._speak(result.reply, result.lang)
-
-    async def _loaded(self, getter: Callable[[], T]) -> T:
-        """Load a component off the loop the first time it is needed."""
-        return await asyncio.get_running_loop().run_in_executor(None, getter)
 
     async def _execute(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         started = time.monotonic()
