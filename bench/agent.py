@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from hearthd.agent.agent import Agent  # noqa: E402
 from hearthd.agent.evaluate import Command, load_suite  # noqa: E402
+from hearthd.agent.fastpath import FastPath, Router  # noqa: E402
 from hearthd.agent.model import ChatModel  # noqa: E402
 from hearthd.agent.parsing import ToolCallParseError, parse_tool_calls  # noqa: E402
 from hearthd.config import load_config  # noqa: E402
@@ -53,7 +54,7 @@ def naive(model: ChatModel, registry: ToolRegistry, case: Command) -> list[tuple
     return calls
 
 
-def hearthd(agent: Agent, case: Command) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
+def hearthd(agent: Agent | Router, case: Command) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
     decision = agent.decide(case.text, case.lang)
     return [(c.name, c.arguments) for c in decision.calls] if decision.kind == "call" else []
 
@@ -69,36 +70,36 @@ def main() -> int:
     model = ChatModel(path, cfg.agent)
     registry = ToolRegistry(AlarmBook().tools())
     agent = Agent(model, registry)
+    router = Router(FastPath(registry), lambda: agent)
     print(f"model: {path.name}; tools: {', '.join(t.name for t in registry)}")
-    header = (f"{'lang':<5}{'cases':>6}{'naive ok':>10}{'hearthd ok':>12}{'naive abst.':>13}{'hearthd abst.':>15}"
-              f"{'naive ms':>10}{'hearthd ms':>12}{'ratio':>8}")
+    arms = [("naive", lambda c: naive(model, registry, c)), ("model", lambda c: hearthd(agent, c)),
+            ("hearthd", lambda c: hearthd(router, c))]
+    print("naive: create_chat_completion(tools=...); model: hearthd's model path alone; hearthd: fast path, then model")
+    header = f"{'lang':<5}{'cases':>6}" + "".join(f"{a + ' ok':>12}{a + ' ms':>11}" for a, _ in arms[:3])
+    header += f"{'model/naive':>13}{'hearthd/naive':>15}"
     print(header)
     print("-" * len(header))
-    all_naive: list[float] = []
-    all_ours: list[float] = []
+    times: dict[str, list[float]] = {a: [] for a, _ in arms}
     for lang in ("en", "ru", "hi"):
         cases = load_suite(ROOT / "tests" / "data" / "commands" / f"{lang}.yaml", lang)
-        results = {}
-        for name, run in (("naive", lambda c: naive(model, registry, c)), ("hearthd", lambda c: hearthd(agent, c))):
-            run(cases[0])  # warm the prompt prefix of this arm, so both arms are measured warm
-            oks, abst, times = 0, 0, []
+        row = f"{lang:<5}{len(cases):>6}"
+        medians = {}
+        for name, run in arms:
+            run(cases[0])  # warm the prompt prefix of this arm, so every arm is measured warm
+            oks, arm_times = 0, []
             for _ in range(args.n):
                 for case in cases:
                     started = time.monotonic()
-                    calls = run(case)
-                    times.append((time.monotonic() - started) * 1000)
-                    oks += case.judge(calls)
-                    abst += case.abstain and calls == []
-            results[name] = (oks / args.n, abst / args.n, times)
-        n_abst = sum(c.abstain for c in cases)
-        (n_ok, n_ab, n_t), (h_ok, h_ab, h_t) = results["naive"], results["hearthd"]
-        all_naive += n_t
-        all_ours += h_t
-        ratio = statistics.median(h_t) / statistics.median(n_t)
-        print(f"{lang:<5}{len(cases):>6}{n_ok:>6.0f}/{len(cases):<3}{h_ok:>8.0f}/{len(cases):<3}"
-              f"{n_ab:>9.0f}/{n_abst:<3}{h_ab:>11.0f}/{n_abst:<3}"
-              f"{statistics.median(n_t):>10.0f}{statistics.median(h_t):>12.0f}{ratio:>7.2f}x")
-    print(f"all: median latency hearthd/naive = {statistics.median(all_ours) / statistics.median(all_naive):.2f}x")
+                    oks += case.judge(run(case))
+                    arm_times.append((time.monotonic() - started) * 1000)
+            times[name] += arm_times
+            medians[name] = statistics.median(arm_times)
+            row += f"{oks / args.n:>8.0f}/{len(cases):<3}{medians[name]:>11.1f}"
+        row += f"{medians['model'] / medians['naive']:>12.2f}x{medians['hearthd'] / medians['naive']:>14.4f}x"
+        print(row)
+    for name in ("model", "hearthd"):
+        ratio = statistics.median(times[name]) / statistics.median(times["naive"])
+        print(f"all languages: median latency {name}/naive = {ratio:.4f}x")
     return 0
 
 
