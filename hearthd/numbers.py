@@ -1,9 +1,19 @@
-"""Spoken numbers and clock times written as digits, from locale data (locales/<lang>/numbers.toml)."""
+"""Spoken numbers, clock times, durations and percentages, from locale data (locales/<lang>/numbers.toml).
+
+Slot values arrive as words ("twenty five minutes", "полтора часа", "ढाई घंटे"); a small model copies words far more
+reliably than it does arithmetic, so the conversion to digits and seconds happens here, in code that can be tested,
+with every language-specific word kept in the locale tables rather than in this file.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from fractions import Fraction
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -99,6 +109,9 @@ def parse_clock(text: str, lang: str) -> str | None:
     """A spoken or written time of day as HH:MM ("quarter past six pm" → 18:15, "सुबह साढ़े छह" → 06:30,
     "половина восьмого вечера" → 19:30, "7.30 am" → 07:30), or None when the text holds no single clear time."""
     table = _table(lang) or {}
+    units = {u.lower() for u in (table.get("duration", {}).get("units", {}))}
+    if units & set(words_of(text.lower())):  # "for 10 minutes" is a duration, not 10:00
+        return None
     low = digits_for_times(text.lower(), lang, in_time_slot=True)
     matches = _CLOCK.findall(low)
     if len(matches) != 1:
@@ -114,3 +127,342 @@ def parse_clock(text: str, lang: str) -> str | None:
     if hour > 23 or minute > 59:
         return None
     return f"{hour:02d}:{minute:02d}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Whole numbers, durations and percentages in a slot. The grammar below is the same for every language; the words
+# come from the [cardinal], [duration] and [percent] sections of the locale's numbers.toml.
+
+_MAX_NUMBER = 9999
+_DEVANAGARI_DIGITS = str.maketrans("०१२३४५६७८९", "0123456789")
+_HYPHEN = re.compile(r"(?<=\S)[-\u2010\u2011\u2013\u2014](?=\S)")  # "twenty-five", "пол-часа"; not "-5"
+_DIGIT_EDGE = re.compile(r"(?<=[0-9])(?=[^\W\d_]|%)|(?<=[^\W\d_])(?=[0-9])")  # "15мин", "50%", "10मिनट"
+_HALF = Fraction(1, 2)
+
+
+def _fold(text: str) -> str:
+    """One spelling per word. Whisper writes the same Hindi word with or without nukta (हज़ार/हजार, डेढ़/डेढ) and
+    with chandrabindu or anusvara (पाँच/पांच), and Russian with or without ё; tables and speech are folded alike, so
+    a table lists each word once and no spelling is missed."""
+    text = unicodedata.normalize("NFC", text).lower().replace("ё", "е")
+    for mark, plain in (("\u093c", ""), ("\u0901", "\u0902"), ("\u200c", ""), ("\u200d", "")):
+        text = text.replace(mark, plain)
+    return text
+
+
+def _tokens(text: str) -> tuple[str, ...]:
+    """Folded words with digits split from letters and edge punctuation dropped ("50%" → "50", "%"), so that
+    "15мин", "twenty-five" and "१० मिनट" read like their spaced, ASCII-digit forms."""
+    text = _HYPHEN.sub(" ", _fold(text).translate(_DEVANAGARI_DIGITS))
+    text = _DIGIT_EDGE.sub(" ", text)
+    return tuple(t for t in (w.strip(_PUNCT + ".") for w in text.split()) if t)
+
+
+def _whole_digits(token: str, decimal_comma: bool) -> int | None:
+    """Digits as a whole number: "25", or "1,200" where a comma groups thousands (not in Russian, where "1,5" is
+    one and a half)."""
+    if re.fullmatch(r"[0-9]+", token):
+        return int(token)
+    if not decimal_comma and re.fullmatch(r"[0-9]{1,3}(?:,[0-9]{3})+", token):
+        return int(token.replace(",", ""))
+    return None
+
+
+def _decimal_digits(token: str, decimal_comma: bool) -> Fraction | None:
+    """Digits with a decimal mark, "1.5" (or "1,5" where the comma is one): only durations have them ("1.5 hours")."""
+    if re.fullmatch(r"[0-9]+\.[0-9]+", token) or (decimal_comma and re.fullmatch(r"[0-9]+,[0-9]+", token)):
+        return Fraction(token.replace(",", "."))
+    return None
+
+
+@dataclass(frozen=True)
+class _Spoken:
+    """One language's number words, folded. See the comments in locales/en/numbers.toml for each part."""
+
+    words: dict[str, int]  # single words below 100 (Hindi: 0-100)
+    tens: frozenset[str]  # may take a ones word after them: "twenty five"
+    hundreds: dict[str, int]  # Russian сто, двести ...: hundreds said as one word
+    scales: dict[str, int]  # hundred, thousand, सौ, тысяча: multiply what precedes them
+    fillers: frozenset[str]  # "and" after a scale word
+    articles: frozenset[str]  # "a"/"an": one, before a scale or a unit
+    fractions: dict[str, Fraction]  # half, полтора, डेढ़: amounts on their own
+    before: dict[str, Fraction]  # साढ़े, सवा, पौने: added to the number after them
+    and_half: tuple[tuple[str, ...], ...]  # "and a half", "с половиной"
+    decimal_comma: bool
+    units: dict[str, int]  # seconds in each unit word
+    bare_units: frozenset[str]  # unit words that mean one of themselves: "час"
+    whole_durations: dict[str, int]  # "полчаса": a whole duration in one word
+    joiners: frozenset[str]  # between duration parts: "and", "и", "और"
+    connectors: frozenset[str]  # between a fraction and its unit: "of"
+    percent_signs: tuple[tuple[str, ...], ...]
+    whole_percents: dict[str, int]  # "max", "половина", "पूरा"
+
+
+def _folded(lang: str, name: str, section: dict[str, Any]) -> dict[str, Any]:
+    """Keys folded; two spellings that fold together must agree, or the table is wrong (fail loudly, once)."""
+    out: dict[str, Any] = {}
+    for key, value in section.items():
+        word = " ".join(_tokens(key))
+        if out.get(word, value) != value:
+            raise ValueError(f"locales/{lang}/numbers.toml [{name}]: {key!r} folds onto a word with another value")
+        out[word] = value
+    return out
+
+
+def _own_spoken(lang: str) -> _Spoken:
+    table = _table(lang) or {}
+    cardinal: dict[str, Any] = table.get("cardinal", {})
+    duration: dict[str, Any] = table.get("duration", {})
+    percent: dict[str, Any] = table.get("percent", {})
+
+    def words(section: dict[str, Any], name: str) -> dict[str, int]:
+        return {k: int(v) for k, v in _folded(lang, name, section.get(name, {})).items()}
+
+    def amounts(name: str) -> dict[str, Fraction]:
+        return {k: Fraction(str(v)) for k, v in _folded(lang, name, cardinal.get(name, {})).items()}
+
+    def wordset(section: dict[str, Any], name: str) -> frozenset[str]:
+        return frozenset(" ".join(_tokens(w)) for w in section.get(name, []))
+
+    def phrases(section: dict[str, Any], name: str) -> tuple[tuple[str, ...], ...]:
+        return tuple(_tokens(p) for p in section.get(name, []))
+
+    return _Spoken(
+        words=words(cardinal, "words"),
+        tens=wordset(cardinal, "tens"),
+        hundreds=words(cardinal, "hundreds"),
+        scales=words(cardinal, "scales"),
+        fillers=wordset(cardinal, "fillers"),
+        articles=wordset(cardinal, "articles"),
+        fractions=amounts("fractions"),
+        before=amounts("before"),
+        and_half=phrases(cardinal, "and_half"),
+        decimal_comma=bool(cardinal.get("decimal_comma", False)),
+        units=words(duration, "units"),
+        bare_units=wordset(duration, "bare"),
+        whole_durations=words(duration, "whole"),
+        joiners=wordset(duration, "joiners"),
+        connectors=wordset(duration, "connectors"),
+        percent_signs=phrases(percent, "signs"),
+        whole_percents=words(percent, "whole"),
+    )
+
+
+@cache
+def _spoken(lang: str) -> _Spoken:
+    """The language's own words, plus those of any language its table borrows from (Hindi speech is full of
+    English numbers); the language's own entry wins where both have a word."""
+    own = _own_spoken(lang)
+    borrowed = (_table(lang) or {}).get("options", {}).get("borrow", [])
+    merged: dict[str, Any] = {}
+    for field in dataclasses.fields(_Spoken):
+        value = getattr(own, field.name)
+        for other in (_own_spoken(name) for name in borrowed if name != lang):
+            theirs = getattr(other, field.name)
+            if isinstance(value, dict):
+                value = {**theirs, **value}
+            elif isinstance(value, frozenset):
+                value = value | theirs
+            elif isinstance(value, tuple):
+                value = value + tuple(p for p in theirs if p not in value)
+        merged[field.name] = value
+    return _Spoken(**merged)
+
+
+class _Reader:
+    """Every way the tokens from a position can be read as a number, an amount or a duration.
+
+    Each method yields all its readings as (value, index after it), not just the longest: the callers keep only the
+    readings that use up the whole slot, and answer only when those agree. That is what makes "five six", "twenty
+    twenty" and "ten minutes please" come back as None instead of a guess.
+    """
+
+    def __init__(self, spoken: _Spoken, tokens: tuple[str, ...]) -> None:
+        self.s = spoken
+        self.tokens = tokens
+
+    def at(self, i: int) -> str:
+        return self.tokens[i] if i < len(self.tokens) else ""
+
+    def small(self, i: int) -> Iterator[tuple[int, int]]:
+        """A number with no scale word: digits, or [hundreds word] then a word below 100, or a tens word and a
+        ones word ("сто двадцать пять", "ninety nine", "पच्चीस")."""
+        s = self.s
+        digits = _whole_digits(self.at(i), s.decimal_comma)
+        if digits is not None:
+            yield digits, i + 1
+            return
+        hundreds = s.hundreds.get(self.at(i), 0)
+        if hundreds:
+            yield hundreds, i + 1
+            i += 1
+        word = self.at(i)
+        value = s.words.get(word)
+        if value is None or (hundreds and not 0 < value < 100):
+            return
+        yield hundreds + value, i + 1
+        ones = s.words.get(self.at(i + 1))
+        if word in s.tens and ones is not None and 1 <= ones <= 9:
+            yield hundreds + value + ones, i + 2
+
+    def multiplier(self, i: int) -> Iterator[tuple[Fraction, int]]:
+        """What a scale word multiplies: "two" hundred, "a" thousand, "डेढ़" सौ, "साढ़े तीन" सौ, "полторы" тысячи."""
+        s = self.s
+        for value, end in self.small(i):
+            yield Fraction(value), end
+        word = self.at(i)
+        if word in s.articles:
+            yield Fraction(1), i + 1
+        if word in s.fractions:
+            yield s.fractions[word], i + 1
+        yield from self.shifted(i)
+
+    def shifted(self, i: int) -> Iterator[tuple[Fraction, int]]:
+        """Hindi's साढ़े/सवा/पौने before a number: साढ़े तीन = 3½, पौने दो = 1¾."""
+        shift = self.s.before.get(self.at(i))
+        if shift is not None:
+            for value, end in self.small(i + 1):
+                if value > 0:
+                    yield value + shift, end
+
+    def number(self, i: int, below: int | None = None) -> Iterator[tuple[Fraction, int]]:
+        """A number with scale words, each smaller than the one before ("one thousand two hundred and five",
+        "две тысячи пятьсот", "दो हज़ार पाँच सौ"); a scale word alone is one of itself ("тысяча", "सौ")."""
+        s = self.s
+        for plain, end in self.small(i):
+            if below is None or plain < below:
+                yield Fraction(plain), end
+        for factor, j in [*self.multiplier(i), (Fraction(1), i)]:
+            scale = s.scales.get(self.at(j))
+            if scale is None or factor <= 0 or (below is not None and (scale >= below or factor * scale >= below)):
+                continue
+            value = factor * scale
+            yield value, j + 1
+            starts = [j + 1, j + 2] if self.at(j + 1) in s.fillers else [j + 1]
+            for start in starts:
+                for rest, end in self.number(start, below=scale):
+                    if rest > 0:
+                        yield value + rest, end
+
+    def halves(self, i: int) -> Iterator[int]:
+        for phrase in self.s.and_half:
+            if self.tokens[i : i + len(phrase)] == phrase:
+                yield i + len(phrase)
+
+    def amount(self, i: int) -> Iterator[tuple[Fraction, int]]:
+        """How many of a unit: a number, digits with a decimal point, a fraction word ("half", "полтора", "ढाई"),
+        a number and a half ("two and a half", "два с половиной") or a number of fractions ("three quarters")."""
+        s = self.s
+        word = self.at(i)
+        decimal = _decimal_digits(word, s.decimal_comma)
+        if decimal is not None:
+            yield decimal, i + 1
+        if word in s.fractions:
+            yield s.fractions[word], i + 1
+        if word in s.articles and self.at(i + 1) in s.fractions:  # "a half hour", "a quarter of an hour"
+            yield s.fractions[self.at(i + 1)], i + 2
+        yield from self.shifted(i)
+        for value, end in self.number(i):
+            yield value, end
+            if value.denominator == 1 and value > 0:
+                for after in self.halves(end):
+                    yield value + _HALF, after
+                part = s.fractions.get(self.at(end))
+                if part is not None and part < 1:
+                    yield value * part, end + 1
+
+    def parts(self, i: int) -> Iterator[tuple[Fraction, int, int]]:
+        """One part of a duration as (seconds, size of its unit, index after it): "ten minutes", "half an hour",
+        "an hour and a half", "час", "полчаса"."""
+        s = self.s
+        word = self.at(i)
+        if word in s.whole_durations:
+            seconds = s.whole_durations[word]
+            yield Fraction(seconds), seconds, i + 1
+        counts = list(self.amount(i))
+        if word in s.articles:
+            counts.append((Fraction(1), i + 1))  # "an hour"
+        if word in s.bare_units:
+            counts.append((Fraction(1), i))  # "час", "minute"
+        for count, j in counts:
+            if count <= 0:
+                continue
+            starts = {j}
+            if count < 1:  # "half an hour", "quarter of an hour"
+                if self.at(j) in s.connectors:
+                    starts.add(j + 1)
+                starts |= {k + 1 for k in starts if self.at(k) in s.articles}
+            for k in starts:
+                unit = s.units.get(self.at(k))
+                if unit is None:
+                    continue
+                yield count * unit, unit, k + 1
+                if count.denominator == 1:  # "an hour and a half", "час с половиной"
+                    for end in self.halves(k + 1):
+                        yield (count + _HALF) * unit, unit, end
+
+    def durations(self, i: int, below: int | None = None) -> Iterator[Fraction]:
+        """Whole-slot readings as seconds: parts from larger units to smaller ("два часа тридцать минут"), each
+        unit once, optionally joined by "and"/"и"/"और"."""
+        for seconds, size, j in self.parts(i):
+            if below is not None and size >= below:
+                continue
+            if j == len(self.tokens):
+                yield seconds
+                continue
+            starts = [j, j + 1] if self.at(j) in self.s.joiners else [j]
+            for start in starts:
+                for rest in self.durations(start, below=size):
+                    yield seconds + rest
+
+
+def _only(values: Iterable[Fraction], low: int, high: int | None = None) -> int | None:
+    """The one whole value all full readings agree on, if it lies in range; None when there is none or they differ."""
+    wholes = {int(v) for v in values if v.denominator == 1}
+    if len(wholes) != 1:
+        return None
+    value = wholes.pop()
+    return value if value >= low and (high is None or value <= high) else None
+
+
+def parse_number(text: str, lang: str) -> int | None:
+    """A whole number 0-9999 said in words or written in digits ("twenty five", "a hundred and ten", "две тысячи",
+    "पच्चीस", "एक सौ दस", "pachees", "२५"), or None unless the text is exactly one such number.
+
+    Slots like a count or a level reach tools as whatever Whisper wrote, and a tool must act on the number meant or
+    not at all; so anything extra, a fraction ("полторы") or two numbers in a row gives None rather than a guess.
+    """
+    tokens = _tokens(text)
+    reader = _Reader(_spoken(lang), tokens)
+    return _only((v for v, end in reader.number(0) if end == len(tokens)), 0, _MAX_NUMBER) if tokens else None
+
+
+def parse_duration(text: str, lang: str) -> int | None:
+    """A duration in seconds: "ten minutes" → 600, "an hour and a half" → 5400, "quarter of an hour" → 900,
+    "полчаса" → 1800, "два часа тридцать минут" → 9000, "15 мин" → 900, "ढाई घंटे" → 9000, "dedh ghanta" → 5400.
+
+    Timers need seconds, and the ways to say a duration (fractions, halves added after the unit, Hindi's सवा/पौने,
+    Russian's полтора) are too many to leave to the model. The text must be the duration and nothing else: "for"
+    or "на" in front, a zero, or a part that is not whole seconds gives None.
+    """
+    tokens = _tokens(text)
+    return _only(_Reader(_spoken(lang), tokens).durations(0), 1) if tokens else None
+
+
+def parse_percent(text: str, lang: str) -> int | None:
+    """A level 0-100: a number with or without a percent word ("fifty percent", "50%", "пятьдесят процентов",
+    "पचास प्रतिशत"), or a word that is a level on its own ("max", "половина", "पूरा"); None above 100 or otherwise.
+
+    Volume and brightness are said as often as words like "full" as in numbers, and both should set the same level.
+    """
+    tokens = _tokens(text)
+    if not tokens:
+        return None
+    spoken = _spoken(lang)
+    values: list[Fraction] = []
+    if len(tokens) == 1 and tokens[0] in spoken.whole_percents:
+        values.append(Fraction(spoken.whole_percents[tokens[0]]))
+    for value, end in _Reader(spoken, tokens).number(0):
+        if end == len(tokens) or tokens[end:] in spoken.percent_signs or tokens[end:] == ("%",):  # "%" is universal
+            values.append(value)
+    return _only(values, 0, 100)
