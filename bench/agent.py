@@ -1,12 +1,14 @@
 """The hearthd agent against the naive baseline, on the same model and the same system prompts.
 
-    .venv/bin/python bench/agent.py [-n 1] [--model PATH]
+    .venv/bin/python bench/agent.py [-n 1] [--stride K] [--model PATH]
 
 naive:   llama-cpp-python `create_chat_completion(tools=...)` with the GGUF's own template, the answer
          parsed leniently (tool_calls, <tool_call> blocks, fenced or bare JSON);
 hearthd: Agent.decide (prefilled call, grammar, validation, grounding, number words as digits).
-Both run warm (prompt prefix cached) over tests/data/commands/<lang>.yaml; prints exact-match accuracy,
-correct abstentions and median latency per language, and the median latency ratio hearthd/naive.
+All arms run warm (prompt prefix cached) over tests/data/commands/<lang>.yaml (every K-th case) with the
+catalogue tests/data/commands/tools.yaml; prints accuracy (exact call, abstention, or for a request missing
+a detail: hearthd asks for it, the naive arm at least does not guess), median latency per language, and the
+median latency ratios against the naive arm.
 """
 
 from __future__ import annotations
@@ -24,14 +26,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from hearthd.agent.agent import Agent  # noqa: E402
-from hearthd.agent.evaluate import Command, load_suite  # noqa: E402
+from hearthd.agent.evaluate import Command, load_catalogue, load_suite  # noqa: E402
 from hearthd.agent.fastpath import FastPath, Router  # noqa: E402
 from hearthd.agent.model import ChatModel  # noqa: E402
 from hearthd.agent.parsing import ToolCallParseError, parse_tool_calls  # noqa: E402
 from hearthd.config import load_config  # noqa: E402
 from hearthd.daemon.components import make_store  # noqa: E402
 from hearthd.locale import system_prompt  # noqa: E402
-from hearthd.tools.alarms import AlarmBook  # noqa: E402
 from hearthd.tools.registry import ToolRegistry  # noqa: E402
 
 
@@ -54,25 +55,31 @@ def naive(model: ChatModel, registry: ToolRegistry, case: Command) -> list[tuple
     return calls
 
 
-def hearthd(agent: Agent | Router, case: Command) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
-    decision = agent.decide(case.text, case.lang)
-    return [(c.name, c.arguments) for c in decision.calls] if decision.kind == "call" else []
+def judge_naive(case: Command, calls: list[tuple[str, dict]]) -> bool:  # type: ignore[type-arg]
+    return calls == [] if case.kind == "clarify" else case.judge(calls)
+
+
+def hearthd(agent: Agent | Router, case: Command) -> bool:
+    if isinstance(agent, Router):
+        agent.reset()
+    return case.judge_decision(agent.decide(case.text, case.lang))
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, default=1, help="passes over the suites (latency is the median of all)")
     ap.add_argument("--model", type=Path, help="a GGUF (default: the configured agent model)")
+    ap.add_argument("--stride", type=int, default=1, help="every K-th case of each suite")
     args = ap.parse_args()
     with tempfile.NamedTemporaryFile("w", suffix=".toml") as empty:
         cfg = load_config(empty.name, environ={})
     path = args.model or make_store(cfg).resolve(cfg.agent.model)
     model = ChatModel(path, cfg.agent)
-    registry = ToolRegistry(AlarmBook().tools())
-    agent = Agent(model, registry)
+    registry = load_catalogue(ROOT / "tests" / "data" / "commands" / "tools.yaml")
+    agent = Agent(model, registry, min_relevance=cfg.agent.min_relevance)
     router = Router(FastPath(registry), lambda: agent)
     print(f"model: {path.name}; tools: {', '.join(t.name for t in registry)}")
-    arms = [("naive", lambda c: naive(model, registry, c)), ("model", lambda c: hearthd(agent, c)),
+    arms = [("naive", lambda c: judge_naive(c, naive(model, registry, c))), ("model", lambda c: hearthd(agent, c)),
             ("hearthd", lambda c: hearthd(router, c))]
     print("naive: create_chat_completion(tools=...); model: hearthd's model path alone; hearthd: fast path, then model")
     header = f"{'lang':<5}{'cases':>6}" + "".join(f"{a + ' ok':>12}{a + ' ms':>11}" for a, _ in arms[:3])
@@ -81,7 +88,7 @@ def main() -> int:
     print("-" * len(header))
     times: dict[str, list[float]] = {a: [] for a, _ in arms}
     for lang in ("en", "ru", "hi"):
-        cases = load_suite(ROOT / "tests" / "data" / "commands" / f"{lang}.yaml", lang)
+        cases = load_suite(ROOT / "tests" / "data" / "commands" / f"{lang}.yaml", lang)[:: args.stride]
         row = f"{lang:<5}{len(cases):>6}"
         medians = {}
         for name, run in arms:
@@ -90,7 +97,7 @@ def main() -> int:
             for _ in range(args.n):
                 for case in cases:
                     started = time.monotonic()
-                    oks += case.judge(run(case))
+                    oks += run(case)
                     arm_times.append((time.monotonic() - started) * 1000)
             times[name] += arm_times
             medians[name] = statistics.median(arm_times)

@@ -158,20 +158,29 @@ def _default_models(cfg: Config) -> list[str]:
     return names
 
 
-def cmd_eval(args: argparse.Namespace, cfg: Config) -> int:
-    from .agent.bfcl import categories as bfcl_categories
-    from .agent.evaluate import evaluate
+def _eval_model(args: argparse.Namespace, cfg: Config) -> Any:
     from .agent.model import ChatModel
     from .daemon.components import make_store
 
-    if not args.bfcl:
-        print("hearthd eval: give --bfcl DIR (the command suites arrive with the fast path)", file=sys.stderr)
-        return EXIT_USAGE
-    root = Path(args.bfcl)
-    cats = args.category or bfcl_categories(root)
     path = Path(args.model) if args.model else make_store(cfg).resolve(cfg.agent.model,
                                                                         cfg.agent.model_path or None)
-    model = ChatModel(path, cfg.agent)
+    return ChatModel(path, cfg.agent)
+
+
+def cmd_eval(args: argparse.Namespace, cfg: Config) -> int:
+    if bool(args.bfcl) == bool(args.suite):
+        print("hearthd eval: give --bfcl DIR or --suite YAML", file=sys.stderr)
+        return EXIT_USAGE
+    return _eval_bfcl(args, cfg) if args.bfcl else _eval_suites(args, cfg)
+
+
+def _eval_bfcl(args: argparse.Namespace, cfg: Config) -> int:
+    from .agent.bfcl import categories as bfcl_categories
+    from .agent.evaluate import evaluate
+
+    root = Path(args.bfcl)
+    cats = args.category or bfcl_categories(root)
+    model = _eval_model(args, cfg)
 
     def show(category: str, r: Any) -> None:
         if args.json:
@@ -180,17 +189,72 @@ def cmd_eval(args: argparse.Namespace, cfg: Config) -> int:
         elif args.verbose and not r.ok:
             print(f"  miss {r.id}: {r.reason} {r.calls}", file=sys.stderr)
 
-    reports = evaluate(model, root, cats, args.limit, show, cfg.agent.min_tool_probability)
+    reports = evaluate(model, root, cats, args.limit, show, cfg.agent.min_tool_probability,
+                       cfg.agent.min_relevance)
     if args.json:
         for rep in reports:
             print(json.dumps(rep.summary()))
     else:
-        print(f"model: {path.name}")
+        print(f"model: {model.path.name}")
         print(f"{'category':<22}{'cases':>6}{'accuracy':>10}{'abstained':>11}{'p50 ms':>9}{'p95 ms':>9}")
         for rep in reports:
             s = rep.summary()
             print(f"{rep.category:<22}{s['cases']:>6}{100 * s['accuracy']:>9.1f}%{100 * s['abstention_rate']:>10.1f}%"
                   f"{s['p50_ms']:>9.0f}{s['p95_ms']:>9.0f}")
+    return EXIT_OK
+
+
+def _eval_suites(args: argparse.Namespace, cfg: Config) -> int:
+    from .agent.agent import Agent
+    from .agent.evaluate import load_catalogue, load_suite, run_suite
+    from .agent.fastpath import FastPath, Router
+    from .daemon.components import prompt_cache_dir
+
+    suites = [Path(s) for s in args.suite]
+    catalogue = Path(args.catalogue) if args.catalogue else suites[0].parent / "tools.yaml"
+    registry = load_catalogue(catalogue)
+    agents: list[Agent] = []
+
+    def agent() -> Agent:  # the model loads only when a case reaches it
+        if not agents:
+            agents.append(Agent(_eval_model(args, cfg), registry, state_dir=prompt_cache_dir(),
+                                min_tool_probability=cfg.agent.min_tool_probability,
+                                min_relevance=cfg.agent.min_relevance))
+        return agents[0]
+
+    router = Router(None if args.no_fast_path else FastPath(registry), agent, cfg.agent.clarify_timeout_s,
+                    cfg.agent.clarify_turns)
+
+    def show(r: Any) -> None:
+        d = r.decision
+        got = [[c.name, c.arguments] for c in d.calls]
+        if args.json:
+            print(json.dumps({"type": "eval_case", "lang": r.command.lang, "text": r.command.text, "ok": r.ok,
+                              "kind": d.kind, "calls": got, "missing": d.missing, "source": d.source,
+                              "reason": d.reason, "ms": round(r.ms, 1)}, ensure_ascii=False))
+        elif args.verbose and not r.ok:
+            print(f"  miss [{r.command.lang}] {r.command.text!r}: {d.kind} {got} {d.missing} ({d.reason})",
+                  file=sys.stderr)
+
+    reports = []
+    for path in suites:
+        cases = load_suite(path, path.stem)[: args.limit]
+        reports.append(run_suite(router, cases, registry, show))
+    rows = [rep.summary() for rep in reports]
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+        return EXIT_OK
+    print(f"suites: {', '.join(str(p) for p in suites)}; fast path {'off' if args.no_fast_path else 'on'}")
+    print(f"{'lang':<6}{'cases':>6}{'exact':>8}{'calls':>8}{'abstain':>9}{'clarify':>9}{'unsafe':>8}"
+          f"{'fast':>7}{'p50 ms':>9}{'p95 ms':>9}{'fast p50':>10}{'model p50':>11}")
+    for r in rows:
+        fast = "-" if r["fast_p50_ms"] is None else f"{r['fast_p50_ms']:.1f}"
+        slow = "-" if r["model_p50_ms"] is None else f"{r['model_p50_ms']:.0f}"
+        print(f"{r['lang']:<6}{r['cases']:>6}{100 * r['accuracy']:>7.1f}%{100 * r['calls']:>7.1f}%"
+              f"{100 * r['abstain']:>8.1f}%{100 * r['clarify']:>8.1f}%{r['unsafe']:>8}"
+              f"{100 * r['fast_path_share']:>6.0f}%"
+              f"{r['p50_ms']:>9.0f}{r['p95_ms']:>9.0f}{fast:>10}{slow:>11}")
     return EXIT_OK
 
 
@@ -237,8 +301,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["list", "fetch", "verify"])
     p.add_argument("names", nargs="*", help="asset names (default: the configured ones)")
 
-    p = command("eval", cmd_eval, "score the agent on a benchmark (BFCL v4 format)")
+    p = command("eval", cmd_eval, "score the agent on BFCL v4 cases or on hearthd's own command suites")
     p.add_argument("--bfcl", metavar="DIR", help="a directory with BFCL_v4_<category>.json and possible_answer/")
+    p.add_argument("--suite", metavar="YAML", action="append",
+                   help="a command suite, tests/data/commands/<lang>.yaml (repeatable; the language is the file name)")
+    p.add_argument("--catalogue", metavar="YAML", help="the suites' tool catalogue (default: tools.yaml beside them)")
+    p.add_argument("--no-fast-path", action="store_true", help="send every suite case to the model")
     p.add_argument("--category", action="append", help="a category (repeatable; default: all in DIR)")
     p.add_argument("--limit", type=int, help="the first N cases of each category")
     p.add_argument("--model", help="a GGUF to evaluate instead of the configured agent model")

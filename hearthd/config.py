@@ -89,7 +89,10 @@ class AgentConfig:
     max_tokens: int = 160
     temperature: float = 0.0
     min_tool_probability: float = 0.0  # abstain when the chosen tool's first-token probability is lower
+    min_relevance: float = 0.55  # abstain when P(the chosen tool does what was asked) is lower; 0 turns it off
     fast_path: bool = True  # sentence templates (locales/<lang>/sentences) before the model
+    clarify_timeout_s: float = 30.0  # how long a question for a missing detail stays open
+    clarify_turns: int = 2  # questions asked for one request before giving up
 
 
 @dataclass

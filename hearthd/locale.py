@@ -51,6 +51,13 @@ def phrase(lang: str, key: str, **values: Any) -> str:
     return table[key].format(**values)
 
 
+def ask_phrase(lang: str, argument: str) -> str:
+    """The question for a missing argument: its own phrase ("For what time?") or the generic one."""
+    table = phrases(lang)
+    key = f"ask.{argument}"
+    return table[key] if key in table else phrase(lang, "ask.generic", argument=argument)
+
+
 @cache
 def system_prompt(lang: str) -> str:
     """The agent's system prompt for a language."""

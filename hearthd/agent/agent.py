@@ -14,16 +14,17 @@ from ..locale import system_prompt
 from ..numbers import digits_for_times
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from .grammar import CALL_TAIL, NO_TOOL, PREFILL, arguments_grammars, arguments_head, no_tool_schema
-from .grounding import ungrounded_arguments
+from .grounding import missing_arguments, ungrounded_arguments
 from .model import ChatModel
 from .parsing import ToolCall, ToolCallParseError, parse_tool_calls, strip_thinking
+from .relevance import RelevanceCheck
 
 
 @dataclass
 class Decision:
     """What to do about an utterance: run calls, or abstain (with the reason, for the trace)."""
 
-    kind: Literal["call", "abstain"]
+    kind: Literal["call", "abstain", "clarify"]
     calls: list[ToolCall] = field(default_factory=list)
     reason: str = ""
     source: str = "model"
@@ -32,6 +33,9 @@ class Decision:
     completion_tokens: int = 0
     seconds: float = 0.0
     name_probs: dict[str, float] = field(default_factory=dict)
+    relevance: float | None = None  # P(the chosen tool does what was asked), when the check ran
+    say: str = ""  # phrase key of the reply when it is not the default one for the kind
+    missing: str = ""  # clarify: the required argument to ask for (calls[0] is the call waiting for it)
 
 
 def time_context(now: datetime) -> str:
@@ -44,7 +48,7 @@ class Agent:
     """Asks the model for a call under a grammar derived from the tools, then validates what comes back."""
 
     def __init__(self, model: ChatModel, registry: ToolRegistry, state_dir: Path | None = None,
-                 min_tool_probability: float = 0.0) -> None:
+                 min_tool_probability: float = 0.0, min_relevance: float = 0.0) -> None:
         self.model = model
         self.state_dir = state_dir
         self.registry = registry
@@ -52,6 +56,8 @@ class Agent:
         # no_tool first: the catalogue's shared head stays one cacheable prefix whatever tools follow it
         self._tools = [no_tool_schema()] + registry.openai_schemas()
         self.min_tool_probability = min_tool_probability
+        self.min_relevance = min_relevance
+        self._relevance = RelevanceCheck(model) if min_relevance > 0 else None
 
     def messages(self, text: str, lang: str, now: datetime) -> list[dict[str, Any]]:
         # The clock is left out for now: beside the user's words a 0.5B model copies it into arguments,
@@ -104,10 +110,30 @@ class Agent:
             group = [n for n in group if depth < len(seqs[n]) and seqs[n][depth] == chosen[-1]]
         return group[0]
 
-    def decide(self, text: str, lang: str, now: datetime | None = None) -> Decision:
-        """Blocking: run the model once and check its answer (call from an executor thread)."""
+    def relevant(self, name: str, text: str) -> float | None:
+        """P(tool `name` does what `text` asks), or None when the check is off."""
+        if self._relevance is None:
+            return None
+        return self._relevance.probability(self.registry.get(name), text)
+
+    def decide(self, text: str, lang: str, now: datetime | None = None, only: str | None = None) -> Decision:
+        """Blocking: run the model once and check its answer (call from an executor thread). With `only`, the
+        tool is already known (a clarification being answered) and just its arguments are decoded."""
         started = time.monotonic()
         text = digits_for_times(text, lang)  # "साढ़े छह" → "6:30": small models read digits far better
+        decision = self._arguments(only, text, lang, now, {}) if only else self._decide(text, lang, now)
+        decision.seconds = time.monotonic() - started
+        return decision
+
+    def _decide(self, text: str, lang: str, now: datetime | None) -> Decision:
+        names = [t.name for t in self.registry]
+        relevance: float | None = None
+        if len(names) == 1:
+            # One candidate: ask the cheap question first, and skip the catalogue prompt when the answer is no.
+            relevance = self.relevant(names[0], text)
+            if relevance is not None and relevance < self.min_relevance:
+                return Decision("abstain", reason=f"not something {names[0]} does (p={relevance:.2f})",
+                                relevance=relevance)
         prompt = self.prompt(text, lang, now)
         self.prefix_status = self.model.ensure_prefix(self.prefix(lang), self.state_dir)
         probs = self.name_probabilities(prompt)
@@ -115,17 +141,33 @@ class Agent:
         if best == NO_TOOL or probs[best] < self.min_tool_probability:
             # Decided at the first token: no need to decode a reason nobody will hear.
             why = "no tool fits" if best == NO_TOOL else f"unsure which tool ({best} p={probs[best]:.2f})"
-            decision = Decision("abstain", reason=why, raw="")
-        else:
-            best = self.choose_tool(prompt, probs)
-            # The name is decided; feed it and the literal JSON around the arguments as prompt and decode
-            # only the argument values, under that one tool's schema.
-            head = arguments_head(best)
-            completion = self.model.complete(prompt + head, grammar=self._grammars[best])
-            decision = self.check(PREFILL + head + completion.text + CALL_TAIL, text, lang)
-            decision.prompt_tokens = completion.prompt_tokens
-            decision.completion_tokens = completion.completion_tokens
-        decision.seconds = time.monotonic() - started
+            return Decision("abstain", reason=why, name_probs=probs, relevance=relevance)
+        best = self.choose_tool(prompt, probs)
+        if relevance is None:
+            relevance = self.relevant(best, text)
+            if relevance is not None and relevance < self.min_relevance:
+                return Decision("abstain", reason=f"not something {best} does (p={relevance:.2f})",
+                                name_probs=probs, relevance=relevance)
+        decision = self._arguments(best, text, lang, now, probs)
+        decision.relevance = relevance
+        return decision
+
+    def _arguments(self, name: str, text: str, lang: str, now: datetime | None,
+                   probs: dict[str, float]) -> Decision:
+        """The tool is decided: ask for a required argument the user has not said, or decode the values."""
+        missing = missing_arguments(self.registry.get(name), text, lang)
+        if missing:
+            return Decision("clarify", calls=[ToolCall(name, {})], missing=missing[0], name_probs=probs,
+                            reason=f"{name}: {missing[0]} not said")
+        # Feed the name and the literal JSON around the arguments as prompt and decode only the argument values,
+        # under that one tool's schema.
+        head = arguments_head(name)
+        prompt = self.prompt(text, lang, now)
+        self.prefix_status = self.model.ensure_prefix(self.prefix(lang), self.state_dir)
+        completion = self.model.complete(prompt + head, grammar=self._grammars[name])
+        decision = self.check(PREFILL + head + completion.text + CALL_TAIL, text, lang)
+        decision.prompt_tokens = completion.prompt_tokens
+        decision.completion_tokens = completion.completion_tokens
         decision.name_probs = probs
         return decision
 

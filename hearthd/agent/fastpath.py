@@ -2,21 +2,40 @@
 
 from __future__ import annotations
 
+import time
+import tomllib
 from collections.abc import Callable
-from functools import cached_property
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache, cached_property
 from importlib import resources
 from typing import Any
 
 import yaml
 
 from ..config import SUPPORTED_LANGUAGES
-from ..numbers import parse_clock
+from ..numbers import parse_clock, words_of
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from .agent import Agent, Decision
 from .parsing import ToolCall
+from .when import absolute_times
+
 
 # How a slot's matched text becomes an argument value; a slot that cannot be read sends the turn to the model.
-SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": parse_clock}
+def _duration(text: str, lang: str) -> int | None:
+    from ..numbers import parse_duration
+
+    return parse_duration(text, lang)
+
+
+def _percent(text: str, lang: str) -> int | None:
+    from ..numbers import parse_percent
+
+    return parse_percent(text, lang)
+
+
+SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": parse_clock, "seconds": _duration,
+                                                      "percent": _percent}
 
 
 class FastPath:
@@ -56,6 +75,11 @@ class FastPath:
             if value is None:
                 return None
             arguments[name] = value
+        tool = self.registry.get(result.intent.name)
+        missing = [k for k in tool.parameters.get("required", []) if k not in arguments]
+        if missing:  # "set an alarm": the tool is certain, the time was not said — ask for it
+            return Decision("clarify", calls=[ToolCall(tool.name, arguments)], missing=missing[0],
+                            source="fastpath", reason=f"{tool.name}: {missing[0]} not said")
         try:
             arguments = self.registry.validate(result.intent.name, arguments)
         except (UnknownTool, SchemaError):
@@ -64,16 +88,84 @@ class FastPath:
                         name_probs={result.intent.name: 1.0})
 
 
-class Router:
-    """The fast path first, then the model (loaded only when a turn needs it)."""
+@dataclass
+class Pending:
+    """A call waiting for one argument the user has been asked for."""
 
-    def __init__(self, fast_path: FastPath | None, agent: Callable[[], Agent]) -> None:
+    call: ToolCall
+    missing: str
+    text: str
+    lang: str
+    deadline: float
+    asked: int = 1
+
+
+class Router:
+    """The fast path first, then the model (loaded only when a turn needs it); keeps the one open question.
+
+    When a required argument is missing, hearthd asks for it and holds the call for `clarify_timeout`
+    seconds; the next utterance is read together with the first ("set an alarm" + "for seven"), the tool
+    fixed. After `clarify_turns` questions without an answer, or on "cancel"/"never mind", it gives up.
+    """
+
+    def __init__(self, fast_path: FastPath | None, agent: Callable[[], Agent], clarify_timeout: float = 30.0,
+                 clarify_turns: int = 2, clock: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], datetime] = lambda: datetime.now().astimezone()) -> None:
         self.fast_path = fast_path
         self._agent = agent
+        self.clarify_timeout = clarify_timeout
+        self.clarify_turns = clarify_turns
+        self.clock = clock
+        self.wall = wall
+        self.pending: Pending | None = None
+
+    def reset(self) -> None:
+        """Forget an open question (a new conversation)."""
+        self.pending = None
 
     def decide(self, text: str, lang: str) -> Decision:
+        pending, self.pending = self.pending, None
+        if pending is not None and self.clock() < pending.deadline:
+            return self._follow_up(pending, text)
+        decision = self._fresh(text, lang)
+        if decision.kind == "clarify":
+            self.pending = Pending(decision.calls[0], decision.missing, text, lang,
+                                   self.clock() + self.clarify_timeout)
+        return decision
+
+    def _fresh(self, text: str, lang: str) -> Decision:
+        text = absolute_times(text, lang, self.wall())  # "in twenty minutes" → "at 14:25"
         if self.fast_path is not None:
             decision = self.fast_path.match(text, lang)
             if decision is not None:
                 return decision
         return self._agent().decide(text, lang)
+
+    def _follow_up(self, pending: Pending, answer: str) -> Decision:
+        lang = pending.lang
+        if is_cancel(answer, lang):
+            return Decision("abstain", reason="clarification cancelled", source="clarify", say="agent.cancelled")
+        combined = absolute_times(f"{pending.text} {answer}", lang, self.wall())
+        decision = self.fast_path.match(combined, lang) if self.fast_path is not None else None
+        if decision is None or [c.name for c in decision.calls] != [pending.call.name]:
+            decision = self._agent().decide(combined, lang, only=pending.call.name)
+        decision.source = "clarify" if decision.source != "fastpath" else "fastpath"
+        if decision.kind == "clarify":
+            if pending.asked >= self.clarify_turns:
+                return Decision("abstain", reason=f"{pending.missing} still not given", source="clarify",
+                                say="agent.gave_up")
+            self.pending = Pending(pending.call, decision.missing, combined, lang,
+                                   self.clock() + self.clarify_timeout, pending.asked + 1)
+        return decision
+
+
+@cache
+def _cancel_words(lang: str) -> tuple[str, ...]:
+    text = resources.files("hearthd.locales").joinpath(lang, "answers.toml").read_text(encoding="utf-8")
+    return tuple(w.lower() for w in tomllib.loads(text)["cancel"])
+
+
+def is_cancel(text: str, lang: str) -> bool:
+    """"cancel", "never mind", "отмена", "रहने दो": the user withdraws the request."""
+    words = " ".join(w.strip(".,!?;:।") for w in words_of(text.lower())).strip()
+    return any(words == w or words.startswith(w + " ") or words.endswith(" " + w) for w in _cancel_words(lang))

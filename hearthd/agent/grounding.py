@@ -48,12 +48,44 @@ def time_is_grounded(utterance: str, lang: str, value: str | None = None) -> boo
     return hour in said or (hour % 12) + 1 in said
 
 
+def durations_said(utterance: str, lang: str) -> set[int]:
+    """The durations (seconds) the utterance says: the longest runs of its words that read as one ("an hour
+    and a half" is 5400, not also 3600 for its "an hour"), e.g. "ten minutes", "полчаса", "दस मिनट"."""
+    from ..numbers import parse_duration
+
+    words = words_of(utterance.lower())
+    spans: list[tuple[int, int, int]] = []
+    for i in range(len(words)):
+        for j in range(i + 1, min(len(words), i + 7) + 1):
+            seconds = parse_duration(" ".join(words[i:j]), lang)
+            if seconds:
+                spans.append((i, j, seconds))
+    return {s for i, j, s in spans
+            if not any(a <= i and j <= b and (a, b) != (i, j) for a, b, _ in spans)}
+
+
+def missing_arguments(tool: Tool, utterance: str, lang: str) -> list[str]:
+    """Required arguments of `tool` that the utterance cannot supply at all (no hour said for a time, no
+    duration for a timer): asked for, instead of letting the model invent them."""
+    props: dict[str, Any] = tool.parameters.get("properties", {})
+    missing = []
+    for key in tool.parameters.get("required", []):
+        kind = props.get(key, {}).get(GROUND_KEY)
+        said = hours_said(utterance, lang) if kind == "time" else \
+            durations_said(utterance, lang) if kind == "duration" else {True}
+        if not said:
+            missing.append(key)
+    return missing
+
+
 def ungrounded_arguments(tool: Tool, arguments: dict[str, Any], utterance: str, lang: str) -> list[str]:
     """Names of the arguments whose values the utterance does not support."""
     props: dict[str, Any] = tool.parameters.get("properties", {})
     bad = []
     for key in arguments:
         kind = props.get(key, {}).get(GROUND_KEY)
-        if kind == "time" and not time_is_grounded(utterance, lang, str(arguments[key])):
+        grounded = time_is_grounded(utterance, lang, str(arguments[key])) if kind == "time" else \
+            arguments[key] in durations_said(utterance, lang) if kind == "duration" else True
+        if not grounded:
             bad.append(key)
     return bad

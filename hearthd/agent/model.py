@@ -58,6 +58,16 @@ class ChatModel:
         self._formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
         self.stop = ["<|im_end|>", "<|endoftext|>"] + ([eos] if eos else [])
         self._grammars: dict[str, Any] = {}
+        self._side: ChatModel | None = None
+
+    def side(self, n_ctx: int) -> ChatModel:
+        """A second context on the same weights (mmap-shared), for checks that must not evict the main
+        context's cached prompt prefix."""
+        if self._side is None:
+            from dataclasses import replace
+
+            self._side = ChatModel(self.path, replace(self.cfg, n_ctx=n_ctx))
+        return self._side
 
     def _token_text(self, token: int) -> str:
         if token < 0:

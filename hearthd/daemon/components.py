@@ -82,12 +82,14 @@ class Components:
     def router(self) -> Router:
         """The fast path, then the model; the model loads only when a turn reaches it."""
         return self._once("router", lambda: Router(FastPath(self.tools) if self.cfg.agent.fast_path else None,
-                                                   self.agent))
+                                                   self.agent, self.cfg.agent.clarify_timeout_s,
+                                                   self.cfg.agent.clarify_turns))
 
     def agent(self) -> Agent:
         def build() -> Agent:
             path = self.store.resolve(self.cfg.agent.model, explicit_path=self.cfg.agent.model_path or None)
             return Agent(ChatModel(path, self.cfg.agent), self.tools, state_dir=prompt_cache_dir(),
-                         min_tool_probability=self.cfg.agent.min_tool_probability)
+                         min_tool_probability=self.cfg.agent.min_tool_probability,
+                         min_relevance=self.cfg.agent.min_relevance)
 
         return self._once("agent", build)

@@ -20,7 +20,7 @@ from ..audio.vad import EndpointState
 from ..audio.wavio import SAMPLE_RATE
 from ..events import EventType, Trace
 from ..language import language_of_text
-from ..locale import phrase
+from ..locale import ask_phrase, phrase
 from ..tools.registry import SchemaError, ToolResult, UnknownTool
 from .components import Components
 
@@ -134,7 +134,10 @@ class Pipeline:
 
     async def run_text(self, text: str, language: str | None = None, speak: bool = False) -> TurnResult:
         """One turn from text (`hearthd ask`): the same chain from the agent on."""
-        lang = language or language_of_text(text, self.cfg.stt.languages, self.cfg.general.language)
+        # No script to go by ("7:30" answering "На какое время?"): the open conversation's language.
+        pending = self.c.router().pending
+        lang = language or language_of_text(text, self.cfg.stt.languages,
+                                            pending.lang if pending else self.cfg.general.language)
         result = TurnResult(transcript=text, lang=lang)
         self.trace.emit(EventType.TRANSCRIPT, text=text, lang=lang, prob=1.0, source="text")
         try:
@@ -150,13 +153,19 @@ class Pipeline:
         decision = await self._blocking(Stage.AGENT, router.decide, result.transcript, result.lang)
         result.decision = decision
         if decision.kind == "abstain":
-            self.trace.emit(EventType.ABSTAIN, reason=decision.reason, source=decision.source)
-            result.reply = phrase(result.lang, "agent.cannot_help")
+            self.trace.emit(EventType.ABSTAIN, reason=decision.reason, source=decision.source,
+                            relevance=None if decision.relevance is None else round(decision.relevance, 3))
+            result.reply = phrase(result.lang, decision.say or "agent.cannot_help")
+        elif decision.kind == "clarify":
+            self.trace.emit(EventType.CLARIFY, name=decision.calls[0].name, missing=decision.missing,
+                            source=decision.source)
+            result.reply = ask_phrase(result.lang, decision.missing)
         else:
             replies = []
             for call in decision.calls:
                 self.trace.emit(EventType.TOOL_CALL, name=call.name, arguments=call.arguments, source=decision.source,
-                                confidence=round(decision.name_probs.get(call.name, 0.0), 3))
+                                confidence=round(decision.name_probs.get(call.name, 0.0), 3),
+                                relevance=None if decision.relevance is None else round(decision.relevance, 3))
                 tool_result = await self._execute(call.name, call.arguments)
                 result.results.append(tool_result)
                 replies.append(phrase(result.lang, tool_result.phrase, **tool_result.values))

@@ -1,0 +1,52 @@
+"""Relative times made absolute before any matching: "wake me up in twenty minutes" at 14:05 is "wake me up
+at 14:25". The clock is read here, by code, rather than put in the prompt: a 0.5B model shown the current
+time copies it into arguments, and the time would change the prompt prefix every minute (no KV reuse).
+The rewritten words carry the hour, so the grounding check sees a time the user (in effect) said."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from ..numbers import words_of
+
+# The word that makes a duration relative, before it (English "in", Russian "через") or after it (Hindi "में",
+# "बाद", Hinglish "mein", "baad"); and the words that say "at" before a clock time in the rewritten text.
+_BEFORE = {"en": ("in",), "ru": ("через",), "hi": ()}
+_AFTER = {"en": ("from now",), "ru": (), "hi": ("में", "बाद", "के बाद", "mein", "me", "baad", "ke baad")}
+_AT = {"en": "at {t}", "ru": "в {t}", "hi": "{t} बजे"}
+_MAX_WORDS = 7
+
+
+def _duration(words: list[str], lang: str) -> int | None:
+    from ..numbers import parse_duration
+
+    return parse_duration(" ".join(words), lang) if words else None
+
+
+def absolute_times(text: str, lang: str, now: datetime) -> str:
+    """`text` with "in <duration>" / "через <duration>" / "<duration> में" replaced by the clock time it
+    means (24-hour H:MM); text without one comes back unchanged."""
+    words = words_of(text)
+    low = [w.lower() for w in words]
+    for i, word in enumerate(low):
+        if word in _BEFORE.get(lang, ()):
+            for j in range(min(len(low), i + 1 + _MAX_WORDS), i + 1, -1):  # the longest duration after it
+                seconds = _duration(low[i + 1 : j], lang)
+                if seconds:
+                    end = j + (2 if low[j : j + 2] == ["from", "now"] else 0)
+                    return _rewrite(words, i, end, seconds, lang, now)
+    for i in range(len(low)):
+        for marker in _AFTER.get(lang, ()):
+            size = len(marker.split())
+            for start in range(max(0, i - _MAX_WORDS), i):
+                if " ".join(low[i : i + size]) == marker:
+                    seconds = _duration(low[start:i], lang)
+                    if seconds:
+                        return _rewrite(words, start, i + size, seconds, lang, now)
+    return text
+
+
+def _rewrite(words: list[str], start: int, end: int, seconds: int, lang: str, now: datetime) -> str:
+    at = now + timedelta(seconds=seconds)
+    clock = _AT.get(lang, _AT["en"]).format(t=f"{at.hour}:{at.minute:02d}")
+    return " ".join(words[:start] + [clock] + words[end:])
