@@ -109,8 +109,7 @@ def parse_clock(text: str, lang: str) -> str | None:
     """A spoken or written time of day as HH:MM ("quarter past six pm" → 18:15, "सुबह साढ़े छह" → 06:30,
     "половина восьмого вечера" → 19:30, "7.30 am" → 07:30), or None when the text holds no single clear time."""
     table = _table(lang) or {}
-    units = {u.lower() for u in (table.get("duration", {}).get("units", {}))}
-    if units & set(words_of(text.lower())):  # "for 10 minutes" is a duration, not 10:00
+    if parse_duration(text, lang) is not None:  # "10 minutes" is a duration, not 10:00 ("в 6 часов" is a time)
         return None
     low = digits_for_times(text.lower(), lang, in_time_slot=True)
     matches = _CLOCK.findall(low)
