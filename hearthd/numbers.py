@@ -51,7 +51,7 @@ def digits_for_times(text: str, lang: str, in_time_slot: bool = False) -> str:
     table = _table(lang)
     if not table or (table.get("options", {}).get("only_in_time_slots") and not in_time_slot):
         return text
-    for phrase, minutes in table.get("phrases", {}).items():
+    for phrase, minutes in sorted(table.get("phrases", {}).items(), key=lambda kv: -len(kv[0])):  # longest first
         marker = f"\u2063{minutes:+d}"  # one token that the before-hour rule below understands
         text = re.sub(rf"\b{re.escape(phrase)}\b", marker, text, flags=re.I)
         table.setdefault("before_hour", {})[marker] = minutes
@@ -65,6 +65,8 @@ def digits_for_times(text: str, lang: str, in_time_slot: bool = False) -> str:
     unit_words = set(ambiguous.get("units", []))
     for word in ambiguous.get("words", []):
         units.pop(word, None)
+    joiners = {w.lower() for w in table.get("joiners", {}).get("words", [])}
+    minute_units = {u for u, v in table.get("duration", {}).get("units", {}).items() if v == 60}
     tokens = re.split(r"(\s+)", text)
     out: list[str] = []
     i = 0
@@ -81,6 +83,14 @@ def digits_for_times(text: str, lang: str, in_time_slot: bool = False) -> str:
             i += 3
             continue
         hour = units.get(word) if word in units else (int(word) if word.isdigit() and int(word) <= 24 else None)
+        if hour is not None and nxt in joiners and i + 4 < len(tokens):  # सात बजकर बीस (मिनट) → 7:20
+            minute = parse_number(tokens[i + 4], lang)
+            if minute is not None and minute < 60:
+                out.append(f"{hour}:{minute:02d}")
+                i += 5
+                if i + 1 < len(tokens) and tokens[i + 1].lower() in minute_units:
+                    i += 2
+                continue
         if hour is not None and nxt in minutes_words:  # семь тридцать (пять) → 7:30 / 7:35
             minute = minutes_words[nxt]
             i += 3
@@ -123,6 +133,8 @@ def parse_clock(text: str, lang: str) -> str | None:
         hour = hour % 12 + 12
     elif hour == 12 and words & set(periods.get("am", [])):
         hour = 0
+    elif hour <= 12 and words & set(periods.get("night", [])):  # 12 at night = 0:00, 2 at night = 2:00
+        hour = 0 if hour == 12 else hour + 12 if hour >= 6 else hour
     if hour > 23 or minute > 59:
         return None
     return f"{hour:02d}:{minute:02d}"

@@ -327,3 +327,29 @@ def test_time_helpers_ignore_the_new_sections() -> None:
     assert digits_for_times("सवा आठ बजे", "hi") == "8:15 बजे"
     assert digits_for_times("через пять минут", "ru") == "через 5 минут"
     assert parse_clock("quarter past six pm", "en") == "18:15"
+
+
+@pytest.mark.parametrize("text,lang,want", [
+    ("ten to seven", "en", "06:50"),
+    ("twenty five to eight", "en", "07:35"),
+    ("twenty past six pm", "en", "18:20"),
+    ("half seven", "en", "07:30"),
+    ("12 at night", "en", "00:00"),
+    ("10 minutes", "en", None),  # a duration, not 10:00
+    ("без четверти девять", "ru", "08:45"),
+    ("без двадцати пяти восемь", "ru", "07:35"),
+    ("одиннадцать ночи", "ru", "23:00"),
+    ("два ночи", "ru", "02:00"),
+    ("в 6 часов", "ru", "06:00"),
+    ("десять минут", "ru", None),
+    ("सात बजकर बीस", "hi", "07:20"),
+    ("saat bajkar bees", "hi", "07:20"),
+    ("रात बारह बजे", "hi", "00:00"),
+    ("रात 2 बजे", "hi", "02:00"),
+    ("रात दस बजे", "hi", "22:00"),
+    ("दस मिनट", "hi", None),
+])
+def test_clock_phrases_before_the_hour_at_night_and_not_durations(text: str, lang: str, want: str | None) -> None:
+    from hearthd.numbers import parse_clock
+
+    assert parse_clock(text, lang) == want
