@@ -60,6 +60,7 @@ def digits_for_times(text: str, lang: str, in_time_slot: bool = False) -> str:
     whole: dict[str, str] = {k.lower(): v for k, v in table.get("whole", {}).items()}
     minutes_words: dict[str, int] = {k.lower(): v for k, v in table.get("minutes", {}).items()}
     half_words = {w.lower() for w in table.get("half", {}).get("words", [])}
+    quarter_words = {w.lower() for w in table.get("quarter", {}).get("words", [])}
     ordinals: dict[str, int] = {k.lower(): v for k, v in table.get("ordinals", {}).items()}
     ambiguous = table.get("ambiguous", {})
     unit_words = set(ambiguous.get("units", []))
@@ -80,6 +81,10 @@ def digits_for_times(text: str, lang: str, in_time_slot: bool = False) -> str:
             continue
         if word in half_words and nxt in ordinals:  # половина восьмого → 7:30
             out.append(_clock(ordinals[nxt], -30))
+            i += 3
+            continue
+        if word in quarter_words and nxt in ordinals:  # четверть восьмого → 7:15
+            out.append(_clock(ordinals[nxt], -45))
             i += 3
             continue
         hour = units.get(word) if word in units else (int(word) if word.isdigit() and int(word) <= 24 else None)

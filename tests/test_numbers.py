@@ -353,3 +353,11 @@ def test_clock_phrases_before_the_hour_at_night_and_not_durations(text: str, lan
     from hearthd.numbers import parse_clock
 
     assert parse_clock(text, lang) == want
+
+
+@pytest.mark.parametrize("text,want", [("четверть восьмого", "07:15"), ("полвосьмого", "07:30"),
+                                       ("на половину восьмого вечера", "19:30"), ("полдвенадцатого ночи", "23:30")])
+def test_russian_quarter_and_half_of_the_next_hour(text: str, want: str) -> None:
+    from hearthd.numbers import parse_clock
+
+    assert parse_clock(text, "ru") == want

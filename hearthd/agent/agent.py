@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -14,7 +15,7 @@ from ..locale import system_prompt
 from ..numbers import digits_for_times
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from .grammar import CALL_TAIL, NO_TOOL, PREFILL, arguments_grammars, arguments_head, no_tool_schema
-from .grounding import missing_arguments, ungrounded_arguments
+from .grounding import missing_arguments, read_arguments, ungrounded_arguments
 from .model import ChatModel
 from .parsing import ToolCall, ToolCallParseError, parse_tool_calls, strip_thinking
 from .relevance import RelevanceCheck
@@ -159,6 +160,13 @@ class Agent:
         if missing:
             return Decision("clarify", calls=[ToolCall(name, {})], missing=missing[0], name_probs=probs,
                             reason=f"{name}: {missing[0]} not said")
+        tool = self.registry.get(name)
+        read = read_arguments(tool, text, lang)
+        if read and set(read) == set(tool.parameters.get("properties", {})):
+            # Every argument is a time or duration the user said once: read by code, nothing to decode.
+            decision = self.check(PREFILL + arguments_head(name) + json.dumps(read) + CALL_TAIL, text, lang)
+            decision.name_probs = probs
+            return decision
         # Feed the name and the literal JSON around the arguments as prompt and decode only the argument values,
         # under that one tool's schema.
         head = arguments_head(name)

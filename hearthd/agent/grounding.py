@@ -78,6 +78,27 @@ def missing_arguments(tool: Tool, utterance: str, lang: str) -> list[str]:
     return missing
 
 
+def read_arguments(tool: Tool, utterance: str, lang: str) -> dict[str, Any]:
+    """Arguments read by code rather than decoded: a time or duration argument whose value the utterance
+    says exactly once ("ten minute timer please" → seconds=600). A small model decoding "600" from "ten
+    minutes" gets it wrong often enough (60, 10, 6000000…); the parsers do not."""
+    from ..numbers import parse_clock
+
+    props: dict[str, Any] = tool.parameters.get("properties", {})
+    out: dict[str, Any] = {}
+    for key, schema in props.items():
+        kind = schema.get(GROUND_KEY) if isinstance(schema, dict) else None
+        if kind == "duration":
+            said = durations_said(utterance, lang)
+            if len(said) == 1:
+                out[key] = next(iter(said))
+        elif kind == "time":
+            clock = parse_clock(utterance, lang)
+            if clock is not None:
+                out[key] = clock
+    return out
+
+
 def ungrounded_arguments(tool: Tool, arguments: dict[str, Any], utterance: str, lang: str) -> list[str]:
     """Names of the arguments whose values the utterance does not support."""
     props: dict[str, Any] = tool.parameters.get("properties", {})
