@@ -101,3 +101,31 @@ def test_the_pipeline_asks_in_the_users_language_and_acts_on_the_answer(
     assert [(c.fields["name"], c.fields["arguments"]) for c in trace.of_type(EventType.TOOL_CALL)] == \
         [("set_alarm", {"time": time})]
     assert len(components.alarms.pending()) == before + 1
+
+
+@pytest.mark.parametrize("lang,text,calls", [
+    ("en", "turn off the kitchen light and set an alarm for 7 am",
+     [("turn_off", {"device": "kitchen light"}), ("set_alarm", {"time": "07:00"})]),
+    ("ru", "выключи свет на кухне и поставь будильник на семь утра",
+     [("turn_off", {"device": "kitchen light"}), ("set_alarm", {"time": "07:00"})]),
+    ("hi", "किचन की लाइट बंद करो और सुबह सात बजे का अलार्म लगा दो",
+     [("turn_off", {"device": "kitchen light"}), ("set_alarm", {"time": "07:00"})]),
+])
+def test_two_requests_in_one_utterance_are_both_done(lang: str, text: str, calls: list) -> None:  # type: ignore[type-arg]
+    from pathlib import Path
+
+    from hearthd.agent.evaluate import load_catalogue
+
+    catalogue = load_catalogue(Path(__file__).parent / "data" / "commands" / "tools.yaml")
+    router = Router(FastPath(catalogue), no_model)  # type: ignore[arg-type]
+    decision = router.decide(text, lang)
+    assert [(c.name, c.arguments) for c in decision.calls] == calls
+
+
+def test_a_part_that_does_not_match_sends_the_whole_utterance_on() -> None:
+    from hearthd.agent.split import split_requests
+
+    assert split_requests("set an alarm for 7 and then turn on the fan", "en") == ["set an alarm for 7",
+                                                                                 "turn on the fan"]
+    fast = FastPath(ToolRegistry(AlarmBook().tools()))
+    assert fast.match("set an alarm for 7 am and tell me a joke", "en") is None

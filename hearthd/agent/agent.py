@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -19,6 +20,7 @@ from .grounding import missing_arguments, read_arguments, ungrounded_arguments
 from .model import ChatModel
 from .parsing import ToolCall, ToolCallParseError, parse_tool_calls, strip_thinking
 from .relevance import RelevanceCheck
+from .split import split_requests
 
 
 @dataclass
@@ -49,7 +51,7 @@ class Agent:
     """Asks the model for a call under a grammar derived from the tools, then validates what comes back."""
 
     def __init__(self, model: ChatModel, registry: ToolRegistry, state_dir: Path | None = None,
-                 min_tool_probability: float = 0.0, min_relevance: float = 0.0) -> None:
+                 min_tool_probability: float = 0.0, min_relevance: float = 0.0, max_calls: int = 3) -> None:
         self.model = model
         self.state_dir = state_dir
         self.registry = registry
@@ -58,6 +60,7 @@ class Agent:
         self._tools = [no_tool_schema()] + registry.openai_schemas()
         self.min_tool_probability = min_tool_probability
         self.min_relevance = min_relevance
+        self.max_calls = max_calls
         self._relevance = RelevanceCheck(model) if min_relevance > 0 else None
 
     def messages(self, text: str, lang: str, now: datetime) -> list[dict[str, Any]]:
@@ -122,9 +125,17 @@ class Agent:
         tool is already known (a clarification being answered) and just its arguments are decoded."""
         started = time.monotonic()
         text = digits_for_times(text, lang)  # "साढ़े छह" → "6:30": small models read digits far better
-        decision = self._arguments(only, text, lang, now, {}) if only else self._decide(text, lang, now)
+        if only:
+            decision = self._arguments(only, text, lang, {}, lambda: self._warm_prompt(text, lang, now))
+        else:
+            decision = self._decide(text, lang, now)
         decision.seconds = time.monotonic() - started
         return decision
+
+    def _warm_prompt(self, text: str, lang: str, now: datetime | None) -> str:
+        prompt = self.prompt(text, lang, now)
+        self.prefix_status = self.model.ensure_prefix(self.prefix(lang), self.state_dir)
+        return prompt
 
     def _decide(self, text: str, lang: str, now: datetime | None) -> Decision:
         names = [t.name for t in self.registry]
@@ -135,8 +146,31 @@ class Agent:
             if relevance is not None and relevance < self.min_relevance:
                 return Decision("abstain", reason=f"not something {names[0]} does (p={relevance:.2f})",
                                 relevance=relevance)
-        prompt = self.prompt(text, lang, now)
-        self.prefix_status = self.model.ensure_prefix(self.prefix(lang), self.state_dir)
+        prompt = self._warm_prompt(text, lang, now)
+        decision = self._call(prompt, text, lang, relevance)
+        several = len(split_requests(text, lang)) > 1  # only then is a second call worth a forward pass
+        while several and decision.kind == "call" and len(decision.calls) < self.max_calls:
+            # "turn off the light and set an alarm for seven": after a call the model may open another one.
+            prompt = prompt[: -len(PREFILL)] + decision.raw + "\n"
+            if not self._another_call(prompt):
+                break
+            more = self._call(prompt + PREFILL, text, lang, None)
+            if more.kind != "call" or more.calls[0] in decision.calls:
+                break  # an extra call that is unusable or a repeat is dropped; the calls before it stand
+            decision.calls += more.calls
+            decision.raw += "\n" + more.raw
+        return decision
+
+    def _another_call(self, prompt: str) -> bool:
+        call, end = self.model.special_token("<tool_call>"), self.model.special_token("<|im_end|>")
+        if call < 0 or end < 0:
+            return False
+        logprobs = self.model.next_token_logprobs(prompt)
+        return bool(logprobs[call] > logprobs[end])
+
+    def _call(self, prompt: str, text: str, lang: str, relevance: float | None) -> Decision:
+        """One call at the end of `prompt` (which ends with the prefill): the tool by probability, checked for
+        relevance, then its arguments."""
         probs = self.name_probabilities(prompt)
         best = max(probs, key=lambda n: probs[n])
         if best == NO_TOOL or probs[best] < self.min_tool_probability:
@@ -149,33 +183,30 @@ class Agent:
             if relevance is not None and relevance < self.min_relevance:
                 return Decision("abstain", reason=f"not something {best} does (p={relevance:.2f})",
                                 name_probs=probs, relevance=relevance)
-        decision = self._arguments(best, text, lang, now, probs)
+        decision = self._arguments(best, text, lang, probs, lambda: prompt)
         decision.relevance = relevance
         return decision
 
-    def _arguments(self, name: str, text: str, lang: str, now: datetime | None,
-                   probs: dict[str, float]) -> Decision:
+    def _arguments(self, name: str, text: str, lang: str, probs: dict[str, float],
+                   prompt: Callable[[], str]) -> Decision:
         """The tool is decided: ask for a required argument the user has not said, or decode the values."""
-        missing = missing_arguments(self.registry.get(name), text, lang)
+        tool = self.registry.get(name)
+        missing = missing_arguments(tool, text, lang)
         if missing:
             return Decision("clarify", calls=[ToolCall(name, {})], missing=missing[0], name_probs=probs,
                             reason=f"{name}: {missing[0]} not said")
-        tool = self.registry.get(name)
+        head = arguments_head(name)
         read = read_arguments(tool, text, lang)
         if read and set(read) == set(tool.parameters.get("properties", {})):
             # Every argument is a time or duration the user said once: read by code, nothing to decode.
-            decision = self.check(PREFILL + arguments_head(name) + json.dumps(read) + CALL_TAIL, text, lang)
-            decision.name_probs = probs
-            return decision
-        # Feed the name and the literal JSON around the arguments as prompt and decode only the argument values,
-        # under that one tool's schema.
-        head = arguments_head(name)
-        prompt = self.prompt(text, lang, now)
-        self.prefix_status = self.model.ensure_prefix(self.prefix(lang), self.state_dir)
-        completion = self.model.complete(prompt + head, grammar=self._grammars[name])
-        decision = self.check(PREFILL + head + completion.text + CALL_TAIL, text, lang)
-        decision.prompt_tokens = completion.prompt_tokens
-        decision.completion_tokens = completion.completion_tokens
+            decision = self.check(PREFILL + head + json.dumps(read) + CALL_TAIL, text, lang)
+        else:
+            # Feed the name and the literal JSON around the arguments as prompt and decode only the argument
+            # values, under that one tool's schema.
+            completion = self.model.complete(prompt() + head, grammar=self._grammars[name])
+            decision = self.check(PREFILL + head + completion.text + CALL_TAIL, text, lang)
+            decision.prompt_tokens = completion.prompt_tokens
+            decision.completion_tokens = completion.completion_tokens
         decision.name_probs = probs
         return decision
 

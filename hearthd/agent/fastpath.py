@@ -18,6 +18,7 @@ from ..numbers import parse_clock, words_of
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from .agent import Agent, Decision
 from .parsing import ToolCall
+from .split import split_requests
 from .when import absolute_times
 
 
@@ -36,6 +37,14 @@ def _percent(text: str, lang: str) -> int | None:
 
 SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": parse_clock, "seconds": _duration,
                                                       "percent": _percent}
+
+
+MAX_SLOT_WORDS = 6  # "quarter past seven in the evening"; a longer wildcard text is more than a time
+
+
+def _plausible_slot(text: str, lang: str) -> bool:
+    words = text.lower().split()
+    return len(words) <= MAX_SLOT_WORDS and len(split_requests(text, lang)) == 1
 
 
 class FastPath:
@@ -71,6 +80,8 @@ class FastPath:
         arguments: dict[str, Any] = {}
         for name, entity in result.entities.items():
             reader = SLOT_READERS.get(name)
+            if reader and not _plausible_slot(str(entity.text), lang):
+                return None  # a wildcard that swallowed a second request: "7 am and tell me a joke"
             value = reader(str(entity.text), lang) if reader else entity.value
             if value is None:
                 return None
@@ -136,10 +147,22 @@ class Router:
     def _fresh(self, text: str, lang: str) -> Decision:
         text = absolute_times(text, lang, self.wall())  # "in twenty minutes" → "at 14:25"
         if self.fast_path is not None:
-            decision = self.fast_path.match(text, lang)
+            decision = self.fast_path.match(text, lang) or self._several(text, lang)
             if decision is not None:
                 return decision
         return self._agent().decide(text, lang)
+
+    def _several(self, text: str, lang: str) -> Decision | None:
+        """"turn off the light and set an alarm for seven": each part matched on its own; all or nothing."""
+        assert self.fast_path is not None
+        parts = split_requests(text, lang)
+        if len(parts) < 2:
+            return None
+        decisions = [self.fast_path.match(part, lang) for part in parts]
+        if not all(d is not None and d.kind == "call" for d in decisions):
+            return None
+        calls = [c for d in decisions if d is not None for c in d.calls]
+        return Decision("call", calls=calls, source="fastpath", name_probs={c.name: 1.0 for c in calls})
 
     def _follow_up(self, pending: Pending, answer: str) -> Decision:
         lang = pending.lang

@@ -21,6 +21,16 @@ def _hour_words(lang: str) -> dict[str, int]:
     return {k.lower(): int(v) for k, v in tomllib.loads(text)["hour_words"].items()}
 
 
+@cache
+def _ambiguous(lang: str) -> tuple[frozenset[str], frozenset[str]]:
+    try:
+        text = resources.files("hearthd.locales").joinpath(lang, "numbers.toml").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return frozenset(), frozenset()
+    table = tomllib.loads(text).get("ambiguous", {})
+    return frozenset(w.lower() for w in table.get("words", [])), frozenset(w.lower() for w in table.get("units", []))
+
+
 def hours_said(utterance: str, lang: str) -> set[int]:
     """Hours (1-12) the utterance names: digits ("7", "7:30", "730", "19.30") or hour words of its language."""
     low = utterance.lower()
@@ -31,8 +41,11 @@ def hours_said(utterance: str, lang: str) -> set[int]:
         if n <= 24:
             hours.add(n % 12 or 12)
     words = {**_hour_words("en"), **_hour_words(lang)}  # English numbers turn up in Hindi and Russian speech
-    for word in words_of(low):
-        word = word.rstrip(".")
+    ambiguous, units = _ambiguous(lang)
+    said = [w.rstrip(".") for w in words_of(low)]
+    for i, word in enumerate(said):
+        if word in ambiguous and (i + 1 >= len(said) or said[i + 1] not in units):
+            continue  # Hindi "एक" is also "a", "दो" also "give": an hour only before बजे, मिनट…
         if word in words:
             hours.add(words[word] % 12 or 12)
     return hours

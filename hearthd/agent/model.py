@@ -89,6 +89,11 @@ class ChatModel:
         """Token ids the way create_completion tokenizes a prompt (special tokens parsed)."""
         return list(self.llm.tokenize(text.encode("utf-8"), add_bos=True, special=True))
 
+    def special_token(self, text: str) -> int:
+        """The id of a special token such as `<tool_call>` or `<|im_end|>` (-1 when the vocabulary lacks it)."""
+        ids = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        return ids[0] if len(ids) == 1 else -1
+
     def tokens_plain(self, text: str) -> list[int]:
         """Token ids of a text fragment (no BOS, no special tokens)."""
         return list(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
