@@ -75,6 +75,8 @@ class SttConfig:
     temperature: float = 0.0  # no sampling fallback: deterministic, and no slow retries on noise
     max_new_tokens: int = 96  # a spoken command is short; this bounds a hallucination loop
     languages: list[str] = field(default_factory=lambda: list(SUPPORTED_LANGUAGES))
+    language: str = ""  # force one language (no detection); empty = detect among `languages`
+    min_language_probability: float = 0.5  # below it: the last turn's language, then general.language
     threads: int = 0  # 0 = all cores
 
 

@@ -129,3 +129,26 @@ def test_a_part_that_does_not_match_sends_the_whole_utterance_on() -> None:
                                                                                  "turn on the fan"]
     fast = FastPath(ToolRegistry(AlarmBook().tools()))
     assert fast.match("set an alarm for 7 am and tell me a joke", "en") is None
+
+
+@pytest.mark.models
+def test_an_unsure_language_guess_falls_back_to_the_conversations_language(components) -> None:  # type: ignore[no-untyped-def]
+    """Noise gives Whisper nothing to go on: the previous turn's language is used instead of a coin toss."""
+    import dataclasses
+
+    from hearthd.audio.stt import WhisperSpeechToText
+    from hearthd.audio.wavio import read_wav
+
+    from .conftest import SAMPLES
+
+    noise = read_wav(SAMPLES / "en_noise_only.wav")
+    stt = components.stt()
+    detected_lang, prob = stt.detect_language(noise.astype("float32") / 32768)
+    other = "ru" if detected_lang != "ru" else "hi"
+    strict = WhisperSpeechToText.__new__(WhisperSpeechToText)
+    strict.__dict__.update(stt.__dict__)
+    strict.cfg = dataclasses.replace(stt.cfg, min_language_probability=1.01)  # every guess counts as unsure
+    out = strict.transcribe(noise, fallback=other)
+    assert (out.lang, out.source) == (other, "fallback")
+    forced = strict.transcribe(noise, language="en", fallback=other)
+    assert (forced.lang, forced.source) == ("en", "forced")

@@ -38,6 +38,32 @@ def test_system_prompts_exist() -> None:
 @pytest.mark.parametrize("text,lang", [
     ("set an alarm", "en"), ("поставь будильник", "ru"), ("अलार्म लगाओ", "hi"), ("alarm 7:30 पर लगाओ", "hi"),
     ("12345", "en"),
+    # romanised Hindi is Hindi; English that happens to contain "do" or "band" stays English
+    ("kitchen ki light on karo", "hi"), ("subah 6 baje ka alarm laga do", "hi"), ("volume thoda kam karo", "hi"),
+    ("set an alarm for 7 and do it", "en"), ("turn on the band music", "en"), ("pause the music", "en"),
 ])
 def test_language_of_text(text: str, lang: str) -> None:
     assert language_of_text(text, ["en", "hi", "ru"]) == lang
+
+
+@pytest.mark.parametrize("urdu,devanagari", [
+    ("سات بجے کا الارم لگاؤ", "सात बजे का अलारम लगाओ"),
+    ("چھ بجے", "छ बजे"),
+    ("already हिंदी", "already हिंदी"),
+])
+def test_urdu_script_hindi_is_written_in_devanagari(urdu: str, devanagari: str) -> None:
+    from hearthd.audio.stt import devanagari as normalise
+
+    assert normalise(urdu) == devanagari
+
+
+def test_every_locale_file_exists_in_every_language() -> None:
+    """A file added for one language (answers, split words, spoken forms…) must exist for all of them."""
+    from importlib import resources
+
+    names = {lang: {e.name for e in resources.files("hearthd.locales").joinpath(lang).iterdir() if e.is_file()}
+             for lang in ("en", "ru", "hi")}
+    shared = {"phrases.toml", "system_prompt.txt", "grounding.toml", "numbers.toml", "answers.toml", "split.toml",
+              "spoken.toml"}
+    for lang, files in names.items():
+        assert shared <= files, (lang, shared - files)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -12,6 +13,37 @@ from ..config import SttConfig
 from ..locale import optional_text
 
 
+def devanagari(text: str) -> str:
+    """Urdu-script (Perso-Arabic) letters in a Hindi transcript transliterated to Devanagari, letter by letter
+    (locales/hi/script.toml). Urdu leaves short vowels unwritten, so this is approximate, but it keeps one script
+    for the templates and the model; Devanagari and Latin text pass through unchanged."""
+    if not any("\u0600" <= ch <= "\u06ff" for ch in text):
+        return text
+    single, pairs, initial = _urdu_tables()
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        pair = text[i : i + 2]
+        start = i == 0 or not text[i - 1].isalpha()
+        if pair in pairs:
+            out.append(pairs[pair])
+            i += 2
+            continue
+        ch = text[i]
+        out.append(initial[ch] if start and ch in initial else single.get(ch, ch))
+        i += 1
+    return "".join(out)
+
+
+@functools.cache
+def _urdu_tables() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    import tomllib
+    from importlib import resources
+
+    data = tomllib.loads(resources.files("hearthd.locales").joinpath("hi", "script.toml").read_text("utf-8"))
+    return tuple({k: str(v) for k, v in data[key].items()} for key in ("urdu", "urdu_pairs", "urdu_initial"))  # type: ignore[return-value]
+
+
 @dataclass
 class Transcript:
     """What was said, in which language, and how sure the language guess is."""
@@ -19,12 +51,13 @@ class Transcript:
     text: str
     lang: str
     prob: float
+    source: str = "detected"  # detected | forced | fallback (detection unsure: the previous turn's language)
 
 
 class SpeechToText(Protocol):
     """Turns 16 kHz int16 audio into a transcript."""
 
-    def transcribe(self, audio: np.ndarray, language: str | None = None) -> Transcript: ...
+    def transcribe(self, audio: np.ndarray, language: str | None = None, fallback: str | None = None) -> Transcript: ...
 
 
 def _reusing_encoder(base: type) -> type:
@@ -74,13 +107,21 @@ class WhisperSpeechToText:
         lang, p = max(ranked, key=lambda x: x[1])
         return lang, p / total  # renormalised over the allowed languages
 
-    def transcribe(self, audio: np.ndarray, language: str | None = None) -> Transcript:
+    def transcribe(self, audio: np.ndarray, language: str | None = None, fallback: str | None = None) -> Transcript:
+        """Text of one utterance. `language` forces it (else stt.language, else detection among stt.languages);
+        when detection is less sure than stt.min_language_probability, `fallback` (the conversation's last
+        language) is used if given, then general.language."""
         floats = np.asarray(audio, dtype=np.float32) / 32768.0
         self.model._last = None  # reuse within one utterance only, never a stale output across utterances
+        language = language or self.cfg.language or None
+        source = "forced"
         if language:
             prob = 1.0
         else:
             language, prob = self.detect_language(floats)
+            source = "detected"
+            if prob < self.cfg.min_language_probability and fallback and fallback != language:
+                language, source = fallback, "fallback"
         segments, _info = self.model.transcribe(
             floats,
             language=language,
@@ -93,4 +134,6 @@ class WhisperSpeechToText:
             vad_filter=False,  # the endpointer already cut the speech out
         )
         text = " ".join(s.text.strip() for s in segments).strip()
-        return Transcript(text, language, round(prob, 3))
+        if language == "hi":
+            text = devanagari(text)  # Whisper writes Hindi in Urdu script at times
+        return Transcript(text, language, round(prob, 3), source)

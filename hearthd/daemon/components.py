@@ -47,6 +47,7 @@ class Components:
         self.tools = ToolRegistry(self.alarms.tools())
         self._cache: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self.last_lang: str | None = None  # the conversation's language, for turns that do not show theirs
         self.voices = VoiceBank(cfg.tts.voices, self._piper_voice_path, cfg.tts.length_scale)
 
     def _once(self, name: str, build: Callable[[], T]) -> T:

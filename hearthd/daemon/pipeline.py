@@ -117,8 +117,11 @@ class Pipeline:
             self.trace.emit(EventType.SPEECH_END, at_s=round(end / SAMPLE_RATE, 3))
             end_of_speech = time.monotonic()
             stt = self.c.stt()
-            transcript = await self._blocking(Stage.STT, stt.transcribe, audio[start:end], language)
-            self.trace.emit(EventType.TRANSCRIPT, text=transcript.text, lang=transcript.lang, prob=transcript.prob)
+            transcript = await self._blocking(Stage.STT, stt.transcribe, audio[start:end], language,
+                                              self.c.last_lang)
+            self.trace.emit(EventType.TRANSCRIPT, text=transcript.text, lang=transcript.lang, prob=transcript.prob,
+                            lang_source=transcript.source)
+            self.c.last_lang = transcript.lang
             result.transcript, result.lang = transcript.text, transcript.lang
             if not transcript.text.strip():
                 raise PipelineError("stt-no-text-recognized", "speech was heard but no words recognised",
@@ -136,8 +139,9 @@ class Pipeline:
         """One turn from text (`hearthd ask`): the same chain from the agent on."""
         # No script to go by ("7:30" answering "На какое время?"): the open conversation's language.
         pending = self.c.router().pending
-        lang = language or language_of_text(text, self.cfg.stt.languages,
-                                            pending.lang if pending else self.cfg.general.language)
+        lang = language or self.cfg.stt.language or language_of_text(
+            text, self.cfg.stt.languages, pending.lang if pending else self.c.last_lang or self.cfg.general.language)
+        self.c.last_lang = lang
         result = TurnResult(transcript=text, lang=lang)
         self.trace.emit(EventType.TRANSCRIPT, text=text, lang=lang, prob=1.0, source="text")
         try:
@@ -168,7 +172,7 @@ class Pipeline:
                                 relevance=None if decision.relevance is None else round(decision.relevance, 3))
                 tool_result = await self._execute(call.name, call.arguments)
                 result.results.append(tool_result)
-                replies.append(phrase(result.lang, tool_result.phrase, **tool_result.values))
+                replies.append(phrase(result.lang, tool_result.phrase, **tool_result.spoken_values(result.lang)))
             result.reply = " ".join(replies)
         self.trace.emit(EventType.REPLY, text=result.reply, lang=result.lang)
         if speak:

@@ -76,7 +76,8 @@ class AlarmBook:
         if len(alarms) == 1:
             return ToolResult(True, data, "alarm.list_one", {"time": spoken_time(alarms[0].hhmm)})
         times = ", ".join(spoken_time(a.hhmm) for a in alarms)
-        return ToolResult(True, data, "alarm.list", {"count": len(alarms), "times": times})
+        return ToolResult(True, data, "alarm.list", {"count": len(alarms), "times": times},
+                          counts={"alarms": (len(alarms), "alarm")})
 
     async def cancel_alarm(self, args: dict[str, Any]) -> ToolResult:
         alarms = self.pending()

@@ -17,6 +17,18 @@ class ToolResult:
     data: dict[str, Any] = field(default_factory=dict)
     phrase: str = ""
     values: dict[str, Any] = field(default_factory=dict)
+    # placeholders said in the reply's language with the right word forms: {name: (n, noun)} → "три будильника",
+    # {name: seconds} → "одна минута тридцать секунд" (hearthd.spoken)
+    counts: dict[str, tuple[int, str]] = field(default_factory=dict)
+    durations: dict[str, int] = field(default_factory=dict)
+
+    def spoken_values(self, lang: str) -> dict[str, Any]:
+        from ..spoken import say_count, say_duration
+
+        out = dict(self.values)
+        out.update({k: say_count(n, noun, lang) for k, (n, noun) in self.counts.items()})
+        out.update({k: say_duration(s, lang) for k, s in self.durations.items()})
+        return out
 
 
 Handler = Callable[[dict[str, Any]], Awaitable[ToolResult]]
