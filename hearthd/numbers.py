@@ -126,7 +126,7 @@ def parse_clock(text: str, lang: str) -> str | None:
     table = _table(lang) or {}
     if parse_duration(text, lang) is not None:  # "10 minutes" is a duration, not 10:00 ("в 6 часов" is a time)
         return None
-    low = digits_for_times(text.lower(), lang, in_time_slot=True)
+    low = digits_for_times(re.sub(r"[,;!?]", " ", text.lower()), lang, in_time_slot=True)  # "six thirty, set…"
     matches = _CLOCK.findall(low)
     if len(matches) != 1:
         return None

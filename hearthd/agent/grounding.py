@@ -112,14 +112,76 @@ def read_arguments(tool: Tool, utterance: str, lang: str) -> dict[str, Any]:
     return out
 
 
+@cache
+def _alias_words(lang: str) -> tuple[dict[str, frozenset[str]], tuple[frozenset[str], ...]]:
+    """Per canonical value of a sentence-template list (device, door…), every word its spoken names use in
+    `lang` (templates' alternatives flattened), plus the words of the value itself; and the lists' value sets."""
+    import yaml
+
+    words: dict[str, set[str]] = {}
+    lists: list[frozenset[str]] = []
+    folder = resources.files("hearthd.locales").joinpath(lang, "sentences")
+    for entry in folder.iterdir() if folder.is_dir() else []:
+        if not entry.name.endswith(".yaml"):
+            continue
+        for spec in (yaml.safe_load(entry.read_text(encoding="utf-8")) or {}).get("lists", {}).values():
+            values = set()
+            for item in spec.get("values", []) if isinstance(spec, dict) else []:
+                if isinstance(item, dict) and "in" in item and isinstance(item.get("out"), str):
+                    said = re.sub(r"[()\[\]|]", " ", str(item["in"])).lower()
+                    words.setdefault(item["out"], set()).update(words_of(said) + words_of(item["out"].lower()))
+                    values.add(item["out"])
+            if len(values) > 1:
+                lists.append(frozenset(values))
+    return {k: frozenset(v) for k, v in words.items()}, tuple(lists)
+
+
+def _same_word(a: str, b: str) -> bool:
+    """Equal, or sharing a stem of 4+ letters (Russian and Hindi inflect: кухне / кухня / кухонный)."""
+    return a == b or (len(a) >= 4 and len(b) >= 4 and a[:4] == b[:4])
+
+
+def name_is_grounded(value: str, utterance: str, lang: str) -> bool:
+    """A named thing (a device, a door) counts as said when the utterance has a word that few things' names use:
+    "kitchen" for the kitchen light, not "light"; "входную" for the front door, not "дверь". Words most names
+    share are not evidence; a value with no names known needs its own words."""
+    table: dict[str, set[str]] = {}
+    lists: list[frozenset[str]] = []
+    for source in {lang, "en"}:  # English device names turn up in Hindi and Russian speech
+        names, groups = _alias_words(source)
+        for k, v in names.items():
+            table.setdefault(k, set()).update(v)
+        lists += groups
+    own = table.get(value, set(words_of(value.lower())))
+    uses: dict[str, int] = {}
+    for words in table.values():
+        for w in words:
+            uses[w] = uses.get(w, 0) + 1
+
+    def generic(word: str) -> bool:
+        # "light", "свет", "в" name most things, "door" names every door; "спальне" names two things (the
+        # bedroom light, the bedroom heater) and is still evidence
+        return uses.get(word, 0) >= 3 or any(value in g and all(word in table.get(v, ()) for v in g) for g in lists)
+
+    distinctive = {w for w in own if len(w) >= 2 and not generic(w)}
+    said = [w.strip(".,!?;:") for w in words_of(utterance.lower())]
+    return any(_same_word(d, w) for d in distinctive for w in said)
+
+
 def ungrounded_arguments(tool: Tool, arguments: dict[str, Any], utterance: str, lang: str) -> list[str]:
     """Names of the arguments whose values the utterance does not support."""
     props: dict[str, Any] = tool.parameters.get("properties", {})
     bad = []
     for key in arguments:
         kind = props.get(key, {}).get(GROUND_KEY)
-        grounded = time_is_grounded(utterance, lang, str(arguments[key])) if kind == "time" else \
-            arguments[key] in durations_said(utterance, lang) if kind == "duration" else True
+        if kind == "time":
+            grounded = time_is_grounded(utterance, lang, str(arguments[key]))
+        elif kind == "duration":
+            grounded = arguments[key] in durations_said(utterance, lang)
+        elif kind == "name":
+            grounded = name_is_grounded(str(arguments[key]), utterance, lang)
+        else:
+            grounded = True
         if not grounded:
             bad.append(key)
     return bad

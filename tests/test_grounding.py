@@ -1,0 +1,31 @@
+"""Grounding of named things: a device or door counts as said only when a word that names it was said."""
+
+from __future__ import annotations
+
+import pytest
+
+from hearthd.agent.grounding import name_is_grounded
+
+
+@pytest.mark.parametrize("value,utterance,lang,said", [
+    ("kitchen light", "turn on the kitchen light", "en", True),
+    ("kitchen light", "switch on the lights in the bathroom", "en", False),  # "light" names every light
+    ("front door", "open the garage door", "en", False),  # "door" names every door
+    ("front door", "lock the front door", "en", True),
+    ("back door", "lock the back door", "en", True),
+    ("kitchen light", "включи свет на кухне", "ru", True),
+    ("kitchen light", "включи свет в ванной", "ru", False),
+    ("front door", "заблокируй этот номер", "ru", False),
+    ("front door", "закрой входную дверь на ключ", "ru", True),  # входную / входная: one stem
+    ("bedroom light", "сделай так, чтобы в спальне было светло", "ru", True),
+    ("tv", "включи телевизор", "ru", True),
+    ("desk lamp", "настольная лампа на 60 процентов яркости", "ru", True),
+    ("living room light", "настольная лампа на 60 процентов", "ru", False),
+    ("kitchen light", "kitchen ki light on karo", "hi", True),  # English names in Hinglish
+    ("fan", "पंखा चला दो", "hi", True),
+    ("heater", "मुझे ठंड लग रही है", "hi", False),
+    ("heater", "thodi thand lag rahi hai, heater chala do", "hi", True),
+    ("front door", "मेन दरवाज़ा खोल दो", "hi", True),
+])
+def test_a_named_thing_must_be_said(value: str, utterance: str, lang: str, said: bool) -> None:
+    assert name_is_grounded(value, utterance, lang) is said
