@@ -62,8 +62,11 @@ def cmd_ask(args: argparse.Namespace, cfg: Config) -> int:
     from .daemon.pipeline import Pipeline
 
     trace = _trace(args)
-    pipeline = Pipeline(_components(cfg, trace), trace)
-    result = asyncio.run(pipeline.run_text(args.text, language=args.lang, speak=bool(args.speak)))
+    components = _components(cfg, trace)
+    result = asyncio.run(Pipeline(components, trace).run_text(args.text, language=args.lang, speak=bool(args.speak)))
+    for answer in args.then or []:
+        # the next utterance of the same conversation: the answer to "Cancel all your alarms?" or "For what time?"
+        result = asyncio.run(Pipeline(components, trace).run_text(answer, speak=bool(args.speak)))
     if result.speech is not None and args.speak:
         _write_speech(args.speak, result.speech)
     return EXIT_OK if not result.error else EXIT_FAIL
@@ -285,6 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("text")
     p.add_argument("--lang", choices=["en", "hi", "ru"], help="language of the text (default: from its script)")
     p.add_argument("--speak", metavar="OUT.wav", help="also speak the reply into a WAV file")
+    p.add_argument("--then", metavar="TEXT", action="append",
+                   help="what the user says next (repeatable): answers a confirmation or a clarification question")
 
     p = command("transcribe", cmd_transcribe, "speech to text on a WAV file")
     p.add_argument("file")

@@ -136,6 +136,14 @@ class DbusConfig:
 
 
 @dataclass
+class PolicyConfig:
+    """What waits for a spoken yes: every tool declared consequential, plus these."""
+
+    confirm: list[str] = field(default_factory=list)  # more tool names to confirm (e.g. "set_alarm")
+    confirm_timeout_s: float = 15.0  # no answer within it: cancelled
+
+
+@dataclass
 class Config:
     """The whole effective configuration."""
 
@@ -149,6 +157,7 @@ class Config:
     audio: AudioConfig = field(default_factory=AudioConfig)
     mqtt: MqttConfig = field(default_factory=MqttConfig)
     dbus: DbusConfig = field(default_factory=DbusConfig)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
     source: str = field(default="defaults", metadata={"internal": True})
 
     def to_dict(self) -> dict[str, Any]:

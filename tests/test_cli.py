@@ -41,3 +41,20 @@ def test_say_writes_speech_in_each_language(tmp_path) -> None:  # type: ignore[n
 def test_run_without_input_explains_itself() -> None:
     proc = hearthd("run")
     assert proc.returncode == 2 and "--input" in proc.stderr
+
+
+def test_ask_cancel_all_alarms_asks_and_no_changes_nothing() -> None:
+    """Issue 5's acceptance line, through the CLI: a question, a "no", and no call."""
+    import json as _json
+    import subprocess as _sp
+    import sys as _sys
+
+    proc = _sp.run([_sys.executable, "-m", "hearthd", "ask", "cancel all my alarms", "--then", "no", "--json"],
+                   capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    events = [_json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+    kinds = [e["type"] for e in events]
+    assert "confirm_request" in kinds and "tool_call" not in kinds
+    assert [e["answer"] for e in events if e["type"] == "confirm_answer"] == ["no"]
+    assert [e["text"] for e in events if e["type"] == "reply"] == ["Cancel all your alarms? Please say yes or no.",
+                                                                     "Okay, I didn't do it."]

@@ -19,6 +19,7 @@ from ..audio.wake import MicroWakeWordDetector
 from ..config import Config, xdg_dir
 from ..tools.alarms import AlarmBook
 from ..tools.registry import ToolRegistry
+from .policy import ConfirmationPolicy
 
 T = TypeVar("T")
 
@@ -47,6 +48,7 @@ class Components:
         self.tools = ToolRegistry(self.alarms.tools())
         self._cache: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self.policy = ConfirmationPolicy(self.tools, cfg.policy.confirm, cfg.policy.confirm_timeout_s)
         self.last_lang: str | None = None  # the conversation's language, for turns that do not show theirs
         self.voices = VoiceBank(cfg.tts.voices, self._piper_voice_path, cfg.tts.length_scale)
 

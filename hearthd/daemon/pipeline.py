@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..agent.agent import Decision
+from ..agent.parsing import ToolCall
 from ..audio.tts import Speech
 from ..audio.vad import EndpointState
 from ..audio.wavio import SAMPLE_RATE
@@ -153,8 +154,26 @@ class Pipeline:
     # -- shared tail ----------------------------------------------------------------------------------------
 
     async def _respond(self, result: TurnResult, speak: bool = True) -> None:
-        router = self.c.router()
-        decision = await self._blocking(Stage.AGENT, router.decide, result.transcript, result.lang)
+        policy = self.c.policy
+        confirmed = False
+        if policy.pending():
+            # The turn answers "Unlock the front door?": only a yes of that language runs the held calls.
+            assert policy.held is not None
+            result.lang = policy.held.lang
+            answer, calls = policy.answer(result.transcript)
+            self.trace.emit(EventType.CONFIRM_ANSWER, answer=answer, names=[c.name for c in calls])
+            if answer != "yes":
+                await self._reply(result, phrase(result.lang, "confirm.cancelled"), speak)
+                return
+            decision, confirmed = Decision("call", calls=calls, source="confirmed"), True
+        else:
+            decision = await self._blocking(Stage.AGENT, self.c.router().decide, result.transcript, result.lang)
+            if decision.kind == "call" and policy.review(decision.calls, result.lang) is None:
+                result.decision = decision
+                self.trace.emit(EventType.CONFIRM_REQUEST, calls=[{"name": c.name, "arguments": c.arguments}
+                                                                  for c in decision.calls])
+                await self._reply(result, policy.question(result.lang), speak)
+                return
         result.decision = decision
         if decision.kind == "abstain":
             self.trace.emit(EventType.ABSTAIN, reason=decision.reason, source=decision.source,
@@ -170,7 +189,7 @@ class Pipeline:
                 self.trace.emit(EventType.TOOL_CALL, name=call.name, arguments=call.arguments, source=decision.source,
                                 confidence=round(decision.name_probs.get(call.name, 0.0), 3),
                                 relevance=None if decision.relevance is None else round(decision.relevance, 3))
-                tool_result = await self._execute(call.name, call.arguments)
+                tool_result = await self._execute(call.name, call.arguments, confirmed)
                 result.results.append(tool_result)
                 replies.append(phrase(result.lang, tool_result.phrase, **tool_result.spoken_values(result.lang)))
             result.reply = " ".join(replies)
@@ -178,15 +197,25 @@ class Pipeline:
         if speak:
             result.speech = await self._speak(result.reply, result.lang)
 
-    async def _execute(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def _reply(self, result: TurnResult, text: str, speak: bool) -> None:
+        result.reply = text
+        self.trace.emit(EventType.REPLY, text=text, lang=result.lang)
+        if speak:
+            result.speech = await self._speak(text, result.lang)
+
+    async def _execute(self, name: str, arguments: dict[str, Any], confirmed: bool = False) -> ToolResult:
         started = time.monotonic()
         try:
             # Validated again here: the registry, not the model, is the authority on what may run.
             args = self.c.tools.validate(name, arguments)
             tool = self.c.tools.get(name)
+            if self.c.policy.needs_confirmation(ToolCall(name, args)) and not confirmed:
+                raise PermissionError(f"{name} needs a spoken yes")  # defence in depth: review() holds these
             outcome = await tool.handler(args)
         except (UnknownTool, SchemaError) as e:
             outcome = ToolResult(False, {"error": str(e)}, "agent.invalid_call")
+        except PermissionError as e:
+            outcome = ToolResult(False, {"error": str(e)}, "confirm.cancelled")
         except Exception as e:  # a failing tool must not take the daemon down; the user hears an apology
             outcome = ToolResult(False, {"error": f"{type(e).__name__}: {e}"}, "error.tool_failed")
         self.trace.timing(Stage.TOOL, time.monotonic() - started)

@@ -97,6 +97,15 @@ class AlarmBook:
         return ToolResult(True, {"cancelled": [a.to_dict() for a in matches]}, "alarm.cancelled",
                           {"time": spoken_time(matches[0].hhmm)})
 
+    async def cancel_all_alarms(self, args: dict[str, Any]) -> ToolResult:
+        alarms = self.pending()
+        if not alarms:
+            return ToolResult(True, {"cancelled": []}, "alarm.none")
+        for alarm in alarms:
+            self.remove(alarm)
+        return ToolResult(True, {"cancelled": [a.to_dict() for a in alarms]}, "alarm.cancelled_all",
+                          counts={"alarms": (len(alarms), "alarm")})
+
     def tools(self) -> list[Tool]:
         """The alarm family's declarations."""
         return [
@@ -122,5 +131,13 @@ class AlarmBook:
                 {"type": "object", "properties": {"time": _TIME}, "additionalProperties": False},
                 self.cancel_alarm,
                 family="alarms",
+            ),
+            Tool(
+                "cancel_all_alarms",
+                "Cancel every alarm.",
+                {"type": "object", "properties": {}, "additionalProperties": False},
+                self.cancel_all_alarms,
+                family="alarms",
+                consequential=True,  # asked back before it runs (the confirmation policy)
             ),
         ]

@@ -1,0 +1,106 @@
+"""The confirmation policy: a consequential call runs only after the user says yes, and runs once.
+
+What is consequential comes from the tool declarations (`Tool.consequential`) and the config
+(`policy.confirm` adds tools, `policy.no_confirm` may relax a declaration only for non-security families),
+never from the model's output: the model proposes calls, this module decides whether they wait for a yes.
+The question repeats the key arguments in the user's language ("Unlock the front door?"); the answer must
+be a yes word of that language; anything else, or silence past `policy.confirm_timeout_s`, cancels.
+"""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from ..agent.parsing import ToolCall
+from ..locale import phrase, phrases
+from ..numbers import words_of
+from ..tools.registry import ToolRegistry
+
+
+@dataclass
+class Held:
+    """Calls waiting for a yes."""
+
+    calls: list[ToolCall]
+    lang: str
+    deadline: float
+
+
+@cache
+def _answers(lang: str) -> dict[str, tuple[str, ...]]:
+    text = resources.files("hearthd.locales").joinpath(lang, "answers.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    return {k: tuple(w.lower() for w in data.get(k, [])) for k in ("yes", "no", "cancel")}
+
+
+def answer_of(text: str, lang: str) -> str:
+    """"yes", "no" or "other": the whole utterance must be a yes (or no) phrase of the language ("да",
+    "जी हाँ", "yes please"); "yes, but unlock the back door" is not a yes."""
+    said = " ".join(w.strip(".,!?;:।") for w in words_of(text.lower())).strip()
+    table = _answers(lang)
+    for kind in ("yes", "no"):
+        if said in table[kind]:
+            return kind
+    return "no" if said in table["cancel"] else "other"
+
+
+class ConfirmationPolicy:
+    """Holds consequential calls until a yes; `clock` is injected so tests control the timeout."""
+
+    def __init__(self, registry: ToolRegistry, extra: list[str] | None = None, timeout: float = 15.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.registry = registry
+        self.extra = set(extra or [])
+        self.timeout = timeout
+        self.clock = clock
+        self.held: Held | None = None
+
+    def needs_confirmation(self, call: ToolCall) -> bool:
+        tool = self.registry.get(call.name) if call.name in self.registry else None
+        return call.name in self.extra or (tool is not None and tool.consequential)
+
+    def review(self, calls: list[ToolCall], lang: str) -> list[ToolCall] | None:
+        """The calls that may run now, or None when they wait for a yes (then `question` says what to ask).
+        A request with one consequential call waits as a whole: half of "lock up and power off" is not done."""
+        if not any(self.needs_confirmation(c) for c in calls):
+            return calls
+        self.held = Held(list(calls), lang, self.clock() + self.timeout)
+        return None
+
+    def question(self, lang: str) -> str:
+        assert self.held is not None
+        parts = [confirm_phrase(c, lang) for c in self.held.calls if self.needs_confirmation(c)]
+        return " ".join(parts)
+
+    def pending(self) -> bool:
+        if self.held is not None and self.clock() >= self.held.deadline:
+            self.held = None  # silence past the timeout: cancelled (nothing ran)
+        return self.held is not None
+
+    def answer(self, text: str) -> tuple[str, list[ToolCall]]:
+        """("yes", calls to run now) or ("no"/"other", []). The held calls are released exactly once: a second
+        "yes" finds nothing to confirm."""
+        held, self.held = self.held, None
+        if held is None:
+            return "other", []
+        kind = answer_of(text, held.lang)
+        return kind, (held.calls if kind == "yes" else [])
+
+
+def confirm_phrase(call: ToolCall, lang: str) -> str:
+    """"Unlock the front door?" — `confirm.<tool>` with the call's arguments, or the generic question."""
+    table = phrases(lang)
+    key = f"confirm.{call.name}"
+    values: dict[str, Any] = {k: v for k, v in call.arguments.items()}
+    if key in table:
+        try:
+            return table[key].format(**values)
+        except (KeyError, IndexError):
+            pass
+    return phrase(lang, "confirm.generic", action=call.name.replace("_", " "))
