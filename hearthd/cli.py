@@ -261,6 +261,28 @@ def _eval_suites(args: argparse.Namespace, cfg: Config) -> int:
     return EXIT_OK
 
 
+def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
+    from .config import state_dir
+    from .daemon.audit import AuditLog
+
+    log = AuditLog(state_dir() / "audit.jsonl", cfg.policy.audit_max_bytes, cfg.policy.audit_keep)
+    rows = log.tail(args.n)
+    for row in rows:
+        if args.json:
+            print(json.dumps(row, ensure_ascii=False))
+            continue
+        said = row.get("utterance", f"<sha256 {str(row.get('utterance_sha256', ''))[:12]}>")
+        calls = ", ".join(f"{c['name']}{json.dumps(c.get('arguments') or {}, ensure_ascii=False)}"
+                          for c in row.get("proposed", []))
+        done = ", ".join(f"{r['name']}:{'ok' if r['ok'] else 'failed'}" for r in row.get("results", []))
+        extra = f" answer={row['answer']}" if "answer" in row else ""
+        print(f"{row.get('ts', '')} [{row.get('lang', '')}] {said!r} -> {calls or '-'} policy={row.get('policy')}"
+              f"{extra} ran={done or '-'} reply={row.get('reply', '')!r}")
+    if not rows and not args.json:
+        print(f"no history yet ({log.path})")
+    return EXIT_OK
+
+
 def cmd_config(args: argparse.Namespace, cfg: Config) -> int:
     print(json.dumps(cfg.to_dict(), indent=2, ensure_ascii=False) if args.json else dump_toml(cfg), end="")
     return EXIT_OK
@@ -316,6 +338,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="the first N cases of each category")
     p.add_argument("--model", help="a GGUF to evaluate instead of the configured agent model")
     p.add_argument("--verbose", "-v", action="store_true", help="list the misses")
+
+    p = command("history", cmd_history, "the audit trail: what was asked, decided, confirmed, done and said")
+    p.add_argument("-n", type=int, default=20, help="the last N turns (default 20)")
 
     p = command("config", cmd_config, "show the effective configuration")
     p.add_argument("action", choices=["show"])

@@ -141,6 +141,9 @@ class PolicyConfig:
 
     confirm: list[str] = field(default_factory=list)  # more tool names to confirm (e.g. "set_alarm")
     confirm_timeout_s: float = 15.0  # no answer within it: cancelled
+    audit: bool = True  # one JSON line per turn in <state dir>/audit.jsonl (`hearthd history`)
+    audit_max_bytes: int = 1_000_000  # rotated at this size
+    audit_keep: int = 3  # rotated files kept
 
 
 @dataclass

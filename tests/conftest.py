@@ -12,6 +12,15 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_state_dir(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """Audit trail and other state go to a temporary dir, never the developer's own."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+    yield
+    patch.undo()
+
+
 @pytest.fixture(scope="session")
 def base_config(tmp_path_factory: pytest.TempPathFactory) -> Config:
     """Defaults only: an empty config file, so a developer's own config cannot change test results."""

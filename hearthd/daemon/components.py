@@ -16,9 +16,10 @@ from ..audio.stt import WhisperSpeechToText
 from ..audio.tts import TtsError, VoiceBank
 from ..audio.vad import Endpointer, SpeechProbability
 from ..audio.wake import MicroWakeWordDetector
-from ..config import Config, xdg_dir
+from ..config import Config, state_dir, xdg_dir
 from ..tools.alarms import AlarmBook
 from ..tools.registry import ToolRegistry
+from .audit import AuditLog
 from .policy import ConfirmationPolicy
 
 T = TypeVar("T")
@@ -49,6 +50,8 @@ class Components:
         self._cache: dict[str, Any] = {}
         self._lock = threading.Lock()
         self.policy = ConfirmationPolicy(self.tools, cfg.policy.confirm, cfg.policy.confirm_timeout_s)
+        self.audit = AuditLog(state_dir() / "audit.jsonl", cfg.policy.audit_max_bytes, cfg.policy.audit_keep,
+                              cfg.general.privacy) if cfg.policy.audit else None
         self.last_lang: str | None = None  # the conversation's language, for turns that do not show theirs
         self.voices = VoiceBank(cfg.tts.voices, self._piper_voice_path, cfg.tts.length_scale)
 

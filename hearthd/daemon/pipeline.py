@@ -104,8 +104,25 @@ class Pipeline:
         seg = endpointer.segment
         return offset + seg.start, offset + seg.end
 
+    def _audit(self, result: TurnResult, first_event: int) -> None:
+        if self.c.audit is not None:
+            self.c.audit.write(self.c.audit.turn(result.transcript, result.lang, self.trace.events[first_event:]))
+
     async def run_audio(self, audio: np.ndarray, language: str | None = None) -> TurnResult:
         """One turn from 16 kHz int16 audio (a WAV file or a captured utterance)."""
+        first_event = len(self.trace.events)
+        result = await self._run_audio(audio, language)
+        self._audit(result, first_event)
+        return result
+
+    async def run_text(self, text: str, language: str | None = None, speak: bool = False) -> TurnResult:
+        """One turn from text (`hearthd ask`): the same chain from the agent on."""
+        first_event = len(self.trace.events)
+        result = await self._run_text(text, language, speak)
+        self._audit(result, first_event)
+        return result
+
+    async def _run_audio(self, audio: np.ndarray, language: str | None = None) -> TurnResult:
         result = TurnResult(lang=language or self.cfg.general.language)
         try:
             if len(audio) < SAMPLE_RATE // 10:
@@ -136,8 +153,7 @@ class Pipeline:
 
     # -- text in --------------------------------------------------------------------------------------------
 
-    async def run_text(self, text: str, language: str | None = None, speak: bool = False) -> TurnResult:
-        """One turn from text (`hearthd ask`): the same chain from the agent on."""
+    async def _run_text(self, text: str, language: str | None = None, speak: bool = False) -> TurnResult:
         # No script to go by ("7:30" answering "На какое время?"): the open conversation's language.
         pending = self.c.router().pending
         lang = language or self.cfg.stt.language or language_of_text(
