@@ -51,6 +51,10 @@ def digits_for_times(text: str, lang: str, in_time_slot: bool = False) -> str:
     table = _table(lang)
     if not table or (table.get("options", {}).get("only_in_time_slots") and not in_time_slot):
         return text
+    minute_alternatives = "|".join(re.escape(m) for m in table.get("minutes", {}))
+    for phrase, hour in sorted(table.get("hours24", {}).items(), key=lambda kv: -len(kv[0])):
+        if minute_alternatives:  # «двадцать два тридцать» → «22 тридцать»: an hour only where minutes follow
+            text = re.sub(rf"\b{re.escape(phrase)}\s+(?=({minute_alternatives})\b)", f"{hour} ", text, flags=re.I)
     for phrase, minutes in sorted(table.get("phrases", {}).items(), key=lambda kv: -len(kv[0])):  # longest first
         marker = f"\u2063{minutes:+d}"  # one token that the before-hour rule below understands
         text = re.sub(rf"\b{re.escape(phrase)}\b", marker, text, flags=re.I)
