@@ -39,12 +39,49 @@ def _write_speech(path: str, speech: Any) -> None:
     write_wav(path, speech.audio, speech.rate)
 
 
+def _run_headless(args: argparse.Namespace, cfg: Config) -> int:
+    """The daemon without a microphone: the alarm scheduler (rings as `alarm` events and spoken text) until
+    SIGTERM/SIGINT. Pending alarms come from the store, so a restart (or a crash) loses none."""
+    import signal
+
+    from .daemon.scheduler import Scheduler
+    from .events import EventType
+    from .locale import phrase
+    from .tools.alarms import spoken_time
+
+    trace = _trace(args)
+    components = _components(cfg, trace)
+
+    async def ring(alarm: Any, count: int) -> None:
+        key = "timer.done" if alarm.kind == "timer" else "alarm.ringing"
+        text = phrase(alarm.lang, key, time=spoken_time(alarm.hhmm), label=alarm.label).strip()
+        trace.emit(EventType.ALARM, id=alarm.id, kind=alarm.kind, label=alarm.label, lang=alarm.lang, count=count,
+                   text=text)
+
+    async def main() -> None:
+        stopping = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stopping.set)
+        scheduler = Scheduler(components.alarms, ring, cfg.alarms.grace_s, cfg.alarms.repeat_s, cfg.alarms.max_rings)
+        for alarm in scheduler.start():
+            trace.emit(EventType.ALARM_MISSED, id=alarm.id, time=alarm.hhmm, label=alarm.label,
+                       text=phrase(alarm.lang, "alarm.missed", time=spoken_time(alarm.hhmm)))
+        trace.emit(EventType.READY, pending=len(components.alarms.pending()) + len(components.alarms.pending("timer")))
+        await scheduler.run(stopping)
+
+    asyncio.run(main())
+    return EXIT_OK
+
+
 def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     from .audio.wavio import read_wav
     from .daemon.pipeline import Pipeline
 
+    if args.headless:
+        return _run_headless(args, cfg)
     if not args.input:
-        print("hearthd run: live audio arrives with the daemon loop; for now give --input FILE.wav",
+        print("hearthd run: live audio arrives with the daemon loop; for now give --input FILE.wav, or --headless",
               file=sys.stderr)
         return EXIT_USAGE
     if args.no_wake:
@@ -305,6 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", help="where to write the spoken reply")
     p.add_argument("--lang", choices=["en", "hi", "ru"], help="force the language instead of detecting it")
     p.add_argument("--no-wake", action="store_true", help="the file holds only the command (skip the wake word)")
+    p.add_argument("--headless", action="store_true",
+                   help="run the daemon without audio: ring alarms and timers from the store until stopped")
 
     p = command("ask", cmd_ask, "send a text request through the agent and the tools")
     p.add_argument("text")

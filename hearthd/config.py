@@ -136,6 +136,16 @@ class DbusConfig:
 
 
 @dataclass
+class AlarmsConfig:
+    """Ringing: how late an alarm missed while hearthd was down may still ring, repeats, snooze."""
+
+    grace_s: float = 300.0  # missed by more than this at start-up: reported, not rung
+    repeat_s: float = 30.0  # ring again (chime + label) this often until "stop" or "snooze"
+    max_rings: int = 10  # then it stops by itself
+    snooze_minutes: int = 9
+
+
+@dataclass
 class PolicyConfig:
     """What waits for a spoken yes: every tool declared consequential, plus these."""
 
@@ -161,6 +171,7 @@ class Config:
     mqtt: MqttConfig = field(default_factory=MqttConfig)
     dbus: DbusConfig = field(default_factory=DbusConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
+    alarms: AlarmsConfig = field(default_factory=AlarmsConfig)
     source: str = field(default="defaults", metadata={"internal": True})
 
     def to_dict(self) -> dict[str, Any]:

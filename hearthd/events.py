@@ -27,6 +27,9 @@ class EventType(StrEnum):
     ERROR = "error"
     TIMING = "timing"
     AUDIO_OUT = "audio_out"
+    READY = "ready"
+    ALARM = "alarm"
+    ALARM_MISSED = "alarm_missed"
 
 
 @dataclass

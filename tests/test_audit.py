@@ -18,6 +18,7 @@ from hearthd.events import Trace
 
 
 def components_with_log(base_config, path: Path, privacy: bool = False) -> Components:  # type: ignore[no-untyped-def]
+    os.environ["XDG_STATE_HOME"] = str(path.parent)  # its own alarm store (the session fixture restores it)
     cfg = dataclasses.replace(base_config, general=dataclasses.replace(base_config.general, privacy=privacy))
     c = Components(cfg)
     c.audit = AuditLog(path, privacy=privacy)

@@ -61,8 +61,9 @@ def ask(components: Components, text: str) -> tuple[str, Trace]:
 
 
 @pytest.fixture()
-def fresh(base_config) -> Components:  # type: ignore[no-untyped-def]
-    """Components with their own alarm book and policy (the fast path handles these turns: no model loads)."""
+def fresh(base_config, tmp_path, monkeypatch) -> Components:  # type: ignore[no-untyped-def]
+    """Components with their own alarm store and policy (the fast path handles these turns: no model loads)."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     return Components(base_config)
 
 

@@ -45,7 +45,8 @@ class Components:
         self.cfg = cfg
         self.store = store or make_store(cfg)
         self.on_load = on_load
-        self.alarms = AlarmBook()
+        self.alarms = AlarmBook(path=state_dir() / "alarms.db", zone=cfg.general.timezone,
+                                snooze_minutes=cfg.alarms.snooze_minutes)
         self.tools = ToolRegistry(self.alarms.tools())
         self._cache: dict[str, Any] = {}
         self._lock = threading.Lock()

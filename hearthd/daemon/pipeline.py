@@ -22,6 +22,7 @@ from ..audio.wavio import SAMPLE_RATE
 from ..events import EventType, Trace
 from ..language import language_of_text
 from ..locale import ask_phrase, phrase
+from ..tools.alarms import turn_language
 from ..tools.registry import SchemaError, ToolResult, UnknownTool
 from .components import Components
 
@@ -205,7 +206,7 @@ class Pipeline:
                 self.trace.emit(EventType.TOOL_CALL, name=call.name, arguments=call.arguments, source=decision.source,
                                 confidence=round(decision.name_probs.get(call.name, 0.0), 3),
                                 relevance=None if decision.relevance is None else round(decision.relevance, 3))
-                tool_result = await self._execute(call.name, call.arguments, confirmed)
+                tool_result = await self._execute(call.name, call.arguments, confirmed, result.lang)
                 result.results.append(tool_result)
                 replies.append(phrase(result.lang, tool_result.phrase, **tool_result.spoken_values(result.lang)))
             result.reply = " ".join(replies)
@@ -219,7 +220,8 @@ class Pipeline:
         if speak:
             result.speech = await self._speak(text, result.lang)
 
-    async def _execute(self, name: str, arguments: dict[str, Any], confirmed: bool = False) -> ToolResult:
+    async def _execute(self, name: str, arguments: dict[str, Any], confirmed: bool = False,
+                       lang: str = "en") -> ToolResult:
         started = time.monotonic()
         try:
             # Validated again here: the registry, not the model, is the authority on what may run.
@@ -227,6 +229,7 @@ class Pipeline:
             tool = self.c.tools.get(name)
             if self.c.policy.needs_confirmation(ToolCall(name, args)) and not confirmed:
                 raise PermissionError(f"{name} needs a spoken yes")  # defence in depth: review() holds these
+            turn_language.set(lang)  # an alarm remembers the language it was set in
             outcome = await tool.handler(args)
         except (UnknownTool, SchemaError) as e:
             outcome = ToolResult(False, {"error": str(e)}, "agent.invalid_call")

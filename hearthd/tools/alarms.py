@@ -1,33 +1,71 @@
-"""Alarms: set, list and cancel (in memory for now; durable storage comes with the scheduler)."""
+"""Alarms and timers: set, list, cancel, time left — stored in SQLite so a restart or a crash loses nothing.
+
+Every change is one committed transaction in a WAL-mode database under the XDG state dir
+(`synchronous=FULL`: a SIGKILL or a power cut after the reply loses nothing that was confirmed). Times are
+stored in UTC together with the zone the user meant, so a stored alarm means the same instant after a DST
+change or a restart in another zone. `path=None` keeps the same SQLite database in memory (tests).
+"""
 
 from __future__ import annotations
 
-import itertools
+import sqlite3
+import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
+from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .registry import Tool, ToolResult
 
 TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
 _TIME = {"type": "string", "pattern": TIME_PATTERN, "description": "24-hour time HH:MM", "x-ground": "time"}
+_SECONDS = {"type": "integer", "minimum": 1, "maximum": 86400, "x-ground": "duration",
+            "description": "the duration in seconds"}
+
+# The language of the turn that runs a handler: an alarm rings its label in the language it was set in.
+turn_language: ContextVar[str] = ContextVar("turn_language", default="en")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS alarms (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL DEFAULT 'alarm',      -- alarm | timer
+    at_utc TEXT NOT NULL,                    -- when it rings, ISO 8601 in UTC
+    zone TEXT NOT NULL,                      -- the zone the user meant (for saying the time back)
+    label TEXT NOT NULL DEFAULT '',
+    lang TEXT NOT NULL DEFAULT 'en',         -- the language it was set in (spoken when it rings)
+    seconds INTEGER,                         -- timers: the duration asked for
+    state TEXT NOT NULL DEFAULT 'pending',   -- pending | ringing | done | cancelled | missed
+    created_utc TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS alarms_due ON alarms (state, at_utc);
+"""
 
 
 @dataclass
 class Alarm:
-    """One alarm, ringing once at `at` (local, zone-aware)."""
+    """One alarm or timer, ringing once at `at` (zone-aware, in the zone it was set in)."""
 
     id: int
     at: datetime
     label: str = ""
+    kind: str = "alarm"
+    lang: str = "en"
+    seconds: int | None = None
+    state: str = "pending"
 
     @property
     def hhmm(self) -> str:
         return self.at.strftime("%H:%M")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "time": self.hhmm, "at": self.at.isoformat(), "label": self.label}
+        out = {"id": self.id, "kind": self.kind, "time": self.hhmm, "at": self.at.isoformat(), "label": self.label,
+               "lang": self.lang, "state": self.state}
+        if self.seconds is not None:
+            out["seconds"] = self.seconds
+        return out
 
 
 def spoken_time(hhmm: str) -> str:
@@ -36,13 +74,80 @@ def spoken_time(hhmm: str) -> str:
     return f"{int(hours)}:{minutes}"
 
 
-class AlarmBook:
-    """The set of pending alarms; `now` is injected so tests control the clock."""
+def local_zone(name: str = "") -> tzinfo:
+    """The configured IANA zone, else the system's (TZ, /etc/localtime), else a fixed offset. A real zone
+    matters: "every day at 7" must stay 7:00 on the wall clock across a DST change."""
+    import os
 
-    def __init__(self, now: Callable[[], datetime] | None = None) -> None:
-        self._now = now or (lambda: datetime.now().astimezone())
-        self._alarms: dict[int, Alarm] = {}
-        self._ids = itertools.count(1)
+    candidates = [name, os.environ.get("TZ", "").lstrip(":")]
+    try:
+        link = os.readlink("/etc/localtime")
+        candidates.append(link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "")
+    except OSError:
+        pass
+    for candidate in candidates:
+        if candidate:
+            try:
+                return ZoneInfo(candidate)
+            except (ZoneInfoNotFoundError, ValueError):
+                continue
+    return datetime.now().astimezone().tzinfo or UTC
+
+
+class AlarmBook:
+    """Alarms and timers in SQLite; `now` is injected so tests control the clock (and its zone)."""
+
+    def __init__(self, now: Callable[[], datetime] | None = None, path: Path | None = None,
+                 snooze_minutes: int = 9, zone: str = "") -> None:
+        tz = local_zone(zone)
+        self._now = now or (lambda: datetime.now(tz))
+        self.snooze_minutes = snooze_minutes
+        self.path = path
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False, isolation_level=None)
+        self._lock = threading.Lock()
+        with self._lock:
+            if path is not None:
+                self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _zone(self) -> str:
+        tz = self._now().tzinfo
+        return str(getattr(tz, "key", None) or self._now().tzname() or "UTC")
+
+    def _row(self, row: tuple[Any, ...]) -> Alarm:
+        id_, kind, at_utc, _zone, label, lang, seconds, state = row
+        at = datetime.fromisoformat(at_utc).astimezone(self._now().tzinfo)
+        return Alarm(id_, at, label, kind, lang, seconds, state)
+
+    def _select(self, where: str, params: tuple[Any, ...] = ()) -> list[Alarm]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, kind, at_utc, zone, label, lang, seconds, state FROM alarms WHERE " + where
+                + " ORDER BY at_utc, id", params).fetchall()
+        return [self._row(r) for r in rows]
+
+    def _insert(self, kind: str, at: datetime, label: str, seconds: int | None) -> Alarm:
+        with self._lock:
+            cur = self._db.execute(
+                "INSERT INTO alarms (kind, at_utc, zone, label, lang, seconds, created_utc) VALUES (?,?,?,?,?,?,?)",
+                (kind, at.astimezone(UTC).isoformat(), self._zone(), label, turn_language.get(), seconds,
+                 datetime.now(UTC).isoformat()))
+            id_ = int(cur.lastrowid or 0)
+        return self._select("id = ?", (id_,))[0]
+
+    def set_state(self, alarm: Alarm, state: str, at: datetime | None = None) -> None:
+        with self._lock:
+            if at is None:
+                self._db.execute("UPDATE alarms SET state = ? WHERE id = ?", (state, alarm.id))
+            else:
+                self._db.execute("UPDATE alarms SET state = ?, at_utc = ? WHERE id = ?",
+                                 (state, at.astimezone(UTC).isoformat(), alarm.id))
 
     def next_occurrence(self, hhmm: str) -> datetime:
         now = self._now()
@@ -51,15 +156,27 @@ class AlarmBook:
         return at if at > now else at + timedelta(days=1)
 
     def add(self, hhmm: str, label: str = "") -> Alarm:
-        alarm = Alarm(next(self._ids), self.next_occurrence(hhmm), label)
-        self._alarms[alarm.id] = alarm
-        return alarm
+        return self._insert("alarm", self.next_occurrence(hhmm), label, None)
 
-    def pending(self) -> list[Alarm]:
-        return sorted(self._alarms.values(), key=lambda a: a.at)
+    def add_timer(self, seconds: int, label: str = "") -> Alarm:
+        return self._insert("timer", self._now() + timedelta(seconds=seconds), label, seconds)
+
+    def pending(self, kind: str = "alarm") -> list[Alarm]:
+        return self._select("state = 'pending' AND kind = ?", (kind,))
+
+    def due(self) -> list[Alarm]:
+        """Pending alarms and timers whose time has come."""
+        return self._select("state = 'pending' AND at_utc <= ?", (self._now().astimezone(UTC).isoformat(),))
+
+    def ringing(self) -> list[Alarm]:
+        return self._select("state = 'ringing'")
+
+    def next_due(self) -> datetime | None:
+        rows = self._select("state = 'pending'")
+        return rows[0].at if rows else None
 
     def remove(self, alarm: Alarm) -> None:
-        self._alarms.pop(alarm.id, None)
+        self.set_state(alarm, "cancelled")
 
     # -- tool handlers ------------------------------------------------------------------------------------
 
@@ -106,6 +223,45 @@ class AlarmBook:
         return ToolResult(True, {"cancelled": [a.to_dict() for a in alarms]}, "alarm.cancelled_all",
                           counts={"alarms": (len(alarms), "alarm")})
 
+    async def set_timer(self, args: dict[str, Any]) -> ToolResult:
+        timer = self.add_timer(int(args["seconds"]), str(args.get("label", "")).strip())
+        return ToolResult(True, timer.to_dict(), "timer.set", durations={"duration": int(args["seconds"])})
+
+    def _soonest_timer(self) -> Alarm | None:
+        timers = self.pending("timer")
+        return timers[0] if timers else None
+
+    async def cancel_timer(self, args: dict[str, Any]) -> ToolResult:
+        timer = self._soonest_timer()
+        if timer is None:
+            return ToolResult(False, {}, "timer.none")
+        self.remove(timer)
+        return ToolResult(True, {"cancelled": [timer.to_dict()]}, "timer.cancelled")
+
+    async def timer_remaining(self, args: dict[str, Any]) -> ToolResult:
+        timer = self._soonest_timer()
+        if timer is None:
+            return ToolResult(True, {}, "timer.none")
+        left = max(1, round((timer.at - self._now()).total_seconds()))
+        return ToolResult(True, {**timer.to_dict(), "remaining_s": left}, "timer.remaining",
+                          durations={"duration": left})
+
+    async def stop(self, args: dict[str, Any]) -> ToolResult:
+        ringing = self.ringing()
+        for alarm in ringing:
+            self.set_state(alarm, "done")
+        return ToolResult(bool(ringing), {"stopped": [a.to_dict() for a in ringing]},
+                          "alarm.stopped" if ringing else "alarm.nothing_ringing")
+
+    async def snooze(self, args: dict[str, Any]) -> ToolResult:
+        ringing = self.ringing()
+        minutes = int(args.get("minutes", self.snooze_minutes))
+        at = self._now() + timedelta(minutes=minutes)
+        for alarm in ringing:
+            self.set_state(alarm, "pending", at)
+        return ToolResult(bool(ringing), {"snoozed": [a.to_dict() for a in ringing]},
+                          "alarm.snoozed" if ringing else "alarm.nothing_ringing", durations={"duration": minutes * 60})
+
     def tools(self) -> list[Tool]:
         """The alarm family's declarations."""
         return [
@@ -140,4 +296,18 @@ class AlarmBook:
                 family="alarms",
                 consequential=True,  # asked back before it runs (the confirmation policy)
             ),
+            Tool("set_timer", "Start a countdown timer for a duration.",
+                 {"type": "object", "properties": {"seconds": _SECONDS}, "required": ["seconds"],
+                  "additionalProperties": False}, self.set_timer, family="alarms", idempotent=False),
+            Tool("cancel_timer", "Cancel the running timer.",
+                 {"type": "object", "properties": {}, "additionalProperties": False}, self.cancel_timer,
+                 family="alarms"),
+            Tool("timer_remaining", "Say how much time is left on the timer.",
+                 {"type": "object", "properties": {}, "additionalProperties": False}, self.timer_remaining,
+                 family="alarms"),
+            Tool("stop", "Stop what is ringing (an alarm or a timer).",
+                 {"type": "object", "properties": {}, "additionalProperties": False}, self.stop, family="alarms"),
+            Tool("snooze", "Snooze the ringing alarm for a few minutes.",
+                 {"type": "object", "properties": {"minutes": {"type": "integer", "minimum": 1, "maximum": 60}},
+                  "additionalProperties": False}, self.snooze, family="alarms"),
         ]

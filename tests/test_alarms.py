@@ -1,0 +1,211 @@
+"""Alarms and timers that survive restarts and crashes, ring on time, and keep their wall time across DST."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from hearthd.daemon.scheduler import Scheduler
+from hearthd.tools.alarms import Alarm, AlarmBook, turn_language
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+class Clock:
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def run(coro):  # type: ignore[no-untyped-def]
+    return asyncio.run(coro)
+
+
+def test_alarms_and_timers_survive_a_restart(tmp_path: Path) -> None:
+    clock = Clock(datetime(2026, 11, 30, 22, 0, tzinfo=BERLIN))
+    book = AlarmBook(now=clock, path=tmp_path / "alarms.db")
+    turn_language.set("ru")
+    book.add("07:30", "работа")
+    run(book.set_timer({"seconds": 600}))
+    book.close()  # the daemon goes away
+    again = AlarmBook(now=clock, path=tmp_path / "alarms.db")
+    (alarm,) = again.pending()
+    assert (alarm.hhmm, alarm.label, alarm.lang, alarm.at.date().isoformat()) == ("07:30", "работа", "ru", "2026-12-01")
+    (timer,) = again.pending("timer")
+    assert timer.seconds == 600 and timer.at == clock.now + timedelta(minutes=10)
+
+
+def test_a_sigkilled_writer_loses_nothing_it_committed(tmp_path: Path) -> None:
+    """A process sets alarms and is killed with SIGKILL mid-stream: every alarm it reported is there."""
+    db = tmp_path / "alarms.db"
+    script = textwrap.dedent(f"""
+        import os, signal, sys
+        from hearthd.tools.alarms import AlarmBook
+        book = AlarmBook(path=__import__("pathlib").Path({str(db)!r}))
+        for i in range(50):
+            book.add(f"{{6 + i % 12:02d}}:{{i % 60:02d}}", f"a{{i}}")
+            print(i, flush=True)
+            if i == 29:
+                os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    reported = len(proc.stdout.split())
+    assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    labels = {a.label for a in AlarmBook(path=db).pending()}
+    assert reported == 30 and labels == {f"a{i}" for i in range(30)}
+
+
+def test_an_alarm_keeps_its_wall_time_across_the_dst_change(tmp_path: Path) -> None:
+    """Set on Saturday evening for 7:00; summer time ends that night (25 Oct 2026, 03:00 → 02:00)."""
+    clock = Clock(datetime(2026, 10, 24, 21, 0, tzinfo=BERLIN))
+    book = AlarmBook(now=clock, path=tmp_path / "alarms.db")
+    alarm = book.add("07:00")
+    assert alarm.at.astimezone(UTC) == datetime(2026, 10, 25, 6, 0, tzinfo=UTC)  # 07:00 CET, not 07:00 CEST
+    rings: list[Alarm] = []
+
+    async def ring(a: Alarm, n: int) -> None:
+        rings.append(a)
+
+    scheduler = Scheduler(book, ring)
+    clock.now = datetime(2026, 10, 25, 5, 59, tzinfo=UTC).astimezone(BERLIN)  # 06:59 CET
+    run(scheduler.tick())
+    assert rings == []
+    clock.now = datetime(2026, 10, 25, 6, 0, tzinfo=UTC).astimezone(BERLIN)
+    run(scheduler.tick())
+    assert [a.hhmm for a in rings] == ["07:00"]
+
+
+def test_ringing_repeats_until_stopped_and_snooze_brings_it_back(tmp_path: Path) -> None:
+    clock = Clock(datetime(2026, 11, 30, 6, 0, tzinfo=BERLIN))
+    book = AlarmBook(now=clock, path=tmp_path / "alarms.db")
+    book.add("06:30")
+    rings: list[int] = []
+
+    async def ring(a: Alarm, n: int) -> None:
+        rings.append(n)
+
+    scheduler = Scheduler(book, ring, repeat=30, max_rings=3)
+    clock.now += timedelta(minutes=30)
+    run(scheduler.tick())
+    clock.now += timedelta(seconds=10)
+    run(scheduler.tick())  # too soon to repeat
+    clock.now += timedelta(seconds=30)
+    run(scheduler.tick())
+    assert rings == [1, 2]
+    result = run(book.snooze({}))
+    assert result.ok and result.durations == {"duration": 9 * 60} and book.ringing() == []
+    clock.now += timedelta(minutes=9)
+    run(scheduler.tick())
+    assert rings == [1, 2, 1]
+    assert run(book.stop({})).ok and book.ringing() == [] and book.pending() == []
+    assert not run(book.stop({})).ok  # nothing left ringing
+
+
+def test_ringing_stops_by_itself_after_max_rings(tmp_path: Path) -> None:
+    clock = Clock(datetime(2026, 11, 30, 6, 0, tzinfo=BERLIN))
+    book = AlarmBook(now=clock, path=tmp_path / "alarms.db")
+    book.add("06:01")
+    rings: list[int] = []
+
+    async def ring(a: Alarm, n: int) -> None:
+        rings.append(n)
+
+    scheduler = Scheduler(book, ring, repeat=30, max_rings=2)
+    for _ in range(6):
+        clock.now += timedelta(seconds=31)
+        run(scheduler.tick())
+    assert rings == [1, 2] and book.ringing() == []
+
+
+def test_after_downtime_late_alarms_ring_within_grace_and_older_ones_are_reported(tmp_path: Path) -> None:
+    clock = Clock(datetime(2026, 11, 30, 5, 0, tzinfo=BERLIN))
+    book = AlarmBook(now=clock, path=tmp_path / "alarms.db")
+    book.add("06:00", "old")
+    book.add("07:58", "recent")
+    book.close()
+    clock.now = datetime(2026, 11, 30, 8, 0, tzinfo=BERLIN)  # the daemon comes back at 8:00
+    book = AlarmBook(now=clock, path=tmp_path / "alarms.db")
+    rang: list[str] = []
+
+    async def ring(a: Alarm, n: int) -> None:
+        rang.append(a.label)
+
+    scheduler = Scheduler(book, ring, grace=300)
+    missed = scheduler.start()
+    assert [a.label for a in missed] == ["old"]
+    run(scheduler.tick())
+    assert rang == ["recent"]
+
+
+@pytest.mark.parametrize("seconds,left", [(600, 600), (90, 90)])
+def test_timer_remaining_and_cancel(tmp_path: Path, seconds: int, left: int) -> None:
+    clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=BERLIN))
+    book = AlarmBook(now=clock, path=tmp_path / "alarms.db")
+    assert run(book.timer_remaining({})).phrase == "timer.none"
+    run(book.set_timer({"seconds": seconds}))
+    clock.now += timedelta(seconds=30)
+    out = run(book.timer_remaining({}))
+    assert out.durations == {"duration": left - 30}
+    assert run(book.cancel_timer({})).ok and book.pending("timer") == []
+
+
+def test_the_alarm_store_lives_under_the_state_dir(base_config, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from hearthd.daemon.components import Components
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    c = Components(base_config)
+    c.alarms.add("06:00")
+    assert (tmp_path / "hearthd" / "alarms.db").is_file()
+    assert [a.hhmm for a in Components(base_config).alarms.pending()] == ["06:00"]
+
+
+def _read_until(proc: subprocess.Popen, kind: str, timeout: float) -> dict:  # type: ignore[type-arg]
+    import json
+    import selectors
+    import time
+
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)  # type: ignore[arg-type]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if sel.select(timeout=0.5):
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            if not line:
+                break
+            if line.startswith("{") and json.loads(line).get("type") == kind:
+                return json.loads(line)  # type: ignore[no-any-return]
+    raise AssertionError(f"no {kind} event within {timeout} s")
+
+
+def test_kill_9_of_the_running_daemon_loses_no_timer_and_the_restart_rings_it(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path)}
+    hd = [sys.executable, "-m", "hearthd"]
+    subprocess.run([*hd, "ask", "поставь таймер на 8 секунд"], env=env, check=True, capture_output=True, timeout=60)
+    daemon = subprocess.Popen([*hd, "run", "--headless", "--json"], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert _read_until(daemon, "ready", 30)["pending"] == 1
+    finally:
+        daemon.send_signal(signal.SIGKILL)
+        daemon.wait(10)
+    assert daemon.returncode == -signal.SIGKILL
+    daemon = subprocess.Popen([*hd, "run", "--headless", "--json"], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        event = _read_until(daemon, "alarm", 40)
+        assert (event["kind"], event["lang"], event["count"]) == ("timer", "ru", 1)
+        assert event["text"].startswith("Время вышло!")
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(10) == 0  # SIGTERM stops it cleanly
