@@ -95,6 +95,8 @@ class AgentConfig:
     fast_path: bool = True  # sentence templates (locales/<lang>/sentences) before the model
     clarify_timeout_s: float = 30.0  # how long a question for a missing detail stays open
     clarify_turns: int = 2  # questions asked for one request before giving up
+    max_calls: int = 3  # tool calls one utterance may make; more stops the turn and says so
+    max_turn_s: float = 10.0  # wall time the model may spend on one turn; past it the turn stops and says so
 
 
 @dataclass

@@ -102,3 +102,39 @@ def test_a_consequential_call_cannot_reach_its_handler_unconfirmed(fresh: Compon
     fresh.alarms.add("06:00")
     result = asyncio.run(Pipeline(fresh, Trace())._execute("cancel_all_alarms", {}))
     assert not result.ok and len(fresh.alarms.pending()) == 1
+
+
+def test_more_calls_than_the_ceiling_stop_the_turn_and_say_so(base_config, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    cfg = dataclasses.replace(base_config, agent=dataclasses.replace(base_config.agent, max_calls=1))
+    c = Components(cfg)
+    reply, trace = ask(c, "set an alarm for 6 am and set an alarm for 7 am")
+    assert reply == "That's more than I can do at once. Please ask for one or two things at a time."
+    assert not trace.of_type(EventType.TOOL_CALL) and c.alarms.pending() == []
+
+
+@pytest.mark.models
+def test_the_model_turn_stops_at_its_time_and_token_ceilings(components) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    from hearthd.agent.agent import Agent
+    from hearthd.agent.model import ChatModel
+
+    model = components.agent().model
+    slow = Agent(model, components.tools, max_turn_s=0.001)
+    out = slow.decide("could you wake me up at half past six tomorrow", "en")
+    assert (out.kind, out.say, out.calls) == ("abstain", "agent.too_slow", [])
+    tight = ChatModel.__new__(ChatModel)
+    tight.__dict__.update(model.__dict__)
+    tight.cfg = dataclasses.replace(model.cfg, max_tokens=2)
+    from pathlib import Path
+
+    from hearthd.agent.evaluate import load_catalogue
+
+    catalogue = load_catalogue(Path(__file__).parent / "data" / "commands" / "tools.yaml")
+    out = Agent(tight, catalogue).decide("turn on the kitchen light", "en", only="turn_on")  # decoded, not read
+    assert (out.kind, out.say, out.calls) == ("abstain", "agent.too_long", [])
+    out = Agent(model, catalogue).decide("turn on the kitchen light", "en", only="turn_on")
+    assert [(c.name, c.arguments) for c in out.calls] == [("turn_on", {"device": "kitchen light"})]

@@ -47,11 +47,16 @@ def time_context(now: datetime) -> str:
     return now.strftime(f"Current date and time: %A %Y-%m-%d %H:%M ({zone}).")
 
 
+class TurnTooLong(Exception):
+    """The model's time budget for this turn ran out."""
+
+
 class Agent:
     """Asks the model for a call under a grammar derived from the tools, then validates what comes back."""
 
     def __init__(self, model: ChatModel, registry: ToolRegistry, state_dir: Path | None = None,
-                 min_tool_probability: float = 0.0, min_relevance: float = 0.0, max_calls: int = 3) -> None:
+                 min_tool_probability: float = 0.0, min_relevance: float = 0.0, max_calls: int = 3,
+                 max_turn_s: float = 0.0) -> None:
         self.model = model
         self.state_dir = state_dir
         self.registry = registry
@@ -61,6 +66,8 @@ class Agent:
         self.min_tool_probability = min_tool_probability
         self.min_relevance = min_relevance
         self.max_calls = max_calls
+        self.max_turn_s = max_turn_s  # 0: no limit
+        self._deadline = float("inf")
         self._relevance = RelevanceCheck(model) if min_relevance > 0 else None
 
     def messages(self, text: str, lang: str, now: datetime) -> list[dict[str, Any]]:
@@ -124,11 +131,15 @@ class Agent:
         """Blocking: run the model once and check its answer (call from an executor thread). With `only`, the
         tool is already known (a clarification being answered) and just its arguments are decoded."""
         started = time.monotonic()
+        self._deadline = started + self.max_turn_s if self.max_turn_s > 0 else float("inf")
         text = digits_for_times(text, lang)  # "साढ़े छह" → "6:30": small models read digits far better
-        if only:
-            decision = self._arguments(only, text, lang, {}, lambda: self._warm_prompt(text, lang, now))
-        else:
-            decision = self._decide(text, lang, now)
+        try:
+            if only:
+                decision = self._arguments(only, text, lang, {}, lambda: self._warm_prompt(text, lang, now))
+            else:
+                decision = self._decide(text, lang, now)
+        except TurnTooLong:
+            decision = Decision("abstain", reason=f"over the {self.max_turn_s:.0f} s budget", say="agent.too_slow")
         decision.seconds = time.monotonic() - started
         return decision
 
@@ -168,10 +179,15 @@ class Agent:
         logprobs = self.model.next_token_logprobs(prompt)
         return bool(logprobs[call] > logprobs[end])
 
+    def _in_time(self) -> None:
+        if time.monotonic() > self._deadline:
+            raise TurnTooLong
+
     def _call(self, prompt: str, text: str, lang: str, relevance: float | None) -> Decision:
         """One call at the end of `prompt` (which ends with the prefill): the tool by probability, checked for
         relevance, then its arguments."""
         probs = self.name_probabilities(prompt)
+        self._in_time()
         best = max(probs, key=lambda n: probs[n])
         if best == NO_TOOL or probs[best] < self.min_tool_probability:
             # Decided at the first token: no need to decode a reason nobody will hear.
@@ -203,7 +219,12 @@ class Agent:
         else:
             # Feed the name and the literal JSON around the arguments as prompt and decode only the argument
             # values, under that one tool's schema.
-            completion = self.model.complete(prompt() + head, grammar=self._grammars[name])
+            self._in_time()
+            completion = self.model.complete(prompt() + head, grammar=self._grammars[name], deadline=self._deadline)
+            self._in_time()
+            if completion.completion_tokens >= self.model.cfg.max_tokens:
+                return Decision("abstain", reason=f"{name}: arguments longer than {self.model.cfg.max_tokens} tokens",
+                                say="agent.too_long", name_probs=probs)
             decision = self.check(PREFILL + head + completion.text + CALL_TAIL, text, lang)
             decision.prompt_tokens = completion.prompt_tokens
             decision.completion_tokens = completion.completion_tokens

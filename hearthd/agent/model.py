@@ -184,10 +184,17 @@ class ChatModel:
         logits -= logits.max()
         return logits - np.log(np.exp(logits).sum())
 
-    def complete(self, prompt: str, grammar: str | None = None, max_tokens: int | None = None) -> Completion:
-        """Greedy completion; llama-cpp-python keeps the KV cache of the longest common prompt prefix."""
+    def complete(self, prompt: str, grammar: str | None = None, max_tokens: int | None = None,
+                 deadline: float = float("inf")) -> Completion:
+        """Greedy completion; llama-cpp-python keeps the KV cache of the longest common prompt prefix. Decoding
+        stops at `deadline` (time.monotonic()), leaving an unfinished call that the caller refuses."""
+        import time
+
+        from llama_cpp import StoppingCriteriaList
+
         out = self.llm.create_completion(
             prompt,
+            stopping_criteria=StoppingCriteriaList([lambda _ids, _logits: time.monotonic() > deadline]),
             max_tokens=max_tokens or self.cfg.max_tokens,
             temperature=self.cfg.temperature,
             top_k=1 if self.cfg.temperature == 0 else 40,

@@ -97,6 +97,7 @@ class Components:
             path = self.store.resolve(self.cfg.agent.model, explicit_path=self.cfg.agent.model_path or None)
             return Agent(ChatModel(path, self.cfg.agent), self.tools, state_dir=prompt_cache_dir(),
                          min_tool_probability=self.cfg.agent.min_tool_probability,
-                         min_relevance=self.cfg.agent.min_relevance)
+                         min_relevance=self.cfg.agent.min_relevance, max_calls=self.cfg.agent.max_calls,
+                         max_turn_s=self.cfg.agent.max_turn_s)
 
         return self._once("agent", build)

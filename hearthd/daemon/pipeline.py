@@ -185,6 +185,9 @@ class Pipeline:
             decision, confirmed = Decision("call", calls=calls, source="confirmed"), True
         else:
             decision = await self._blocking(Stage.AGENT, self.c.router().decide, result.transcript, result.lang)
+            if decision.kind == "call" and len(decision.calls) > self.cfg.agent.max_calls:
+                decision = Decision("abstain", reason=f"{len(decision.calls)} calls, over agent.max_calls",
+                                    source=decision.source, say="agent.too_many")
             if decision.kind == "call" and policy.review(decision.calls, result.lang) is None:
                 result.decision = decision
                 self.trace.emit(EventType.CONFIRM_REQUEST, calls=[{"name": c.name, "arguments": c.arguments}
