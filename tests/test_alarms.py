@@ -209,3 +209,47 @@ def test_kill_9_of_the_running_daemon_loses_no_timer_and_the_restart_rings_it(tm
     finally:
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(10) == 0  # SIGTERM stops it cleanly
+
+
+def test_a_repeating_alarm_rings_on_its_days_and_moves_on_when_stopped(tmp_path: Path) -> None:
+    clock = Clock(datetime(2026, 12, 4, 8, 0, tzinfo=BERLIN))  # a Friday, after 07:00
+    book = AlarmBook(now=clock, path=tmp_path / "alarms.db")
+    out = run(book.set_alarm({"time": "07:00", "repeat": "weekdays"}))
+    assert out.phrase == "alarm.set_weekdays"
+    (alarm,) = book.pending()
+    assert alarm.at == datetime(2026, 12, 7, 7, 0, tzinfo=BERLIN)  # Monday: the weekend is skipped
+    rings: list[str] = []
+
+    async def ring(a: Alarm, n: int) -> None:
+        rings.append(a.at.strftime("%a %H:%M"))
+
+    scheduler = Scheduler(book, ring)
+    clock.now = datetime(2026, 12, 7, 7, 0, tzinfo=BERLIN)
+    run(scheduler.tick())
+    run(book.stop({}))
+    (alarm,) = book.pending()
+    assert rings == ["Mon 07:00"] and alarm.at == datetime(2026, 12, 8, 7, 0, tzinfo=BERLIN)  # Tuesday next
+
+
+def test_tomorrow_means_tomorrow_even_when_the_time_is_still_ahead_today(tmp_path: Path) -> None:
+    clock = Clock(datetime(2026, 12, 1, 5, 0, tzinfo=BERLIN))
+    book = AlarmBook(now=clock, path=tmp_path / "alarms.db")
+    assert run(book.set_alarm({"time": "07:00", "day": "tomorrow"})).phrase == "alarm.set_tomorrow"
+    assert run(book.set_alarm({"time": "07:30"})).phrase == "alarm.set"
+    assert [a.at.day for a in book.pending()] == [1, 2]  # 07:30 today, 07:00 tomorrow
+
+
+@pytest.mark.parametrize("text,lang,args", [
+    ("set an alarm for 7 am every day", "en", {"time": "07:00", "repeat": "daily"}),
+    ("wake me up tomorrow at 6", "en", {"time": "06:00", "day": "tomorrow"}),
+    ("поставь будильник по будням на 6:30", "ru", {"time": "06:30", "repeat": "weekdays"}),
+    ("разбуди меня завтра в 7:30", "ru", {"time": "07:30", "day": "tomorrow"}),
+    ("कल सुबह सात बजे का अलार्म लगा दो", "hi", {"time": "07:00", "day": "tomorrow"}),
+    ("har somvar 7 baje ka alarm laga do", "hi", {"time": "07:00", "repeat": "monday"}),
+])
+def test_repeats_and_days_are_read_by_the_templates(text: str, lang: str, args: dict) -> None:  # type: ignore[type-arg]
+    from hearthd.agent.fastpath import FastPath
+    from hearthd.tools.registry import ToolRegistry
+
+    decision = FastPath(ToolRegistry(AlarmBook().tools())).match(text, lang)
+    assert decision is not None and [(c.name, c.arguments) for c in decision.calls] == [("set_alarm", args)]

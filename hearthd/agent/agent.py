@@ -213,8 +213,11 @@ class Agent:
                             reason=f"{name}: {missing[0]} not said")
         head = arguments_head(name)
         read = read_arguments(tool, text, lang)
-        if read and set(read) == set(tool.parameters.get("properties", {})):
-            # Every argument is a time or duration the user said once: read by code, nothing to decode.
+        props = tool.parameters.get("properties", {})
+        required = set(tool.parameters.get("required", []))
+        if read and required <= set(read) and all(k in read or props[k].get("x-ground") == "name" for k in props):
+            # Every argument the user gave is a time, a duration or a name read by code; the named options they did
+            # not say are left out. Nothing to decode.
             decision = self.check(PREFILL + head + json.dumps(read) + CALL_TAIL, text, lang)
         else:
             # Feed the name and the literal JSON around the arguments as prompt and decode only the argument

@@ -71,32 +71,55 @@ class FastPath:
 
     def match(self, text: str, lang: str) -> Decision | None:
         """A call when a template matches, names a declared tool, and every slot reads as a valid value."""
-        from hassil import recognize
+        from hassil import recognize_all
 
         intents = self._intents.get(lang)
-        result = recognize(text, intents) if intents is not None else None
-        if result is None or result.intent.name not in self.registry:
-            return None
+        for result in recognize_all(text, intents) if intents is not None else []:
+            if result.intent.name not in self.registry:
+                return None  # a template that exists to send these words to the model, or an undeclared tool
+            arguments = self._read_slots(result, lang)
+            if arguments is not None:
+                return self._decision(result.intent.name, arguments)
+        return None
+
+    def _read_slots(self, result: Any, lang: str) -> dict[str, Any] | None:
+        """Slot values, or None when one cannot be read (then a less general template may still match:
+        "set an alarm for 7 every day" is not the time "7 every day")."""
         arguments: dict[str, Any] = {}
         for name, entity in result.entities.items():
             reader = SLOT_READERS.get(name)
             if reader and not _plausible_slot(str(entity.text), lang):
                 return None  # a wildcard that swallowed a second request: "7 am and tell me a joke"
+            if reader and self._names_a_when(str(entity.text), lang):
+                return None  # "7 every day": a repeat or a day inside the time; the template with {repeat} reads it
             value = reader(str(entity.text), lang) if reader else entity.value
             if value is None:
                 return None
             arguments[name] = value
-        tool = self.registry.get(result.intent.name)
+        return arguments
+
+    def _names_a_when(self, text: str, lang: str) -> bool:
+        lists = self._intents[lang].slot_lists if lang in self._intents else {}
+        words = set(words_of(text.lower()))
+        for name in ("repeat", "day"):
+            slot_list = lists.get(name)
+            for value in getattr(slot_list, "values", []) or []:
+                said = str(getattr(value.text_in, "text", "") or "")
+                if said and set(words_of(said.lower())) <= words:
+                    return True
+        return False
+
+    def _decision(self, intent: str, arguments: dict[str, Any]) -> Decision | None:
+        tool = self.registry.get(intent)
         missing = [k for k in tool.parameters.get("required", []) if k not in arguments]
         if missing:  # "set an alarm": the tool is certain, the time was not said — ask for it
             return Decision("clarify", calls=[ToolCall(tool.name, arguments)], missing=missing[0],
                             source="fastpath", reason=f"{tool.name}: {missing[0]} not said")
         try:
-            arguments = self.registry.validate(result.intent.name, arguments)
+            arguments = self.registry.validate(intent, arguments)
         except (UnknownTool, SchemaError):
             return None
-        return Decision("call", calls=[ToolCall(result.intent.name, arguments)], source="fastpath",
-                        name_probs={result.intent.name: 1.0})
+        return Decision("call", calls=[ToolCall(intent, arguments)], source="fastpath", name_probs={intent: 1.0})
 
 
 @dataclass

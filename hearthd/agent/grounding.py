@@ -109,6 +109,10 @@ def read_arguments(tool: Tool, utterance: str, lang: str) -> dict[str, Any]:
             clock = parse_clock(utterance, lang)
             if clock is not None:
                 out[key] = clock
+        elif kind == "name" and isinstance(schema.get("enum"), list):
+            named = [v for v in schema["enum"] if name_is_grounded(str(v), utterance, lang)]
+            if len(named) == 1:  # "tomorrow", "every day", "the kitchen light": named once, unambiguously
+                out[key] = named[0]
     return out
 
 
@@ -137,8 +141,13 @@ def _alias_words(lang: str) -> tuple[dict[str, frozenset[str]], tuple[frozenset[
 
 
 def _same_word(a: str, b: str) -> bool:
-    """Equal, or sharing a stem of 4+ letters (Russian and Hindi inflect: кухне / кухня / кухонный)."""
-    return a == b or (len(a) >= 4 and len(b) >= 4 and a[:4] == b[:4])
+    """Equal, or the same stem with another ending (Russian and Hindi inflect: кухне / кухня, входную /
+    входная): a shared prefix of at least 4 letters and all but the last two of the shorter word, so "weekday"
+    and "weekends" stay apart."""
+    if a == b:
+        return True
+    stem = max(4, min(len(a), len(b)) - 2)
+    return len(a) >= stem and len(b) >= stem and a[:stem] == b[:stem]
 
 
 def name_is_grounded(value: str, utterance: str, lang: str) -> bool:
@@ -163,7 +172,8 @@ def name_is_grounded(value: str, utterance: str, lang: str) -> bool:
         # bedroom light, the bedroom heater) and is still evidence
         return uses.get(word, 0) >= 3 or any(value in g and all(word in table.get(v, ()) for v in g) for g in lists)
 
-    distinctive = {w for w in own if len(w) >= 2 and not generic(w)}
+    # short words ("at", "on", "в", "на") are grammar, not names, unless the name itself is that short ("tv")
+    distinctive = {w for w in own if not generic(w) and (len(w) >= 3 or w in words_of(value.lower()))}
     said = [w.strip(".,!?;:") for w in words_of(utterance.lower())]
     return any(_same_word(d, w) for d in distinctive for w in said)
 

@@ -51,7 +51,7 @@ class Scheduler:
             if last is not None and now - last < self.repeat:
                 continue
             if count >= self.max_rings:
-                self.book.set_state(alarm, "done")
+                self.book.finish(alarm)
                 self._rings.pop(alarm.id, None)
                 continue
             self._rings[alarm.id] = (count + 1, now)

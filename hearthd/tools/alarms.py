@@ -22,6 +22,12 @@ from .registry import Tool, ToolResult
 
 TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
 _TIME = {"type": "string", "pattern": TIME_PATTERN, "description": "24-hour time HH:MM", "x-ground": "time"}
+REPEATS = ["daily", "weekdays", "weekends", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+           "sunday"]
+_REPEAT = {"type": "string", "enum": REPEATS, "x-ground": "name", "description": "repeat the alarm"}
+_DAY = {"type": "string", "enum": ["today", "tomorrow"], "x-ground": "name"}
+_RING_DAYS = {"daily": set(range(7)), "weekdays": set(range(5)), "weekends": {5, 6},
+              **{d: {i} for i, d in enumerate(REPEATS[3:])}}
 _SECONDS = {"type": "integer", "minimum": 1, "maximum": 86400, "x-ground": "duration",
             "description": "the duration in seconds"}
 
@@ -38,7 +44,9 @@ CREATE TABLE IF NOT EXISTS alarms (
     lang TEXT NOT NULL DEFAULT 'en',         -- the language it was set in (spoken when it rings)
     seconds INTEGER,                         -- timers: the duration asked for
     state TEXT NOT NULL DEFAULT 'pending',   -- pending | ringing | done | cancelled | missed
-    created_utc TEXT NOT NULL
+    created_utc TEXT NOT NULL,
+    repeat TEXT NOT NULL DEFAULT '',         -- '' (once) | daily | weekdays | weekends | monday … sunday
+    wall TEXT NOT NULL DEFAULT ''            -- HH:MM on the wall clock, for the next occurrence of a repeat
 );
 CREATE INDEX IF NOT EXISTS alarms_due ON alarms (state, at_utc);
 """
@@ -55,6 +63,7 @@ class Alarm:
     lang: str = "en"
     seconds: int | None = None
     state: str = "pending"
+    repeat: str = ""
 
     @property
     def hhmm(self) -> str:
@@ -65,6 +74,8 @@ class Alarm:
                "lang": self.lang, "state": self.state}
         if self.seconds is not None:
             out["seconds"] = self.seconds
+        if self.repeat:
+            out["repeat"] = self.repeat
         return out
 
 
@@ -112,6 +123,10 @@ class AlarmBook:
                 self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(SCHEMA)
+            have = {row[1] for row in self._db.execute("PRAGMA table_info(alarms)")}
+            for column in ("repeat", "wall"):  # a store written before recurrence existed
+                if column not in have:
+                    self._db.execute(f"ALTER TABLE alarms ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         self._db.close()
@@ -121,25 +136,35 @@ class AlarmBook:
         return str(getattr(tz, "key", None) or self._now().tzname() or "UTC")
 
     def _row(self, row: tuple[Any, ...]) -> Alarm:
-        id_, kind, at_utc, _zone, label, lang, seconds, state = row
+        id_, kind, at_utc, _zone, label, lang, seconds, state, repeat = row
         at = datetime.fromisoformat(at_utc).astimezone(self._now().tzinfo)
-        return Alarm(id_, at, label, kind, lang, seconds, state)
+        return Alarm(id_, at, label, kind, lang, seconds, state, repeat)
 
     def _select(self, where: str, params: tuple[Any, ...] = ()) -> list[Alarm]:
         with self._lock:
             rows = self._db.execute(
-                "SELECT id, kind, at_utc, zone, label, lang, seconds, state FROM alarms WHERE " + where
+                "SELECT id, kind, at_utc, zone, label, lang, seconds, state, repeat FROM alarms WHERE " + where
                 + " ORDER BY at_utc, id", params).fetchall()
         return [self._row(r) for r in rows]
 
-    def _insert(self, kind: str, at: datetime, label: str, seconds: int | None) -> Alarm:
+    def _insert(self, kind: str, at: datetime, label: str, seconds: int | None, repeat: str = "") -> Alarm:
         with self._lock:
             cur = self._db.execute(
-                "INSERT INTO alarms (kind, at_utc, zone, label, lang, seconds, created_utc) VALUES (?,?,?,?,?,?,?)",
+                "INSERT INTO alarms (kind, at_utc, zone, label, lang, seconds, created_utc, repeat, wall) "
+                "VALUES (?,?,?,?,?,?,?,?,?)",
                 (kind, at.astimezone(UTC).isoformat(), self._zone(), label, turn_language.get(), seconds,
-                 datetime.now(UTC).isoformat()))
+                 datetime.now(UTC).isoformat(), repeat, at.strftime("%H:%M")))
             id_ = int(cur.lastrowid or 0)
         return self._select("id = ?", (id_,))[0]
+
+    def finish(self, alarm: Alarm) -> None:
+        """Stopped, or rang itself out: a repeating alarm moves to its next day, a one-off is done."""
+        if not alarm.repeat:
+            self.set_state(alarm, "done")
+            return
+        with self._lock:
+            (wall,) = self._db.execute("SELECT wall FROM alarms WHERE id = ?", (alarm.id,)).fetchone()
+        self.set_state(alarm, "pending", self.next_occurrence(wall, alarm.repeat))
 
     def set_state(self, alarm: Alarm, state: str, at: datetime | None = None) -> None:
         with self._lock:
@@ -149,14 +174,21 @@ class AlarmBook:
                 self._db.execute("UPDATE alarms SET state = ?, at_utc = ? WHERE id = ?",
                                  (state, at.astimezone(UTC).isoformat(), alarm.id))
 
-    def next_occurrence(self, hhmm: str) -> datetime:
+    def next_occurrence(self, hhmm: str, repeat: str = "", day: str = "") -> datetime:
+        """The next time the wall clock shows `hhmm` (on a day the repeat allows; `day="tomorrow"`: not today).
+        Aware arithmetic on the IANA zone keeps the wall time across a DST change."""
         now = self._now()
         hours, minutes = (int(x) for x in hhmm.split(":"))
         at = now.replace(hour=hours, minute=minutes, second=0, microsecond=0)
-        return at if at > now else at + timedelta(days=1)
+        if day == "tomorrow":
+            at += timedelta(days=1)
+        days = _RING_DAYS.get(repeat, set(range(7)))
+        while at <= now or at.weekday() not in days:
+            at += timedelta(days=1)
+        return at.replace(fold=0)
 
-    def add(self, hhmm: str, label: str = "") -> Alarm:
-        return self._insert("alarm", self.next_occurrence(hhmm), label, None)
+    def add(self, hhmm: str, label: str = "", repeat: str = "", day: str = "") -> Alarm:
+        return self._insert("alarm", self.next_occurrence(hhmm, repeat, day), label, None, repeat)
 
     def add_timer(self, seconds: int, label: str = "") -> Alarm:
         return self._insert("timer", self._now() + timedelta(seconds=seconds), label, seconds)
@@ -181,9 +213,13 @@ class AlarmBook:
     # -- tool handlers ------------------------------------------------------------------------------------
 
     async def set_alarm(self, args: dict[str, Any]) -> ToolResult:
-        alarm = self.add(args["time"], args.get("label", "").strip())
-        key = "alarm.set_labeled" if alarm.label else "alarm.set"
-        return ToolResult(True, alarm.to_dict(), key, {"time": spoken_time(alarm.hhmm), "label": alarm.label})
+        alarm = self.add(args["time"], args.get("label", "").strip(), args.get("repeat", ""), args.get("day", ""))
+        values = {"time": spoken_time(alarm.hhmm), "label": alarm.label}
+        if alarm.repeat:
+            return ToolResult(True, alarm.to_dict(), f"alarm.set_{alarm.repeat}", values)
+        key = "alarm.set_labeled" if alarm.label else "alarm.set_tomorrow" if args.get("day") == "tomorrow" \
+            else "alarm.set"
+        return ToolResult(True, alarm.to_dict(), key, values)
 
     async def list_alarms(self, args: dict[str, Any]) -> ToolResult:
         alarms = self.pending()
@@ -249,7 +285,7 @@ class AlarmBook:
     async def stop(self, args: dict[str, Any]) -> ToolResult:
         ringing = self.ringing()
         for alarm in ringing:
-            self.set_state(alarm, "done")
+            self.finish(alarm)
         return ToolResult(bool(ringing), {"stopped": [a.to_dict() for a in ringing]},
                           "alarm.stopped" if ringing else "alarm.nothing_ringing")
 
@@ -268,7 +304,7 @@ class AlarmBook:
             Tool(
                 "set_alarm",
                 "Set an alarm to ring at a time of day.",
-                {"type": "object", "properties": {"time": _TIME},
+                {"type": "object", "properties": {"time": _TIME, "repeat": _REPEAT, "day": _DAY},
                  "required": ["time"], "additionalProperties": False},
                 self.set_alarm,
                 family="alarms",
