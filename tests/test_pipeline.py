@@ -112,19 +112,19 @@ def test_tiny_audio_is_rejected_cleanly(components) -> None:  # type: ignore[no-
     assert trace.of_type(EventType.ERROR)[0].fields["code"] == "audio-too-short"
 
 
-@pytest.mark.parametrize("text,time", [
-    ("set an alarm for 6 am", "06:00"),
-    ("wake me up at seven thirty", "07:30"),
-    ("поставь будильник на семь тридцать утра", "07:30"),
-    ("सुबह छह बजे का अलार्म लगाओ", "06:00"),
-    ("कल सुबह साढ़े छह बजे का अलार्म लगा दो", "06:30"),
+@pytest.mark.parametrize("text,args", [
+    ("set an alarm for 6 am", {"time": "06:00"}),
+    ("wake me up at seven thirty", {"time": "07:30"}),
+    ("поставь будильник на семь тридцать утра", {"time": "07:30"}),
+    ("सुबह छह बजे का अलार्म लगाओ", {"time": "06:00"}),
+    ("कल सुबह साढ़े छह बजे का अलार्म लगा दो", {"time": "06:30", "day": "tomorrow"}),
 ])
-def test_text_request_sets_alarm(components, text: str, time: str) -> None:  # type: ignore[no-untyped-def]
+def test_text_request_sets_alarm(components, text: str, args: dict) -> None:  # type: ignore[no-untyped-def, type-arg]
     trace = Trace()
     result = asyncio.run(Pipeline(components, trace).run_text(text))
     assert trace.of_type(EventType.REPLY)[0].fields["lang"] == result.lang  # type: ignore[attr-defined]
     calls = trace.of_type(EventType.TOOL_CALL)
-    assert [(c.fields["name"], c.fields["arguments"]) for c in calls] == [("set_alarm", {"time": time})]
+    assert [(c.fields["name"], c.fields["arguments"]) for c in calls] == [("set_alarm", args)]
 
 
 @pytest.mark.parametrize("text", ["what is the capital of France", "tell me a joke", "какая столица Франции"])
@@ -198,4 +198,4 @@ def test_templates_answer_first_and_the_model_takes_the_rest(components) -> None
     asyncio.run(Pipeline(components, trace).run_text("I'd like to be woken at 6:45 tomorrow"))
     calls = trace.of_type(EventType.TOOL_CALL)
     assert [c.fields["source"] for c in calls] in ([], ["model"])
-    assert all(c.fields["arguments"] == {"time": "06:45"} for c in calls)
+    assert all(c.fields["arguments"] == {"time": "06:45", "day": "tomorrow"} for c in calls)

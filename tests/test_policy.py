@@ -134,7 +134,8 @@ def test_the_model_turn_stops_at_its_time_and_token_ceilings(components) -> None
     from hearthd.agent.evaluate import load_catalogue
 
     catalogue = load_catalogue(Path(__file__).parent / "data" / "commands" / "tools.yaml")
-    out = Agent(tight, catalogue).decide("turn on the kitchen light", "en", only="turn_on")  # decoded, not read
+    # "в спальне" names two things (the bedroom light, the bedroom heater): the model must decode which
+    out = Agent(tight, catalogue).decide("включи свет в спальне", "ru", only="turn_on")
     assert (out.kind, out.say, out.calls) == ("abstain", "agent.too_long", [])
     out = Agent(model, catalogue).decide("turn on the kitchen light", "en", only="turn_on")
     assert [(c.name, c.arguments) for c in out.calls] == [("turn_on", {"device": "kitchen light"})]
