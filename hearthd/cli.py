@@ -100,7 +100,8 @@ def cmd_ask(args: argparse.Namespace, cfg: Config) -> int:
 
     trace = _trace(args)
     components = _components(cfg, trace)
-    result = asyncio.run(Pipeline(components, trace).run_text(args.text, language=args.lang, speak=bool(args.speak)))
+    result = asyncio.run(Pipeline(components, trace).run_text(args.text, language=args.lang, speak=bool(args.speak),
+                                                              request_id=args.request_id))
     for answer in args.then or []:
         # the next utterance of the same conversation: the answer to "Cancel all your alarms?" or "For what time?"
         result = asyncio.run(Pipeline(components, trace).run_text(answer, speak=bool(args.speak)))
@@ -349,6 +350,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("text")
     p.add_argument("--lang", choices=["en", "hi", "ru"], help="language of the text (default: from its script)")
     p.add_argument("--speak", metavar="OUT.wav", help="also speak the reply into a WAV file")
+    p.add_argument("--request-id", metavar="ID",
+                   help="make the request idempotent: sent again with the same id, its actions do not run twice")
     p.add_argument("--then", metavar="TEXT", action="append",
                    help="what the user says next (repeatable): answers a confirmation or a clarification question")
 

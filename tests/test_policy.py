@@ -139,3 +139,23 @@ def test_the_model_turn_stops_at_its_time_and_token_ceilings(components) -> None
     assert (out.kind, out.say, out.calls) == ("abstain", "agent.too_long", [])
     out = Agent(model, catalogue).decide("turn on the kitchen light", "en", only="turn_on")
     assert [(c.name, c.arguments) for c in out.calls] == [("turn_on", {"device": "kitchen light"})]
+
+
+def test_a_request_sent_twice_with_its_id_acts_once(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json as _json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path)}
+
+    def send(request_id: str) -> list[dict]:  # type: ignore[type-arg]
+        out = subprocess.run([sys.executable, "-m", "hearthd", "ask", "set an alarm for 6 am", "--request-id",
+                              request_id, "--json"], env=env, capture_output=True, text=True, timeout=120, check=True)
+        return [_json.loads(x) for x in out.stdout.splitlines() if x.startswith("{")]
+
+    first, again, other = send("r-1"), send("r-1"), send("r-2")
+    results = [[e for e in run if e["type"] == "tool_result"][0] for run in (first, again, other)]
+    assert [r.get("duplicate", False) for r in results] == [False, True, False]
+    assert [e["text"] for e in again if e["type"] == "reply"] == ["Alarm set for 6:00."]  # answered the same
+    assert len(AlarmBook(path=tmp_path / "hearthd" / "alarms.db").pending()) == 2  # r-1 once, r-2 once

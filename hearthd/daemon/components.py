@@ -20,6 +20,7 @@ from ..config import Config, state_dir, xdg_dir
 from ..tools.alarms import AlarmBook
 from ..tools.registry import ToolRegistry
 from .audit import AuditLog
+from .idempotency import DoneRequests
 from .policy import ConfirmationPolicy
 
 T = TypeVar("T")
@@ -53,6 +54,7 @@ class Components:
         self.policy = ConfirmationPolicy(self.tools, cfg.policy.confirm, cfg.policy.confirm_timeout_s)
         self.audit = AuditLog(state_dir() / "audit.jsonl", cfg.policy.audit_max_bytes, cfg.policy.audit_keep,
                               cfg.general.privacy) if cfg.policy.audit else None
+        self.done_requests = DoneRequests(state_dir() / "requests.db")
         self.last_lang: str | None = None  # the conversation's language, for turns that do not show theirs
         self.voices = VoiceBank(cfg.tts.voices, self._piper_voice_path, cfg.tts.length_scale)
 

@@ -66,6 +66,8 @@ class TurnResult:
 class Pipeline:
     """Runs turns over already-loaded components and reports each step on a Trace."""
 
+    request_id: str | None = None
+
     def __init__(self, components: Components, trace: Trace) -> None:
         self.c = components
         self.cfg = components.cfg
@@ -116,8 +118,11 @@ class Pipeline:
         self._audit(result, first_event)
         return result
 
-    async def run_text(self, text: str, language: str | None = None, speak: bool = False) -> TurnResult:
-        """One turn from text (`hearthd ask`): the same chain from the agent on."""
+    async def run_text(self, text: str, language: str | None = None, speak: bool = False,
+                       request_id: str | None = None) -> TurnResult:
+        """One turn from text (`hearthd ask`): the same chain from the agent on. A `request_id` makes the turn
+        idempotent: sent again, its actions do not run twice."""
+        self.request_id = request_id
         first_event = len(self.trace.events)
         result = await self._run_text(text, language, speak)
         self._audit(result, first_event)
@@ -205,11 +210,20 @@ class Pipeline:
             result.reply = ask_phrase(result.lang, decision.missing)
         else:
             replies = []
-            for call in decision.calls:
+            for position, call in enumerate(decision.calls):
                 self.trace.emit(EventType.TOOL_CALL, name=call.name, arguments=call.arguments, source=decision.source,
                                 confidence=round(decision.name_probs.get(call.name, 0.0), 3),
                                 relevance=None if decision.relevance is None else round(decision.relevance, 3))
-                tool_result = await self._execute(call.name, call.arguments, confirmed, result.lang)
+                key = None if not self.request_id else \
+                    self.c.done_requests.key(self.request_id, position, call.name, call.arguments)
+                tool_result = self.c.done_requests.get(key) if key else None
+                if tool_result is not None:
+                    self.trace.emit(EventType.TOOL_RESULT, name=call.name, ok=tool_result.ok, result=tool_result.data,
+                                    duplicate=True)  # the same request again: answered, not done again
+                else:
+                    tool_result = await self._execute(call.name, call.arguments, confirmed, result.lang)
+                    if key:
+                        self.c.done_requests.put(key, tool_result)
                 result.results.append(tool_result)
                 replies.append(phrase(result.lang, tool_result.phrase, **tool_result.spoken_values(result.lang)))
             result.reply = " ".join(replies)

@@ -1,0 +1,49 @@
+"""Idempotency keys: a request that arrives twice (an automation retrying over MQTT, a client resending after a
+timeout) does its actions once. The caller names the request; each call it makes is remembered under
+(request id, position, tool, arguments) with its result, in SQLite under the state dir, for `ttl` seconds. A
+repeat gets the remembered result back and nothing runs again.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ..tools.registry import ToolResult
+
+
+class DoneRequests:
+    def __init__(self, path: Path | None, ttl: float = 86400.0) -> None:
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False, isolation_level=None)
+        self._lock = threading.Lock()
+        self.ttl = ttl
+        with self._lock:
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS done (key TEXT PRIMARY KEY, at REAL NOT NULL, "
+                             "result TEXT NOT NULL)")
+
+    @staticmethod
+    def key(request_id: str, position: int, name: str, arguments: dict[str, Any]) -> str:
+        return f"{request_id}\x1f{position}\x1f{name}\x1f{json.dumps(arguments, sort_keys=True, ensure_ascii=False)}"
+
+    def get(self, key: str) -> ToolResult | None:
+        with self._lock:
+            self._db.execute("DELETE FROM done WHERE at < ?", (time.time() - self.ttl,))
+            row = self._db.execute("SELECT result FROM done WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        data = json.loads(row[0])
+        return ToolResult(data["ok"], data["data"], data["phrase"], data["values"],
+                          {k: (v[0], v[1]) for k, v in data["counts"].items()}, data["durations"])
+
+    def put(self, key: str, result: ToolResult) -> None:
+        blob = json.dumps({"ok": result.ok, "data": result.data, "phrase": result.phrase, "values": result.values,
+                           "counts": result.counts, "durations": result.durations}, ensure_ascii=False, default=str)
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO done (key, at, result) VALUES (?, ?, ?)", (key, time.time(), blob))
