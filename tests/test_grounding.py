@@ -29,3 +29,23 @@ from hearthd.agent.grounding import name_is_grounded
 ])
 def test_a_named_thing_must_be_said(value: str, utterance: str, lang: str, said: bool) -> None:
     assert name_is_grounded(value, utterance, lang) is said
+
+
+@pytest.mark.parametrize("tool,utterance,lang,read", [
+    ("set_alarm", "सुबह पाँच बजे उठना है, अलार्म लगा दो", "hi", {"time": "05:00"}),  # सुबह is no day or repeat
+    ("set_alarm", "कल सुबह आठ बजे का अलार्म", "hi", {"time": "08:00", "day": "tomorrow"}),
+    ("set_alarm", "रोज़ सुबह छह बजे", "hi", {"time": "06:00", "repeat": "daily"}),
+    ("set_alarm", "hey can you wake me up at 7 tomorrow", "en", {"time": "07:00", "day": "tomorrow"}),
+    ("set_alarm", "wake me at 7 every weekday", "en", {"time": "07:00", "repeat": "weekdays"}),  # not weekends
+    ("turn_on", "включи свет в спальне", "ru", {}),  # the bedroom light or the bedroom heater: the model decides
+    ("turn_on", "kitchen ki light on karo", "hi", {"device": "kitchen light"}),
+    ("set_timer", "a pasta timer for 12 minutes", "en", {"seconds": 720}),
+])
+def test_arguments_said_once_are_read_by_code(tool: str, utterance: str, lang: str, read: dict) -> None:  # type: ignore[type-arg]
+    from pathlib import Path
+
+    from hearthd.agent.evaluate import load_catalogue
+    from hearthd.agent.grounding import read_arguments
+
+    catalogue = load_catalogue(Path(__file__).parent / "data" / "commands" / "tools.yaml")
+    assert read_arguments(catalogue.get(tool), utterance, lang) == read

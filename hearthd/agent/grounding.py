@@ -117,27 +117,27 @@ def read_arguments(tool: Tool, utterance: str, lang: str) -> dict[str, Any]:
 
 
 @cache
-def _alias_words(lang: str) -> tuple[dict[str, frozenset[str]], tuple[frozenset[str], ...]]:
+def _alias_words(lang: str) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
     """Per canonical value of a sentence-template list (device, door…), every word its spoken names use in
     `lang` (templates' alternatives flattened), plus the words of the value itself; and the lists' value sets."""
     import yaml
 
     words: dict[str, set[str]] = {}
-    lists: list[frozenset[str]] = []
+    lists: dict[str, frozenset[str]] = {}
     folder = resources.files("hearthd.locales").joinpath(lang, "sentences")
     for entry in folder.iterdir() if folder.is_dir() else []:
         if not entry.name.endswith(".yaml"):
             continue
-        for spec in (yaml.safe_load(entry.read_text(encoding="utf-8")) or {}).get("lists", {}).values():
+        for list_name, spec in (yaml.safe_load(entry.read_text(encoding="utf-8")) or {}).get("lists", {}).items():
             values = set()
             for item in spec.get("values", []) if isinstance(spec, dict) else []:
                 if isinstance(item, dict) and "in" in item and isinstance(item.get("out"), str):
                     said = re.sub(r"[()\[\]|]", " ", str(item["in"])).lower()
                     words.setdefault(item["out"], set()).update(words_of(said) + words_of(item["out"].lower()))
                     values.add(item["out"])
-            if len(values) > 1:
-                lists.append(frozenset(values))
-    return {k: frozenset(v) for k, v in words.items()}, tuple(lists)
+            if values:
+                lists[list_name] = lists.get(list_name, frozenset()) | values
+    return {k: frozenset(v) for k, v in words.items()}, lists
 
 
 def _same_word(a: str, b: str) -> bool:
@@ -155,25 +155,27 @@ def name_is_grounded(value: str, utterance: str, lang: str) -> bool:
     "kitchen" for the kitchen light, not "light"; "входную" for the front door, not "дверь". Words most names
     share are not evidence; a value with no names known needs its own words."""
     table: dict[str, set[str]] = {}
-    lists: list[frozenset[str]] = []
+    lists: dict[str, frozenset[str]] = {}
     for source in {lang, "en"}:  # English device names turn up in Hindi and Russian speech
         names, groups = _alias_words(source)
         for k, v in names.items():
             table.setdefault(k, set()).update(v)
-        lists += groups
+        for k, g in groups.items():
+            lists[k] = lists.get(k, frozenset()) | g
     own = table.get(value, set(words_of(value.lower())))
-    uses: dict[str, int] = {}
-    for words in table.values():
-        for w in words:
-            uses[w] = uses.get(w, 0) + 1
 
     def generic(word: str) -> bool:
-        # "light", "свет", "в" name most things, "door" names every door; "спальне" names two things (the
-        # bedroom light, the bedroom heater) and is still evidence
-        return uses.get(word, 0) >= 3 or any(value in g and all(word in table.get(v, ()) for v in g) for g in lists)
+        # "light", "свет", "в" name most things, "door" names every door, "सुबह"/"morning" turn up in days and
+        # in repeats alike; "спальне" names two devices (the bedroom light, the bedroom heater) and is evidence
+        holders = {v for v, words in table.items() if word in words}
+        scattered = len(holders) >= 2 and not any(holders <= g for g in lists.values())
+        return (len(holders) >= 3 or scattered
+                or any(value in g and len(g) > 1 and all(word in table.get(v, ()) for v in g) for g in lists.values()))
 
-    # short words ("at", "on", "в", "на") are grammar, not names, unless the name itself is that short ("tv")
-    distinctive = {w for w in own if not generic(w) and (len(w) >= 3 or w in words_of(value.lower()))}
+    # short words ("at", "on", "в", "на") are grammar, not names, unless the name itself is that short ("tv");
+    # Devanagari words are short in code points ("कल") and are kept
+    distinctive = {w for w in own if not generic(w)
+                   and (len(w) >= 3 or w in words_of(value.lower()) or any("\u0900" <= ch <= "\u097f" for ch in w))}
     said = [w.strip(".,!?;:") for w in words_of(utterance.lower())]
     return any(_same_word(d, w) for d in distinctive for w in said)
 
