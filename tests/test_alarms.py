@@ -253,3 +253,17 @@ def test_repeats_and_days_are_read_by_the_templates(text: str, lang: str, args: 
 
     decision = FastPath(ToolRegistry(AlarmBook().tools())).match(text, lang)
     assert decision is not None and [(c.name, c.arguments) for c in decision.calls] == [("set_alarm", args)]
+
+
+@pytest.mark.parametrize("text,lang,call", [
+    ("stop", "en", ("stop", {})), ("snooze", "en", ("snooze", {})),
+    ("ten more minutes", "en", ("snooze", {"minutes": 10})),
+    ("отложи будильник", "ru", ("snooze", {})), ("ещё десять минут", "ru", ("snooze", {"minutes": 10})),
+    ("दस मिनट और सोने दो", "hi", ("snooze", {"minutes": 10})), ("snooze karo", "hi", ("snooze", {})),
+])
+def test_stop_and_snooze_by_voice(text: str, lang: str, call: tuple) -> None:  # type: ignore[type-arg]
+    from hearthd.agent.fastpath import FastPath
+    from hearthd.tools.registry import ToolRegistry
+
+    decision = FastPath(ToolRegistry(AlarmBook().tools())).match(text, lang)
+    assert decision is not None and [(c.name, c.arguments) for c in decision.calls] == [call]
