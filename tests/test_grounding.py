@@ -49,3 +49,19 @@ def test_arguments_said_once_are_read_by_code(tool: str, utterance: str, lang: s
 
     catalogue = load_catalogue(Path(__file__).parent / "data" / "commands" / "tools.yaml")
     assert read_arguments(catalogue.get(tool), utterance, lang) == read
+
+
+def test_an_invented_optional_detail_is_dropped_and_an_invented_required_one_refused() -> None:
+    from pathlib import Path
+
+    from hearthd.agent.agent import Agent
+    from hearthd.agent.evaluate import load_catalogue
+
+    agent = Agent.__new__(Agent)
+    agent.registry = load_catalogue(Path(__file__).parent / "data" / "commands" / "tools.yaml")
+    said = "um set an alarm for uh 7 30 a.m."
+    invented = '{"name": "set_alarm", "arguments": {"time": "07:30", "repeat": "daily", "day": "tomorrow"}}'
+    out = agent.check(f"<tool_call>\n{invented}\n</tool_call>", said, "en")
+    assert (out.kind, [(c.name, c.arguments) for c in out.calls]) == ("call", [("set_alarm", {"time": "07:30"})])
+    wrong_hour = '{"name": "set_alarm", "arguments": {"time": "09:30"}}'
+    assert agent.check(f"<tool_call>\n{wrong_hour}\n</tool_call>", said, "en").kind == "abstain"

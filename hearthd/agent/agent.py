@@ -251,8 +251,12 @@ class Agent:
             except (UnknownTool, SchemaError) as e:
                 return Decision("abstain", reason=f"invalid call {call.name}: {e}", raw=raw)
             if utterance:
-                bad = ungrounded_arguments(self.registry.get(call.name), call.arguments, utterance, lang)
-                if bad:
+                tool = self.registry.get(call.name)
+                bad = ungrounded_arguments(tool, call.arguments, utterance, lang)
+                required = set(tool.parameters.get("required", []))
+                if any(key in required for key in bad):
                     return Decision("abstain", reason=f"{call.name}: {', '.join(bad)} not said by the user",
                                     raw=raw)
+                # an optional detail the user never gave ("every day" added to "set an alarm for 7") is dropped
+                call.arguments = {k: v for k, v in call.arguments.items() if k not in bad}
         return Decision("call", calls=calls, raw=raw)
