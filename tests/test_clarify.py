@@ -93,7 +93,8 @@ def test_the_pipeline_asks_in_the_users_language_and_acts_on_the_answer(
     trace = Trace()
     first = asyncio.run(Pipeline(components, trace).run_text(ask))
     assert first.reply == question
-    assert trace.of_type(EventType.CLARIFY)[0].fields["missing"] == "time"
+    (clarify,) = trace.of_type(EventType.CLARIFY)
+    assert (clarify.fields["missing"], clarify.fields["question"]) == ("time", question)
     assert len(components.alarms.pending()) == before  # nothing done yet
     trace = Trace()
     second = asyncio.run(Pipeline(components, trace).run_text(answer))  # digits only: the language carries over

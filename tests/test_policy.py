@@ -78,7 +78,10 @@ def test_cancel_all_alarms_asks_first_and_no_changes_nothing(fresh: Components, 
         fresh.alarms.add(hhmm)
     reply, trace = ask(fresh, request_text)
     assert reply == question
-    assert trace.of_type(EventType.CONFIRM_REQUEST) and not trace.of_type(EventType.TOOL_CALL)
+    (request,) = trace.of_type(EventType.CONFIRM_REQUEST)
+    assert (request.fields["name"], request.fields["arguments"], request.fields["question"]) == \
+        ("cancel_all_alarms", {}, question)  # the trace interface of ARCHITECTURE.md
+    assert not trace.of_type(EventType.TOOL_CALL)
     assert len(fresh.alarms.pending()) == 2
     reply, trace = ask(fresh, no)
     assert [e.fields["answer"] for e in trace.of_type(EventType.CONFIRM_ANSWER)] == ["no"]

@@ -195,9 +195,12 @@ class Pipeline:
                                     source=decision.source, say="agent.too_many")
             if decision.kind == "call" and policy.review(decision.calls, result.lang) is None:
                 result.decision = decision
-                self.trace.emit(EventType.CONFIRM_REQUEST, calls=[{"name": c.name, "arguments": c.arguments}
-                                                                  for c in decision.calls])
-                await self._reply(result, policy.question(result.lang), speak)
+                question = policy.question(result.lang)
+                first = next(c for c in decision.calls if policy.needs_confirmation(c))
+                self.trace.emit(EventType.CONFIRM_REQUEST, name=first.name, arguments=first.arguments,
+                                question=question, calls=[{"name": c.name, "arguments": c.arguments}
+                                                          for c in decision.calls])
+                await self._reply(result, question, speak)
                 return
         result.decision = decision
         if decision.kind == "abstain":
@@ -205,9 +208,9 @@ class Pipeline:
                             relevance=None if decision.relevance is None else round(decision.relevance, 3))
             result.reply = phrase(result.lang, decision.say or "agent.cannot_help")
         elif decision.kind == "clarify":
-            self.trace.emit(EventType.CLARIFY, name=decision.calls[0].name, missing=decision.missing,
-                            source=decision.source)
             result.reply = ask_phrase(result.lang, decision.missing)
+            self.trace.emit(EventType.CLARIFY, question=result.reply, name=decision.calls[0].name,
+                            missing=decision.missing, source=decision.source)
         else:
             replies = []
             for position, call in enumerate(decision.calls):
