@@ -299,6 +299,23 @@ def _eval_suites(args: argparse.Namespace, cfg: Config) -> int:
     return EXIT_OK
 
 
+def cmd_tools(args: argparse.Namespace, cfg: Config) -> int:
+    from .daemon.components import Components
+
+    registry = Components(cfg).tools
+    for tool in registry:
+        row = {"name": tool.name, "family": tool.family, "description": tool.describe(args.lang),
+               "consequential": tool.consequential or tool.name in cfg.policy.confirm,
+               "parameters": tool.parameters}
+        if args.json:
+            print(json.dumps(row, ensure_ascii=False))
+        else:
+            flag = " [asks first]" if row["consequential"] else ""
+            props = ", ".join(tool.parameters.get("properties", {}))
+            print(f"{tool.name}({props}){flag}: {row['description']}")
+    return EXIT_OK
+
+
 def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     from .config import state_dir
     from .daemon.audit import AuditLog
@@ -380,6 +397,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="the first N cases of each category")
     p.add_argument("--model", help="a GGUF to evaluate instead of the configured agent model")
     p.add_argument("--verbose", "-v", action="store_true", help="list the misses")
+
+    p = command("tools", cmd_tools, "the tools hearthd can use, with what each needs and whether it asks first")
+    p.add_argument("--lang", choices=["en", "hi", "ru"], default="en")
 
     p = command("history", cmd_history, "the audit trail: what was asked, decided, confirmed, done and said")
     p.add_argument("-n", type=int, default=20, help="the last N turns (default 20)")

@@ -64,6 +64,15 @@ def test_every_locale_file_exists_in_every_language() -> None:
     names = {lang: {e.name for e in resources.files("hearthd.locales").joinpath(lang).iterdir() if e.is_file()}
              for lang in ("en", "ru", "hi")}
     shared = {"phrases.toml", "system_prompt.txt", "grounding.toml", "numbers.toml", "answers.toml", "split.toml",
-              "spoken.toml"}
+              "spoken.toml", "tools.toml"}
     for lang, files in names.items():
         assert shared <= files, (lang, shared - files)
+
+
+def test_every_live_tool_is_described_in_every_language() -> None:
+    from hearthd.tools.alarms import AlarmBook
+    from hearthd.tools.registry import _descriptions
+
+    for lang in ("en", "ru", "hi"):
+        missing = [t.name for t in AlarmBook().tools() if t.name not in _descriptions(lang)]
+        assert missing == [], (lang, missing)

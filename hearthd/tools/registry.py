@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,12 +47,29 @@ class Tool:
     consequential: bool = False  # needs a spoken yes before it runs; the model cannot change this
     idempotent: bool = True
 
+    def describe(self, lang: str) -> str:
+        """The description in `lang` from locales/<lang>/tools.toml, else the declaration's own (English) one.
+        The model's prompt keeps the English one (measured that way); people read these (`hearthd tools`)."""
+        return _descriptions(lang).get(self.name, self.description)
+
     def openai_schema(self) -> dict[str, Any]:
         """The declaration in the OpenAI/Qwen `tools` format that chat templates render."""
         return {
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
         }
+
+
+@functools.cache
+def _descriptions(lang: str) -> dict[str, str]:
+    import tomllib
+    from importlib import resources
+
+    try:
+        text = resources.files("hearthd.locales").joinpath(lang, "tools.toml").read_text(encoding="utf-8")
+    except (FileNotFoundError, ModuleNotFoundError):
+        return {}
+    return {k: str(v) for k, v in tomllib.loads(text).get("descriptions", {}).items()}
 
 
 class UnknownTool(Exception):
