@@ -267,3 +267,18 @@ def test_stop_and_snooze_by_voice(text: str, lang: str, call: tuple) -> None:  #
 
     decision = FastPath(ToolRegistry(AlarmBook().tools())).match(text, lang)
     assert decision is not None and [(c.name, c.arguments) for c in decision.calls] == [call]
+
+
+def test_an_alarm_is_set_and_cancelled_by_its_label(base_config, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from hearthd.daemon.components import Components
+    from hearthd.daemon.pipeline import Pipeline
+    from hearthd.events import Trace
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    c = Components(base_config)
+    said = [asyncio.run(Pipeline(c, Trace()).run_text(t)).reply
+            for t in ("set an alarm for 7 am called gym", "set an alarm for 8 am", "cancel the alarm called gym",
+                      "cancel the alarm called dentist")]
+    assert said[0] == "Alarm set for 7:00: gym."
+    assert said[3] == "I couldn't find an alarm called dentist."
+    assert [(a.hhmm, a.label) for a in c.alarms.pending()] == [("08:00", "")]

@@ -35,8 +35,13 @@ def _percent(text: str, lang: str) -> int | None:
     return parse_percent(text, lang)
 
 
+def _label(text: str, lang: str) -> str | None:
+    label = " ".join(text.strip(" .,!?;:'\"«»").split())
+    return label if 0 < len(label) <= 40 else None
+
+
 SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": parse_clock, "seconds": _duration,
-                                                      "percent": _percent}
+                                                      "percent": _percent, "label": _label}
 
 
 MAX_SLOT_WORDS = 6  # "quarter past seven in the evening"; a longer wildcard text is more than a time
@@ -74,13 +79,20 @@ class FastPath:
         from hassil import recognize_all
 
         intents = self._intents.get(lang)
+        readable: list[tuple[str, dict[str, Any]]] = []
         for result in recognize_all(text, intents) if intents is not None else []:
             if result.intent.name not in self.registry:
-                return None  # a template that exists to send these words to the model, or an undeclared tool
+                if not readable:
+                    return None  # a template that exists to send these words to the model, or an undeclared tool
+                continue
             arguments = self._read_slots(result, lang)
             if arguments is not None:
-                return self._decision(result.intent.name, arguments)
-        return None
+                readable.append((result.intent.name, arguments))
+        if not readable:
+            return None
+        # The template that reads the most: "7 am called gym" is a time and a label, not the time "7 am called gym"
+        intent, arguments = max(readable, key=lambda r: len(r[1]))
+        return self._decision(intent, arguments)
 
     def _read_slots(self, result: Any, lang: str) -> dict[str, Any] | None:
         """Slot values, or None when one cannot be read (then a less general template may still match:

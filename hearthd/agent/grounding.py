@@ -192,6 +192,9 @@ def ungrounded_arguments(tool: Tool, arguments: dict[str, Any], utterance: str, 
             grounded = arguments[key] in durations_said(utterance, lang)
         elif kind == "name":
             grounded = name_is_grounded(str(arguments[key]), utterance, lang)
+        elif kind == "words":  # free text such as a label: every word of it was said
+            said = {w.strip(".,!?;:'\"") for w in words_of(utterance.lower())}
+            grounded = all(w.strip(".,!?;:'\"") in said for w in words_of(str(arguments[key]).lower()))
         else:
             grounded = True
         if not grounded:

@@ -26,6 +26,8 @@ REPEATS = ["daily", "weekdays", "weekends", "monday", "tuesday", "wednesday", "t
            "sunday"]
 _REPEAT = {"type": "string", "enum": REPEATS, "x-ground": "name", "description": "repeat the alarm"}
 _DAY = {"type": "string", "enum": ["today", "tomorrow"], "x-ground": "name"}
+_LABEL = {"type": "string", "minLength": 1, "maxLength": 40, "x-ground": "words",
+          "description": "what the alarm is for, in the user's words"}
 _RING_DAYS = {"daily": set(range(7)), "weekdays": set(range(5)), "weekends": {5, 6},
               **{d: {i} for i, d in enumerate(REPEATS[3:])}}
 _SECONDS = {"type": "integer", "minimum": 1, "maximum": 86400, "x-ground": "duration",
@@ -234,7 +236,14 @@ class AlarmBook:
 
     async def cancel_alarm(self, args: dict[str, Any]) -> ToolResult:
         alarms = self.pending()
-        if "time" in args:
+        if "label" in args:
+            wanted = str(args["label"]).strip().lower()
+            matches = [a for a in alarms if a.label and (wanted in a.label.lower() or a.label.lower() in wanted)]
+            if "time" in args:
+                matches = [a for a in matches if a.hhmm == args["time"]]
+            if not matches:
+                return ToolResult(False, {"label": args["label"]}, "alarm.label_not_found", {"label": args["label"]})
+        elif "time" in args:
             matches = [a for a in alarms if a.hhmm == args["time"]]
             if not matches:
                 return ToolResult(False, {"time": args["time"]}, "alarm.not_found",
@@ -304,7 +313,7 @@ class AlarmBook:
             Tool(
                 "set_alarm",
                 "Set an alarm to ring at a time of day.",
-                {"type": "object", "properties": {"time": _TIME, "repeat": _REPEAT, "day": _DAY},
+                {"type": "object", "properties": {"time": _TIME, "repeat": _REPEAT, "day": _DAY, "label": _LABEL},
                  "required": ["time"], "additionalProperties": False},
                 self.set_alarm,
                 family="alarms",
@@ -319,8 +328,8 @@ class AlarmBook:
             ),
             Tool(
                 "cancel_alarm",
-                "Cancel the alarm set for a time of day.",
-                {"type": "object", "properties": {"time": _TIME}, "additionalProperties": False},
+                "Cancel the alarm set for a time of day, or the one with a label.",
+                {"type": "object", "properties": {"time": _TIME, "label": _LABEL}, "additionalProperties": False},
                 self.cancel_alarm,
                 family="alarms",
             ),
