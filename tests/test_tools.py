@@ -110,3 +110,10 @@ def test_russian_time_words_become_digits(text: str, expected: str) -> None:
 
 def test_languages_without_number_table_are_untouched() -> None:
     assert digits_for_times("set an alarm for seven", "en") == "set an alarm for seven"
+
+
+def test_free_text_labels_are_never_decoded_only_read_from_templates() -> None:
+    reg = ToolRegistry(AlarmBook(now=clock).tools())
+    grammars = arguments_grammars(reg)
+    assert "label" not in grammars["set_alarm"] and "repeat" in grammars["set_alarm"]
+    assert "label" in reg.get("set_alarm").parameters["properties"]  # still declared: templates fill it

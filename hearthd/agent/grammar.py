@@ -42,12 +42,22 @@ def arguments_head(name: str) -> str:
 CALL_TAIL = "}\n</tool_call>"
 
 
+def decodable(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The schema the model may fill: optional free-text values (`x-ground: words`, e.g. an alarm's label) are
+    taken only from what a sentence template read, never decoded; a small model writes "7:30 alarm" as a label."""
+    props = parameters.get("properties", {})
+    required = set(parameters.get("required", []))
+    keep = {k: v for k, v in props.items()
+            if k in required or not (isinstance(v, dict) and v.get("x-ground") == "words")}
+    return {**parameters, "properties": keep} if len(keep) != len(props) else parameters
+
+
 def arguments_grammars(registry: ToolRegistry) -> dict[str, str]:
     """Per tool, a grammar for its arguments object alone: after the name is chosen by probability, only the
     values are decoded (the literal JSON around them is prompt), under that tool's schema."""
     out = {}
     for tool in registry:
         converter = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
-        rule = converter.visit(converter.resolve_refs(tool.parameters, tool.name), "args")
+        rule = converter.visit(converter.resolve_refs(decodable(tool.parameters), tool.name), "args")
         out[tool.name] = f"root ::= {rule}\n" + converter.format_grammar()
     return out
