@@ -106,3 +106,12 @@ def say_duration(seconds: int, lang: str) -> str:
     table = _table(lang)
     sep, last = str(table.get("separator", " ")), str(table.get("and", " "))
     return sep.join(parts[:-1]) + last + parts[-1] if len(parts) > 1 else parts[0]
+
+
+def say_date(iso: str, lang: str) -> str:
+    """"December 5", "5 декабря", "5 दिसंबर": the month by the name the parser reads first."""
+    from .dates import _months
+
+    year, month, day = (int(x) for x in iso.split("-"))
+    name = next((k for k, v in _months(lang).items() if v == month and len(k) > 3), str(month))
+    return f"{name.capitalize()} {day}" if lang == "en" else f"{day} {name}"

@@ -215,7 +215,7 @@ class Agent:
         read = read_arguments(tool, text, lang)
         props = tool.parameters.get("properties", {})
         required = set(tool.parameters.get("required", []))
-        if read and required <= set(read) and all(k in read or props[k].get("x-ground") in ("name", "words")
+        if read and required <= set(read) and all(k in read or props[k].get("x-ground") in ("name", "words", "date")
                                                    for k in props):
             # Every argument the user gave is a time, a duration or a name read by code; the named options they did
             # not say are left out. Nothing to decode.

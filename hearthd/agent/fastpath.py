@@ -35,13 +35,22 @@ def _percent(text: str, lang: str) -> int | None:
     return parse_percent(text, lang)
 
 
+def _date(text: str, lang: str) -> str | None:
+    from datetime import date
+
+    from ..dates import parse_date
+
+    found = parse_date(text, lang, date.today())
+    return found.isoformat() if found else None
+
+
 def _label(text: str, lang: str) -> str | None:
     label = " ".join(text.strip(" .,!?;:'\"«»").split())
     return label if 0 < len(label) <= 40 else None
 
 
 SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": parse_clock, "seconds": _duration,
-                                                      "percent": _percent, "label": _label}
+                                                      "percent": _percent, "label": _label, "date": _date}
 
 
 MAX_SLOT_WORDS = 6  # "quarter past seven in the evening"; a longer wildcard text is more than a time

@@ -48,7 +48,7 @@ def decodable(parameters: dict[str, Any]) -> dict[str, Any]:
     props = parameters.get("properties", {})
     required = set(parameters.get("required", []))
     keep = {k: v for k, v in props.items()
-            if k in required or not (isinstance(v, dict) and v.get("x-ground") == "words")}
+            if k in required or not (isinstance(v, dict) and v.get("x-ground") in ("words", "date"))}
     return {**parameters, "properties": keep} if len(keep) != len(props) else parameters
 
 

@@ -26,6 +26,8 @@ REPEATS = ["daily", "weekdays", "weekends", "monday", "tuesday", "wednesday", "t
            "sunday"]
 _REPEAT = {"type": "string", "enum": REPEATS, "x-ground": "name", "description": "repeat the alarm"}
 _DAY = {"type": "string", "enum": ["today", "tomorrow"], "x-ground": "name"}
+_DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$", "x-ground": "date",
+         "description": "a calendar date, YYYY-MM-DD"}
 _LABEL = {"type": "string", "minLength": 1, "maxLength": 40, "x-ground": "words",
           "description": "what the alarm is for, in the user's words"}
 _RING_DAYS = {"daily": set(range(7)), "weekdays": set(range(5)), "weekends": {5, 6},
@@ -215,6 +217,15 @@ class AlarmBook:
     # -- tool handlers ------------------------------------------------------------------------------------
 
     async def set_alarm(self, args: dict[str, Any]) -> ToolResult:
+        if "date" in args:  # "on December 5th at 7": that day, once
+            hours, minutes = (int(x) for x in args["time"].split(":"))
+            day = datetime.fromisoformat(args["date"]).date()
+            at = datetime(day.year, day.month, day.day, hours, minutes, tzinfo=self._now().tzinfo)
+            if at <= self._now():
+                return ToolResult(False, {"date": args["date"], "time": args["time"]}, "alarm.past")
+            alarm = self._insert("alarm", at, args.get("label", "").strip(), None)
+            return ToolResult(True, alarm.to_dict(), "alarm.set_date",
+                              {"time": spoken_time(alarm.hhmm), "label": alarm.label}, dates={"date": args["date"]})
         alarm = self.add(args["time"], args.get("label", "").strip(), args.get("repeat", ""), args.get("day", ""))
         values = {"time": spoken_time(alarm.hhmm), "label": alarm.label}
         if alarm.repeat:
@@ -313,7 +324,8 @@ class AlarmBook:
             Tool(
                 "set_alarm",
                 "Set an alarm to ring at a time of day.",
-                {"type": "object", "properties": {"time": _TIME, "repeat": _REPEAT, "day": _DAY, "label": _LABEL},
+                {"type": "object",
+                 "properties": {"time": _TIME, "repeat": _REPEAT, "day": _DAY, "date": _DATE, "label": _LABEL},
                  "required": ["time"], "additionalProperties": False},
                 self.set_alarm,
                 family="alarms",

@@ -22,13 +22,15 @@ class ToolResult:
     # {name: seconds} → "одна минута тридцать секунд" (hearthd.spoken)
     counts: dict[str, tuple[int, str]] = field(default_factory=dict)
     durations: dict[str, int] = field(default_factory=dict)
+    dates: dict[str, str] = field(default_factory=dict)  # {name: "YYYY-MM-DD"} → "December 5", "5 декабря"
 
     def spoken_values(self, lang: str) -> dict[str, Any]:
-        from ..spoken import say_count, say_duration
+        from ..spoken import say_count, say_date, say_duration
 
         out = dict(self.values)
         out.update({k: say_count(n, noun, lang) for k, (n, noun) in self.counts.items()})
         out.update({k: say_duration(s, lang) for k, s in self.durations.items()})
+        out.update({k: say_date(d, lang) for k, d in self.dates.items()})
         return out
 
 

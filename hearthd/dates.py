@@ -1,0 +1,47 @@
+"""Calendar dates as people say them: "December 5th", "the 5th of December", "5 декабря", "5 दिसंबर".
+
+Only day + month (the next such date from today) or day alone (this month, or next if it has passed); the
+month names live in locales/<lang>/numbers.toml [months]. A date that does not exist (31 April) is None.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from datetime import date
+from functools import cache
+from importlib import resources
+
+
+@cache
+def _months(lang: str) -> dict[str, int]:
+    text = resources.files("hearthd.locales").joinpath(lang, "numbers.toml").read_text(encoding="utf-8")
+    return {k.lower(): int(v) for k, v in tomllib.loads(text).get("months", {}).items()}
+
+
+def _next(day: int, month: int | None, today: date) -> date | None:
+    for year_shift in range(0, 2):
+        for month_shift in range(0, 13 if month is None else 1):
+            m = month if month is not None else (today.month - 1 + month_shift) % 12 + 1
+            y = today.year + year_shift + (0 if month is not None else (today.month - 1 + month_shift) // 12)
+            try:
+                candidate = date(y, m, day)
+            except ValueError:
+                continue
+            if candidate >= today:
+                return candidate
+    return None
+
+
+def parse_date(text: str, lang: str, today: date) -> date | None:
+    """The next date the text names, or None when it names none (or more than one)."""
+    months = {**_months("en"), **_months(lang)}
+    words = [w.strip(".,!?") for w in text.lower().split()]
+    found = [m for w in words if (m := re.fullmatch(r"(\d{1,2})(st|nd|rd|th|-?го|-?е|-?ого)?", w))]
+    named = [months[w] for w in words if w in months]
+    if len(found) != 1 or len(named) > 1:
+        return None
+    day, ordinal = int(found[0].group(1)), bool(found[0].group(2))
+    if not 1 <= day <= 31 or not (named or ordinal):  # a bare "7" is an hour or a count, not a date
+        return None
+    return _next(day, named[0] if named else None, today)

@@ -1,0 +1,41 @@
+"""Alarms on a date: "December 5th", "the 5th", "5 декабря", "5 दिसंबर"; a past or impossible date is refused."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import date, datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from hearthd.dates import parse_date
+from hearthd.spoken import say_date
+from hearthd.tools.alarms import AlarmBook
+
+TODAY = date(2026, 11, 30)
+
+
+@pytest.mark.parametrize("text,lang,want", [
+    ("December 5th", "en", date(2026, 12, 5)), ("the 5th of December", "en", date(2026, 12, 5)),
+    ("on the 5th", "en", date(2026, 12, 5)), ("30 november", "en", date(2026, 11, 30)),
+    ("29 november", "en", date(2027, 11, 29)), ("31 april", "en", None), ("7 am", "en", None), ("7", "en", None),
+    ("5 декабря", "ru", date(2026, 12, 5)), ("1 января", "ru", date(2027, 1, 1)), ("31 июня", "ru", None),
+    ("5 दिसंबर", "hi", date(2026, 12, 5)), ("26 जनवरी", "hi", date(2027, 1, 26)), ("कल", "hi", None),
+])
+def test_dates_are_read_as_the_next_such_day(text: str, lang: str, want: date | None) -> None:
+    assert parse_date(text, lang, TODAY) == want
+
+
+@pytest.mark.parametrize("lang,said", [("en", "December 5"), ("ru", "5 декабря"), ("hi", "5 दिसंबर")])
+def test_dates_are_said_back(lang: str, said: str) -> None:
+    assert say_date("2026-12-05", lang) == said
+
+
+def test_an_alarm_on_a_date_rings_that_day_once_and_a_past_date_is_refused() -> None:
+    berlin = ZoneInfo("Europe/Berlin")
+    book = AlarmBook(now=lambda: datetime(2026, 11, 30, 12, 0, tzinfo=berlin))
+    out = asyncio.run(book.set_alarm({"time": "07:00", "date": "2026-12-05"}))
+    assert out.ok and out.phrase == "alarm.set_date" and out.spoken_values("ru")["date"] == "5 декабря"
+    assert book.pending()[0].at == datetime(2026, 12, 5, 7, 0, tzinfo=berlin)
+    past = asyncio.run(book.set_alarm({"time": "07:00", "date": "2026-11-30"}))
+    assert not past.ok and past.phrase == "alarm.past" and len(book.pending()) == 1
