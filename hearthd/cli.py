@@ -57,6 +57,23 @@ def _run_headless(args: argparse.Namespace, cfg: Config) -> int:
         text = phrase(alarm.lang, key, time=spoken_time(alarm.hhmm), label=alarm.label).strip()
         trace.emit(EventType.ALARM, id=alarm.id, kind=alarm.kind, label=alarm.label, lang=alarm.lang, count=count,
                    text=text)
+        if args.ring_output:  # the chime, then the words in the alarm's own language (the sink plays this live)
+            import numpy as np
+
+            from .audio.chime import chime
+            from .audio.wavio import write_wav
+
+            try:
+                speech = await asyncio.get_running_loop().run_in_executor(
+                    None, components.voices.synthesize, text, alarm.lang)
+                audio, rate = np.concatenate([chime(speech.rate), speech.audio]), speech.rate
+            except Exception as e:  # no voice: the chime alone still wakes you
+                trace.emit(EventType.ERROR, code="tts-failed", message=str(e))
+                audio, rate = chime(22050), 22050
+            out = Path(args.ring_output) / f"ring-{alarm.id}-{count}.wav"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            write_wav(out, audio, rate)
+            trace.emit(EventType.AUDIO_OUT, seconds=round(len(audio) / rate, 2), rate=rate, path=str(out))
 
     async def main() -> None:
         stopping = asyncio.Event()
@@ -362,6 +379,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-wake", action="store_true", help="the file holds only the command (skip the wake word)")
     p.add_argument("--headless", action="store_true",
                    help="run the daemon without audio: ring alarms and timers from the store until stopped")
+    p.add_argument("--ring-output", metavar="DIR",
+                   help="with --headless: write each ring (chime + spoken label) as DIR/ring-ID-N.wav")
 
     p = command("ask", cmd_ask, "send a text request through the agent and the tools")
     p.add_argument("text")

@@ -201,11 +201,15 @@ def test_kill_9_of_the_running_daemon_loses_no_timer_and_the_restart_rings_it(tm
         daemon.send_signal(signal.SIGKILL)
         daemon.wait(10)
     assert daemon.returncode == -signal.SIGKILL
-    daemon = subprocess.Popen([*hd, "run", "--headless", "--json"], env=env, stdout=subprocess.PIPE, text=True)
+    rings = tmp_path / "rings"
+    daemon = subprocess.Popen([*hd, "run", "--headless", "--json", "--ring-output", str(rings)], env=env,
+                              stdout=subprocess.PIPE, text=True)
     try:
         event = _read_until(daemon, "alarm", 40)
         assert (event["kind"], event["lang"], event["count"]) == ("timer", "ru", 1)
         assert event["text"].startswith("Время вышло!")
+        sound = _read_until(daemon, "audio_out", 60)  # the chime, then the words in Russian
+        assert sound["seconds"] > 1.0 and Path(sound["path"]).is_file()
     finally:
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(10) == 0  # SIGTERM stops it cleanly
@@ -282,3 +286,27 @@ def test_an_alarm_is_set_and_cancelled_by_its_label(base_config, tmp_path: Path,
     assert said[0] == "Alarm set for 7:00: gym."
     assert said[3] == "I couldn't find an alarm called dentist."
     assert [(a.hhmm, a.label) for a in c.alarms.pending()] == [("08:00", "")]
+
+
+def test_the_chime_is_audible_and_click_free() -> None:
+    import numpy as np
+
+    from hearthd.audio.chime import chime
+
+    audio = chime(22050).astype(np.float64)
+    assert 0.5 < len(audio) / 22050 < 1.5 and 10000 < np.abs(audio).max() < 32767
+    assert abs(audio[0]) < 500 and abs(audio[-1]) < 10  # soft attack, silent tail
+
+
+@pytest.mark.parametrize("text,lang,call", [
+    ("поставь будильник на 7:00 с подписью спортзал", "ru", ("set_alarm", {"time": "07:00", "label": "спортзал"})),
+    ("отмени будильник с подписью спортзал", "ru", ("cancel_alarm", {"label": "спортзал"})),
+    ("सुबह सात बजे का अलार्म जिम नाम से लगा दो", "hi", ("set_alarm", {"time": "07:00", "label": "जिम"})),
+    ("जिम नाम वाला अलार्म हटा दो", "hi", ("cancel_alarm", {"label": "जिम"})),
+])
+def test_labels_in_russian_and_hindi(text: str, lang: str, call: tuple) -> None:  # type: ignore[type-arg]
+    from hearthd.agent.fastpath import FastPath
+    from hearthd.tools.registry import ToolRegistry
+
+    decision = FastPath(ToolRegistry(AlarmBook().tools())).match(text, lang)
+    assert decision is not None and [(c.name, c.arguments) for c in decision.calls] == [call]
