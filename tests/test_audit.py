@@ -18,14 +18,15 @@ from hearthd.events import Trace
 
 
 def components_with_log(base_config, path: Path, privacy: bool = False) -> Components:  # type: ignore[no-untyped-def]
-    os.environ["XDG_STATE_HOME"] = str(path.parent)  # its own alarm store (the session fixture restores it)
     cfg = dataclasses.replace(base_config, general=dataclasses.replace(base_config.general, privacy=privacy))
     c = Components(cfg)
     c.audit = AuditLog(path, privacy=privacy)
     return c
 
 
-def test_a_confirmed_turn_is_recorded_with_its_decision_answer_and_result(base_config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_confirmed_turn_is_recorded_with_its_decision_answer_and_result(base_config, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                          monkeypatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))  # its own alarm store
     c = components_with_log(base_config, tmp_path / "audit.jsonl")
     c.alarms.add("06:00")
     for text in ("cancel all my alarms", "yes"):
@@ -38,7 +39,8 @@ def test_a_confirmed_turn_is_recorded_with_its_decision_answer_and_result(base_c
     assert "agent" in first["timings"] and first["reply"].startswith("Cancel all your alarms?")
 
 
-def test_privacy_mode_keeps_only_a_hash(base_config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_privacy_mode_keeps_only_a_hash(base_config, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     c = components_with_log(base_config, tmp_path / "audit.jsonl", privacy=True)
     asyncio.run(Pipeline(c, Trace()).run_text("set an alarm for 6 am"))
     (row,) = AuditLog(tmp_path / "audit.jsonl").tail(5)

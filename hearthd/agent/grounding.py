@@ -154,15 +154,29 @@ def name_is_grounded(value: str, utterance: str, lang: str) -> bool:
     """A named thing (a device, a door) counts as said when the utterance has a word that few things' names use:
     "kitchen" for the kitchen light, not "light"; "входную" for the front door, not "дверь". Words most names
     share are not evidence; a value with no names known needs its own words."""
+    said = [w.strip(".,!?;:") for w in words_of(utterance.lower())]
+    return any(_same_word(d, w) for d in _distinctive_words(value, lang) for w in said)
+
+
+@cache
+def _merged_names(lang: str) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """The names of `lang` and English together (English device names turn up in Hindi and Russian speech)."""
     table: dict[str, set[str]] = {}
     lists: dict[str, frozenset[str]] = {}
-    for source in {lang, "en"}:  # English device names turn up in Hindi and Russian speech
+    for source in {lang, "en"}:
         names, groups = _alias_words(source)
         for k, v in names.items():
             table.setdefault(k, set()).update(v)
         for k, g in groups.items():
             lists[k] = lists.get(k, frozenset()) | g
-    own = table.get(value, set(words_of(value.lower())))
+    return {k: frozenset(v) for k, v in table.items()}, lists
+
+
+@cache
+def _distinctive_words(value: str, lang: str) -> frozenset[str]:
+    """The words that count as naming `value` (computed once per value and language, not per utterance)."""
+    table, lists = _merged_names(lang)
+    own = table.get(value, frozenset(words_of(value.lower())))
 
     def generic(word: str) -> bool:
         # "light", "свет", "в" name most things, "door" names every door, "सुबह"/"morning" turn up in days and
@@ -174,10 +188,8 @@ def name_is_grounded(value: str, utterance: str, lang: str) -> bool:
 
     # short words ("at", "on", "в", "на") are grammar, not names, unless the name itself is that short ("tv");
     # Devanagari words are short in code points ("कल") and are kept
-    distinctive = {w for w in own if not generic(w)
-                   and (len(w) >= 3 or w in words_of(value.lower()) or any("\u0900" <= ch <= "\u097f" for ch in w))}
-    said = [w.strip(".,!?;:") for w in words_of(utterance.lower())]
-    return any(_same_word(d, w) for d in distinctive for w in said)
+    return frozenset(w for w in own if not generic(w)
+                     and (len(w) >= 3 or w in words_of(value.lower()) or any("\u0900" <= ch <= "\u097f" for ch in w)))
 
 
 def ungrounded_arguments(tool: Tool, arguments: dict[str, Any], utterance: str, lang: str) -> list[str]:
