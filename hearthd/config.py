@@ -116,6 +116,8 @@ class AudioConfig:
     input_device: str = ""
     output_device: str = ""
     sample_rate: int = 16000
+    volume_backend: str = "auto"  # system volume: wpctl (PipeWire), pactl (PulseAudio/pipewire-pulse), auto
+    volume_step: int = 10  # percent per "louder"/"quieter"
 
 
 @dataclass
@@ -132,9 +134,15 @@ class MqttConfig:
 
 @dataclass
 class DbusConfig:
-    """D-Bus device control."""
+    """D-Bus device control and hearthd's own D-Bus interface."""
 
-    enabled: bool = True
+    enabled: bool = True  # media (MPRIS), power/screen (logind), battery (UPower), Wi-Fi (NetworkManager)
+    session_address: str = ""  # empty = $DBUS_SESSION_BUS_ADDRESS
+    system_address: str = ""  # empty = $DBUS_SYSTEM_BUS_ADDRESS, else /run/dbus/system_bus_socket
+    timeout_s: float = 5.0  # a service that does not answer within it is reported as failed
+    notifications: bool = True  # desktop notifications of actions, questions and alarms
+    service: bool = True  # `hearthd run` exports org.hearthd.Assistant1 on the session bus
+    backlight: str = ""  # screen brightness: a /sys/class/backlight device name or directory; empty = the first
 
 
 @dataclass
@@ -264,6 +272,12 @@ def _validate(cfg: Config) -> None:
         raise ConfigError("must be between 0 and 1", "vad.threshold")
     if not 0 < cfg.mqtt.port < 65536:
         raise ConfigError("must be a TCP port number", "mqtt.port")
+    if cfg.audio.volume_backend not in ("auto", "wpctl", "pactl"):
+        raise ConfigError("must be auto, wpctl or pactl", "audio.volume_backend")
+    if not 1 <= cfg.audio.volume_step <= 50:
+        raise ConfigError("must be between 1 and 50", "audio.volume_step")
+    if cfg.dbus.timeout_s <= 0:
+        raise ConfigError("must be positive", "dbus.timeout_s")
 
 
 def _env_overrides(environ: typing.Mapping[str, str]) -> dict[str, Any]:

@@ -30,6 +30,7 @@ class EventType(StrEnum):
     READY = "ready"
     ALARM = "alarm"
     ALARM_MISSED = "alarm_missed"
+    NOTIFY = "notify"
 
 
 @dataclass

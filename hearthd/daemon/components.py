@@ -18,7 +18,14 @@ from ..audio.vad import Endpointer, SpeechProbability
 from ..audio.wake import MicroWakeWordDetector
 from ..config import Config, state_dir, xdg_dir
 from ..tools.alarms import AlarmBook
-from ..tools.registry import ToolRegistry
+from ..tools.battery import Battery
+from ..tools.bus import Bus
+from ..tools.media import MediaPlayers
+from ..tools.network import NetworkManager
+from ..tools.notify import Notifier
+from ..tools.power import Login1
+from ..tools.registry import Tool, ToolRegistry
+from ..tools.volume import SystemVolume, volume_backend
 from .audit import AuditLog
 from .idempotency import DoneRequests
 from .policy import ConfirmationPolicy
@@ -48,7 +55,10 @@ class Components:
         self.on_load = on_load
         self.alarms = AlarmBook(path=state_dir() / "alarms.db", zone=cfg.general.timezone,
                                 snooze_minutes=cfg.alarms.snooze_minutes)
-        self.tools = ToolRegistry(self.alarms.tools())
+        self.bus = Bus(cfg.dbus.session_address, cfg.dbus.system_address, cfg.dbus.timeout_s)
+        self.media = MediaPlayers(self.bus)
+        self.notifier = Notifier(self.bus) if cfg.dbus.enabled and cfg.dbus.notifications else None
+        self.tools = ToolRegistry(self.alarms.tools() + self.desktop_tools())
         self._cache: dict[str, Any] = {}
         self._lock = threading.Lock()
         self.policy = ConfirmationPolicy(self.tools, cfg.policy.confirm, cfg.policy.confirm_timeout_s)
@@ -57,6 +67,17 @@ class Components:
         self.done_requests = DoneRequests(state_dir() / "requests.db")
         self.last_lang: str | None = None  # the conversation's language, for turns that do not show theirs
         self.voices = VoiceBank(cfg.tts.voices, self._piper_voice_path, cfg.tts.length_scale)
+
+    def desktop_tools(self) -> list[Tool]:
+        """Volume (the sound server's client), and with dbus.enabled media, power, screen, battery and Wi-Fi."""
+        cfg = self.cfg
+        volume = SystemVolume(volume_backend(cfg.audio.volume_backend, cfg.dbus.timeout_s), cfg.audio.volume_step,
+                              self.media if cfg.dbus.enabled else None)
+        tools = volume.tools()
+        if cfg.dbus.enabled:
+            tools += self.media.tools() + Login1(self.bus, cfg.dbus.backlight).tools() + Battery(self.bus).tools()
+            tools += NetworkManager(self.bus).tools()
+        return tools
 
     def _once(self, name: str, build: Callable[[], T]) -> T:
         with self._lock:

@@ -201,6 +201,7 @@ class Pipeline:
                                 question=question, calls=[{"name": c.name, "arguments": c.arguments}
                                                           for c in decision.calls])
                 await self._reply(result, question, speak)
+                await self._notify("confirm", question, result.lang)
                 return
         result.decision = decision
         if decision.kind == "abstain":
@@ -233,12 +234,24 @@ class Pipeline:
         self.trace.emit(EventType.REPLY, text=result.reply, lang=result.lang)
         if speak:
             result.speech = await self._speak(result.reply, result.lang)
+        if decision.kind == "call":  # after the speech: a slow notification server never delays the reply
+            ok = all(r.ok for r in result.results)
+            await self._notify("action" if ok else "error", result.reply, result.lang, replace=confirmed)
 
     async def _reply(self, result: TurnResult, text: str, speak: bool) -> None:
         result.reply = text
         self.trace.emit(EventType.REPLY, text=text, lang=result.lang)
         if speak:
             result.speech = await self._speak(text, result.lang)
+
+    async def _notify(self, kind: str, body: str, lang: str, replace: bool = False) -> None:
+        """A desktop notification (dbus.notifications); never fails the turn."""
+        if self.c.notifier is None:
+            return
+        nid = await self.c.notifier.notify(phrase(lang, f"notify.{kind}"), body,
+                                           urgency="critical" if kind == "alarm" else "normal", replace=replace)
+        if nid:
+            self.trace.emit(EventType.NOTIFY, id=nid, kind=kind)
 
     async def _execute(self, name: str, arguments: dict[str, Any], confirmed: bool = False,
                        lang: str = "en") -> ToolResult:
