@@ -75,17 +75,57 @@ def _run_headless(args: argparse.Namespace, cfg: Config) -> int:
             write_wav(out, audio, rate)
             trace.emit(EventType.AUDIO_OUT, seconds=round(len(audio) / rate, 2), rate=rate, path=str(out))
 
+    async def say(text: str, lang: str) -> None:
+        """Say() over D-Bus, headless: the speech goes where rings go (--ring-output)."""
+        from .audio.wavio import write_wav
+
+        speech = await asyncio.get_running_loop().run_in_executor(None, components.voices.synthesize, text, lang)
+        said["n"] += 1
+        out = Path(args.ring_output) / f"say-{said['n']}.wav"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_wav(out, speech.audio, speech.rate)
+        trace.emit(EventType.AUDIO_OUT, seconds=round(speech.seconds, 2), rate=speech.rate, path=str(out))
+
+    said = {"n": 0}
+
+    async def ring_and_notify(alarm: Any, count: int) -> None:
+        await ring(alarm, count)
+        if components.notifier is not None and count == 1:
+            key = "timer.done" if alarm.kind == "timer" else "alarm.ringing"
+            body = phrase(alarm.lang, key, time=spoken_time(alarm.hhmm), label=alarm.label).strip()
+            await components.notifier.notify(phrase(alarm.lang, "notify.alarm"), body, urgency="critical")
+
     async def main() -> None:
+        from .daemon.pipeline import Pipeline
+        from .tools.bus import ServiceFailed, ServiceMissing
+
         stopping = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stopping.set)
-        scheduler = Scheduler(components.alarms, ring, cfg.alarms.grace_s, cfg.alarms.repeat_s, cfg.alarms.max_rings)
+        bus, exported = None, ""
+        if cfg.dbus.enabled and cfg.dbus.service:
+            from .daemon.service import NAME, export
+
+            try:
+                bus, _ = await export(Pipeline(components, trace), cfg.dbus.session_address,
+                                      speak=say if args.ring_output else None)
+                exported = NAME
+            except (ServiceMissing, ServiceFailed) as e:  # no session bus: everything else still works
+                trace.emit(EventType.ERROR, code=e.code, message=str(e))
+        scheduler = Scheduler(components.alarms, ring_and_notify, cfg.alarms.grace_s, cfg.alarms.repeat_s,
+                              cfg.alarms.max_rings)
         for alarm in scheduler.start():
             trace.emit(EventType.ALARM_MISSED, id=alarm.id, time=alarm.hhmm, label=alarm.label,
                        text=phrase(alarm.lang, "alarm.missed", time=spoken_time(alarm.hhmm)))
-        trace.emit(EventType.READY, pending=len(components.alarms.pending()) + len(components.alarms.pending("timer")))
-        await scheduler.run(stopping)
+        trace.emit(EventType.READY, pending=len(components.alarms.pending()) + len(components.alarms.pending("timer")),
+                   service=exported)
+        try:
+            await scheduler.run(stopping)
+        finally:
+            if bus is not None:
+                bus.disconnect()
+            await components.bus.close()
 
     asyncio.run(main())
     return EXIT_OK
