@@ -146,6 +146,10 @@ class Agent:
     def _warm_prompt(self, text: str, lang: str, now: datetime | None) -> str:
         prompt = self.prompt(text, lang, now)
         self.prefix_status = self.model.ensure_prefix(self.prefix(lang), self.state_dir)
+        if self.prefix_status != "warm" and self.max_turn_s > 0:
+            # Evaluating (or loading) the catalogue prefix is a one-time cost per model, prompt and language, like
+            # loading the model: the turn's budget starts once it is done.
+            self._deadline = time.monotonic() + self.max_turn_s
         return prompt
 
     def _decide(self, text: str, lang: str, now: datetime | None) -> Decision:
