@@ -94,17 +94,79 @@ def check_audio() -> list[Finding]:
     ]
 
 
-def check_dbus() -> list[Finding]:
+# What each desktop family needs, on which bus: (finding name, bus, well-known name, what fails without it).
+DBUS_SERVICES = (
+    ("notifications", "session", "org.freedesktop.Notifications", "no desktop notifications (spoken replies only)"),
+    ("power, screen (logind)", "system", "org.freedesktop.login1", "lock, suspend, power off, brightness"),
+    ("battery (UPower)", "system", "org.freedesktop.UPower", "battery questions"),
+    ("Wi-Fi (NetworkManager)", "system", "org.freedesktop.NetworkManager", "Wi-Fi on/off and the connection"),
+)
+
+
+def check_dbus(cfg: Config | None = None) -> list[Finding]:
+    """Both buses, then which freedesktop services hearthd found on them (each one missing only disables its
+    family, said as "not available here")."""
+    cfg = cfg or Config()
     out = []
-    for bus, env, fix in (
-        ("session bus", "DBUS_SESSION_BUS_ADDRESS", "run inside a desktop session, or dbus-run-session"),
-        ("system bus", "DBUS_SYSTEM_BUS_ADDRESS", "start dbus (systemctl start dbus)"),
+    reachable = {}
+    for bus, env, configured, fix in (
+        ("session", "DBUS_SESSION_BUS_ADDRESS", cfg.dbus.session_address,
+         "run inside a desktop session, or dbus-run-session"),
+        ("system", "DBUS_SYSTEM_BUS_ADDRESS", cfg.dbus.system_address, "start dbus (systemctl start dbus)"),
     ):
-        address = os.environ.get(env) or ("unix:path=/run/dbus/system_bus_socket" if env.startswith("DBUS_SYS")
-                                          else "")
+        address = configured or os.environ.get(env) or ("unix:path=/run/dbus/system_bus_socket" if bus == "system"
+                                                        else "")
         ok, detail = _dbus_reachable(address)
-        out.append(Finding("dbus", bus, ok, detail, "" if ok else fix, required=False))
+        reachable[bus] = ok
+        out.append(Finding("dbus", f"{bus} bus", ok, detail, "" if ok else fix, required=False))
+    if not cfg.dbus.enabled:
+        return out + [Finding("dbus", "services", True, "device control is off (dbus.enabled = false)",
+                              required=False)]
+    import asyncio
+
+    names = asyncio.run(_bus_names(cfg, [b for b, ok in reachable.items() if ok]))
+    players = sorted(n.removeprefix("org.mpris.MediaPlayer2.") for n in names.get("session", set())
+                     if n.startswith("org.mpris.MediaPlayer2."))
+    out.append(Finding("dbus", "media players (MPRIS)", bool(players),
+                       ", ".join(players) if players else "none running now",
+                       "" if players else "start a player (any MPRIS one: vlc, mpv with mpv-mpris, a browser…)",
+                       required=False))
+    for label, bus, name, loses in DBUS_SERVICES:
+        found = name in names.get(bus, set())
+        out.append(Finding("dbus", label, found, f"{name} on the {bus} bus" if found else f"{name} not found",
+                           "" if found else f"without it: {loses}", required=False))
     return out
+
+
+async def _bus_names(cfg: Config, buses: list[str]) -> dict[str, set[str]]:
+    """Names owned or activatable on each reachable bus."""
+    from .tools.bus import Bus, ServiceFailed, ServiceMissing
+
+    bus = Bus(cfg.dbus.session_address, cfg.dbus.system_address, min(cfg.dbus.timeout_s, 2.0))
+    found: dict[str, set[str]] = {}
+    try:
+        for which in buses:
+            names: set[str] = set()
+            for member in ("ListNames", "ListActivatableNames"):
+                try:
+                    (listed,) = await bus.call(which, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                               "org.freedesktop.DBus", member)
+                    names.update(str(n) for n in listed)
+                except (ServiceMissing, ServiceFailed):
+                    pass
+            found[which] = names
+    finally:
+        await bus.close()
+    return found
+
+
+def check_volume(cfg: Config) -> list[Finding]:
+    from .tools.volume import volume_backend
+
+    program = volume_backend(cfg.audio.volume_backend).program
+    path = shutil.which(program)
+    return [Finding("audio", "system volume", bool(path), f"{program} ({path})" if path else f"{program} not found",
+                    "" if path else "install wireplumber (wpctl) or pulseaudio-utils (pactl)", required=False)]
 
 
 def _dbus_reachable(address: str) -> tuple[bool, str]:
@@ -146,7 +208,8 @@ def check_mqtt(cfg: Config) -> list[Finding]:
 
 def run_checks(cfg: Config, store: AssetStore) -> list[Finding]:
     """Every check, in display order."""
-    return check_models(cfg, store) + check_engines(cfg) + check_audio() + check_dbus() + check_mqtt(cfg)
+    return (check_models(cfg, store) + check_engines(cfg) + check_audio() + check_volume(cfg) + check_dbus(cfg)
+            + check_mqtt(cfg))
 
 
 def known_models() -> list[str]:

@@ -4,17 +4,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Runtime: espeak-ng (hi/ru voices), PortAudio (sounddevice). Tests: mosquitto, dbus-daemon, sox.
+# Runtime: espeak-ng (hi/ru voices), PortAudio (sounddevice). Tests: mosquitto, dbus-daemon, sox, and a
+# PulseAudio server with a null sink for the volume tests (without its recommends: no desktop stack).
 APT_PACKAGES="espeak-ng libportaudio2 mosquitto dbus sox"
-missing=""
-for p in $APT_PACKAGES; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-  echo "setup: installing system packages:$missing"
+APT_BARE_PACKAGES="pulseaudio pulseaudio-utils"
+missing=""; missing_bare=""
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+for p in $APT_PACKAGES; do installed "$p" || missing="$missing $p"; done
+for p in $APT_BARE_PACKAGES; do installed "$p" || missing_bare="$missing_bare $p"; done
+if [ -n "$missing$missing_bare" ]; then
+  echo "setup: installing system packages:$missing$missing_bare"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+  [ -z "$missing" ] || DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+  [ -z "$missing_bare" ] || DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    $missing_bare >/dev/null
 fi
 
 PY=${PYTHON:-}

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from hearthd.config import Config, load_config
+
+from .services import session_bus
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
@@ -35,3 +39,21 @@ def components(base_config: Config):  # type: ignore[no-untyped-def]
     from hearthd.daemon.components import Components
 
     return Components(base_config)
+
+
+@pytest.fixture
+def dbus_address() -> Iterator[str]:
+    with session_bus() as address:
+        if address is None:
+            pytest.skip("dbus-daemon is not installed")
+        yield address
+
+
+@pytest.fixture
+def dbus_config(base_config: Config, dbus_address: str, monkeypatch: pytest.MonkeyPatch) -> Config:
+    """Both buses are the private daemon (the services keep their real names and buses' roles)."""
+    cfg = copy.deepcopy(base_config)
+    cfg.dbus.session_address = cfg.dbus.system_address = dbus_address
+    cfg.agent.fast_path = True
+    monkeypatch.delenv("XDG_SESSION_ID", raising=False)  # hearthd then locks the user's display session
+    return cfg

@@ -64,3 +64,35 @@ def session_bus() -> Iterator[str | None]:
         yield address
     finally:
         os.kill(pid, 15)
+
+
+@contextmanager
+def pulseaudio(tmp: Path) -> Iterator[str | None]:
+    """A PulseAudio server with one null sink on a private socket; yields its PULSE_SERVER (None when
+    pulseaudio is not installed). No sound card needed: the sink plays into nothing."""
+    binary = shutil.which("pulseaudio")
+    if not binary or not shutil.which("pactl"):
+        yield None
+        return
+    runtime = tmp / "pulse"
+    runtime.mkdir(parents=True, exist_ok=True)
+    socket_path = runtime / "native"
+    env = {**os.environ, "HOME": str(runtime), "XDG_RUNTIME_DIR": str(runtime), "XDG_CONFIG_HOME": str(runtime)}
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)  # the server must not register on anyone's session bus
+    proc = subprocess.Popen(
+        [binary, "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no",
+         "--disable-shm", "-L", f"module-native-protocol-unix socket={socket_path} auth-anonymous=1",
+         "-L", "module-null-sink sink_name=hearthd_test"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = f"unix:{socket_path}"
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and proc.poll() is None:
+            probe = subprocess.run(["pactl", "--server", server, "info"], capture_output=True, env=env)
+            if probe.returncode == 0:
+                break
+            time.sleep(0.1)
+        yield server if proc.poll() is None else None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=5)

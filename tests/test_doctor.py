@@ -43,3 +43,35 @@ def test_finds_a_running_broker_and_session_bus(tmp_path: Path) -> None:
         proc = doctor(tmp_path, f"[mqtt]\nport = {port}\n", {"DBUS_SESSION_BUS_ADDRESS": bus})
     assert f"reachable at 127.0.0.1:{port}" in proc.stdout
     assert f"session bus: reachable at {bus}" in proc.stdout
+
+
+def test_doctor_lists_the_dbus_services_it_found(tmp_path: Path) -> None:
+    """Players and notifications on the session bus, logind and UPower on the system bus; NetworkManager absent."""
+    import asyncio
+
+    from .dbus_mocks import MockLogin1, MockNotifications, MockPlayer, MockUPower, start_all, stop_all
+
+    with session_bus() as session, session_bus() as system:
+        if session is None or system is None:
+            pytest.skip("dbus-daemon is not installed")
+
+        async def scenario() -> subprocess.CompletedProcess[str]:
+            on_session = [MockPlayer("vlc"), MockNotifications()]
+            on_system = [MockLogin1(), MockUPower()]
+            await start_all(session, *on_session)
+            await start_all(system, *on_system)
+            try:
+                return await asyncio.to_thread(doctor, tmp_path, "", {"DBUS_SESSION_BUS_ADDRESS": session,
+                                                                      "DBUS_SYSTEM_BUS_ADDRESS": system})
+            finally:
+                await stop_all(*on_session, *on_system)
+
+        proc = asyncio.run(scenario())
+    out = proc.stdout
+    assert "Traceback" not in out + proc.stderr
+    (players,) = [line for line in out.splitlines() if "media players (MPRIS):" in line]
+    assert players.split() == ["ok", "media", "players", "(MPRIS):", "vlc"]
+    assert "org.freedesktop.Notifications on the session bus" in out
+    assert "org.freedesktop.login1 on the system bus" in out
+    assert "org.freedesktop.UPower on the system bus" in out
+    assert "org.freedesktop.NetworkManager not found" in out and "Wi-Fi on/off" in out

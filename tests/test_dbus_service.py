@@ -1,0 +1,251 @@
+"""hearthd's own D-Bus interface, org.hearthd.Assistant1, on a private dbus-daemon: what a desktop widget or a
+script sees when it asks, listens for signals and reads properties."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dbus_fast import Message, MessageType
+from dbus_fast.aio import MessageBus
+
+from hearthd.config import Config
+from hearthd.daemon.components import Components
+from hearthd.daemon.pipeline import Pipeline
+from hearthd.daemon.service import ERROR_LANGUAGE, ERROR_UNAVAILABLE, NAME, PATH, export
+from hearthd.events import Trace
+from hearthd.locale import phrase
+from hearthd.tools.bus import ServiceFailed
+
+from .dbus_mocks import MockLogin1, MockPlayer, start_all, stop_all
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Client:
+    """A program on the session bus talking to hearthd, collecting its signals."""
+
+    def __init__(self, bus: MessageBus) -> None:
+        self.bus = bus
+        self.signals: list[tuple[str, list[Any]]] = []
+        bus.add_message_handler(self._on_message)
+
+    def _on_message(self, message: Message) -> None:
+        if message.message_type == MessageType.SIGNAL and message.interface == NAME:
+            self.signals.append((str(message.member), list(message.body)))
+
+    @classmethod
+    async def connect(cls, address: str) -> Client:
+        client = cls(await MessageBus(bus_address=address).connect())
+        await client.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "AddMatch", "s",
+                          [f"type='signal',interface='{NAME}'"])
+        return client
+
+    async def call(self, dest: str, path: str, iface: str, member: str, sig: str = "", body: list | None = None
+                   ) -> Message:
+        return await self.bus.call(Message(destination=dest, path=path, interface=iface, member=member,
+                                           signature=sig, body=body or []))
+
+    async def hearthd(self, member: str, sig: str = "", *body: Any) -> Message:
+        return await self.call(NAME, PATH, NAME, member, sig, list(body))
+
+    async def ask(self, text: str, lang: str = "") -> str:
+        reply = await self.hearthd("Ask", "ss", text, lang)
+        assert reply.message_type == MessageType.METHOD_RETURN, reply.body
+        return str(reply.body[0])
+
+    async def prop(self, name: str) -> Any:
+        reply = await self.call(NAME, PATH, "org.freedesktop.DBus.Properties", "Get", "ss", [NAME, name])
+        return reply.body[0].value
+
+
+@pytest.fixture
+async def served(dbus_config: Config, dbus_address: str) -> AsyncIterator[tuple[Client, Any]]:
+    pipeline = Pipeline(Components(dbus_config), Trace())
+    bus, assistant = await export(pipeline, dbus_address)
+    client = await Client.connect(dbus_address)
+    yield client, assistant
+    client.bus.disconnect()
+    bus.disconnect()
+    await pipeline.c.bus.close()
+
+
+async def _settle() -> None:
+    await asyncio.sleep(0.1)  # signals are delivered after the method's reply
+
+
+async def test_ask_over_dbus_acts_and_signals_what_happened(served, dbus_address: str) -> None:
+    client, _ = served
+    player = MockPlayer("vlc", status="Playing")
+    await start_all(dbus_address, player)
+    try:
+        assert await client.ask("pause the music") == phrase("en", "media.pause")
+        assert player.calls == [("Pause", ())]
+        await _settle()
+        kinds = [name for name, _ in client.signals if name != "PropertiesChanged"]
+        assert kinds == ["Transcript", "Action", "Reply"]
+        signals = dict(client.signals)
+        assert signals["Transcript"] == ["pause the music", "en"]
+        assert signals["Action"][0] == "media" and json.loads(signals["Action"][1]) == {"action": "pause"}
+        assert signals["Reply"] == [phrase("en", "media.pause"), "en"]
+        assert await client.prop("State") == "idle"
+        assert await client.ask("пауза") and await client.prop("Language") == "ru"
+    finally:
+        await stop_all(player)
+
+
+async def test_a_consequential_ask_still_needs_a_yes(served, dbus_address: str) -> None:
+    client, _ = served
+    login1 = MockLogin1()
+    await start_all(dbus_address, login1)
+    try:
+        assert await client.ask("shut down the computer") == phrase("en", "confirm.power_off")
+        assert login1.calls == []
+        assert await client.ask("no") == phrase("en", "confirm.cancelled")
+        assert await client.ask("कंप्यूटर बंद करो") == phrase("hi", "confirm.power_off")
+        assert await client.ask("हाँ") == phrase("hi", "power.power_off")
+        assert login1.calls == [("PowerOff", (False,))]
+    finally:
+        await stop_all(login1)
+
+
+async def test_bad_requests_get_dbus_errors_not_silence(served) -> None:
+    client, assistant = served
+    reply = await client.hearthd("Ask", "ss", "pause the music", "fr")
+    assert (reply.message_type, reply.error_name) == (MessageType.ERROR, ERROR_LANGUAGE)
+    reply = await client.hearthd("Listen")  # headless: no microphone to listen with
+    assert (reply.message_type, reply.error_name) == (MessageType.ERROR, ERROR_UNAVAILABLE)
+    reply = await client.hearthd("Say", "ss", "hello", "en")  # headless without an output: nowhere to speak
+    assert (reply.message_type, reply.error_name) == (MessageType.ERROR, ERROR_UNAVAILABLE)
+
+
+async def test_mute_blocks_listening_until_unmuted(served) -> None:
+    client, assistant = served
+    heard: list[str] = []
+    assistant.listen_hook = lambda: heard.append("listen")
+    assert (await client.hearthd("Listen")).message_type == MessageType.METHOD_RETURN
+    await client.hearthd("Mute", "b", True)
+    assert await client.prop("Muted") is True
+    reply = await client.hearthd("Listen")
+    assert reply.error_name == ERROR_UNAVAILABLE and "muted" in reply.body[0]
+    await client.hearthd("Mute", "b", False)
+    await client.hearthd("Listen")
+    assert heard == ["listen", "listen"]
+    assert await client.prop("Muted") is False
+
+
+async def test_say_speaks_through_the_daemons_speaker(served) -> None:
+    client, assistant = served
+    spoken: list[tuple[str, str]] = []
+
+    async def speak(text: str, lang: str) -> None:
+        spoken.append((text, lang))
+
+    assistant.speak_hook = speak
+    reply = await client.hearthd("Say", "ss", "Обед готов", "ru")
+    assert reply.message_type == MessageType.METHOD_RETURN
+    assert spoken == [("Обед готов", "ru")]
+    await _settle()
+    assert ("Reply", ["Обед готов", "ru"]) in client.signals
+
+
+async def test_only_one_hearthd_owns_the_name(served, dbus_config: Config, dbus_address: str) -> None:
+    with pytest.raises(ServiceFailed):
+        await export(Pipeline(Components(dbus_config), Trace()), dbus_address)
+
+
+def _read_until(proc: subprocess.Popen, kind: str, timeout: float) -> dict:  # type: ignore[type-arg]
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)  # type: ignore[arg-type]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if sel.select(timeout=0.5):
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            if not line:
+                break
+            event = json.loads(line)
+            if event.get("type") == kind:
+                return event
+    raise AssertionError(f"no {kind!r} event within {timeout} s")
+
+
+def test_the_headless_daemon_serves_the_interface(dbus_address: str, tmp_path: Path) -> None:
+    env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": dbus_address, "DBUS_SYSTEM_BUS_ADDRESS": dbus_address,
+           "XDG_CONFIG_HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
+    daemon = subprocess.Popen([sys.executable, "-m", "hearthd", "run", "--headless", "--json"], env=env, cwd=ROOT,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert _read_until(daemon, "ready", 60)["service"] == NAME
+
+        async def ask() -> str:
+            client = await Client.connect(dbus_address)
+            try:
+                return await client.ask("set a timer for 5 minutes")
+            finally:
+                client.bus.disconnect()
+
+        assert asyncio.run(ask()).startswith(phrase("en", "timer.set", duration="").split()[0])
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(15) == 0
+
+
+def test_the_system_bus_policy_lets_only_the_hearthd_user_own_the_name(tmp_path: Path) -> None:
+    """systemd/org.hearthd.Assistant1.conf, loaded by a real dbus-daemon: this test's user is not `hearthd`."""
+    import shutil
+
+    if not shutil.which("dbus-daemon"):
+        pytest.skip("dbus-daemon is not installed")
+    socket_path = tmp_path / "system_bus_socket"
+    config = tmp_path / "system.conf"
+    config.write_text(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path={socket_path}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/><allow own="*"/>
+    <allow send_type="method_call"/><allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/><allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/><allow receive_type="method_return"/>
+    <allow receive_type="error"/><allow receive_type="signal"/>
+  </policy>
+  <include>{ROOT / "systemd" / "org.hearthd.Assistant1.conf"}</include>
+</busconfig>
+""")
+    daemon = subprocess.Popen(["dbus-daemon", "--config-file", str(config), "--nofork", "--nopidfile"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while not socket_path.exists() and daemon.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert socket_path.exists(), daemon.stderr.read() if daemon.poll() is not None else "no socket"  # type: ignore
+
+    async def own(name: str) -> str:
+        from dbus_fast import NameFlag
+
+        bus = await asyncio.wait_for(MessageBus(bus_address=f"unix:path={socket_path}").connect(), 5)
+        try:
+            return (await asyncio.wait_for(bus.request_name(name, NameFlag.DO_NOT_QUEUE), 5)).name
+        except Exception as e:
+            return type(e).__name__ + ": " + str(e)
+        finally:
+            bus.disconnect()
+
+    try:
+        assert asyncio.run(own("org.example.Other")) == "PRIMARY_OWNER"  # the bus itself works
+        denied = asyncio.run(own(NAME))
+        assert "AccessDenied" in denied or "not allowed" in denied
+    finally:
+        daemon.terminate()
+        daemon.wait(5)
