@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import selectors
 import signal
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from hearthd.events import Trace
 from hearthd.locale import phrase
 from hearthd.tools.bus import ServiceFailed
 
-from .dbus_mocks import MockLogin1, MockPlayer, start_all, stop_all
+from .dbus_mocks import MockLogin1, MockNotifications, MockPlayer, start_all, stop_all
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -164,40 +163,45 @@ async def test_only_one_hearthd_owns_the_name(served, dbus_config: Config, dbus_
         await export(Pipeline(Components(dbus_config), Trace()), dbus_address)
 
 
-def _read_until(proc: subprocess.Popen, kind: str, timeout: float) -> dict:  # type: ignore[type-arg]
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)  # type: ignore[arg-type]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if sel.select(timeout=0.5):
-            line = proc.stdout.readline()  # type: ignore[union-attr]
-            if not line:
-                break
+async def _next_event(stream: asyncio.StreamReader, kind: str, timeout: float) -> dict:
+    async def scan() -> dict:
+        while line := await stream.readline():
             event = json.loads(line)
             if event.get("type") == kind:
                 return event
-    raise AssertionError(f"no {kind!r} event within {timeout} s")
+        raise AssertionError(f"the daemon ended before a {kind!r} event")
+
+    return await asyncio.wait_for(scan(), timeout)
 
 
-def test_the_headless_daemon_serves_the_interface(dbus_address: str, tmp_path: Path) -> None:
+async def test_the_headless_daemon_serves_the_interface_and_notifies_rings(dbus_address: str,
+                                                                           tmp_path: Path) -> None:
+    """`hearthd run --headless` owns the name; a timer set over D-Bus rings with a critical notification."""
+    notes = MockNotifications()
+    await start_all(dbus_address, notes)
     env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": dbus_address, "DBUS_SYSTEM_BUS_ADDRESS": dbus_address,
            "XDG_CONFIG_HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
-    daemon = subprocess.Popen([sys.executable, "-m", "hearthd", "run", "--headless", "--json"], env=env, cwd=ROOT,
-                              stdout=subprocess.PIPE, text=True)
+    daemon = await asyncio.create_subprocess_exec(sys.executable, "-m", "hearthd", "run", "--headless", "--json",
+                                                  env=env, cwd=ROOT, stdout=subprocess.PIPE)
+    client = None
     try:
-        assert _read_until(daemon, "ready", 60)["service"] == NAME
-
-        async def ask() -> str:
-            client = await Client.connect(dbus_address)
-            try:
-                return await client.ask("set a timer for 5 minutes")
-            finally:
-                client.bus.disconnect()
-
-        assert asyncio.run(ask()).startswith(phrase("en", "timer.set", duration="").split()[0])
+        assert daemon.stdout is not None
+        assert (await _next_event(daemon.stdout, "ready", 60))["service"] == NAME
+        client = await Client.connect(dbus_address)
+        reply = await client.ask("поставь таймер на 2 секунды")
+        assert reply == phrase("ru", "timer.set", duration="две секунды")
+        ring = await _next_event(daemon.stdout, "alarm", 30)
+        assert (ring["kind"], ring["lang"]) == ("timer", "ru")
+        await asyncio.sleep(0.3)
+        summaries = [(n[3], n[4]) for n in notes.calls_to("Notify")]
+        assert (phrase("ru", "notify.alarm"), ring["text"]) in summaries
+        assert notes.raw_hints[-1]["urgency"].value == 2  # critical: an alarm stays on screen
     finally:
+        if client is not None:
+            client.bus.disconnect()
         daemon.send_signal(signal.SIGTERM)
-        assert daemon.wait(15) == 0
+        assert await asyncio.wait_for(daemon.wait(), 15) == 0
+        await stop_all(notes)
 
 
 def test_the_system_bus_policy_lets_only_the_hearthd_user_own_the_name(tmp_path: Path) -> None:
