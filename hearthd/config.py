@@ -130,6 +130,20 @@ class MqttConfig:
     username: str = ""
     password: str = ""
     discovery_prefix: str = "homeassistant"
+    client_id: str = ""  # empty = hearthd-<node_id> (the daemon) or hearthd-<node_id>-<pid> (one-shot commands)
+    node_id: str = ""  # hearthd's own device and topics: hearthd/<node_id>/…; empty = from the host name
+    topic_base: str = "hearthd"
+    publish_self: bool = True  # the daemon appears in Home Assistant via discovery (state, mute, listen, language)
+    tls: bool = False
+    ca_file: str = ""  # with tls: the CA to trust; empty = the system's
+    cert_file: str = ""  # with tls: client certificate and key, if the broker wants them
+    key_file: str = ""
+    keepalive_s: int = 30
+    command_timeout_s: float = 10.0  # a command the broker has not taken within it is reported as not sent
+    queue_max: int = 32  # commands held while the broker is away; more are refused at once, out loud
+    settle_s: float = 0.4  # after connecting, wait until retained discovery has stopped arriving for this long
+    min_match: float = 0.75  # fuzzy device-name matches below it are not taken
+    aliases: dict[str, str] = field(default_factory=dict)  # "кухонный свет" = "Kitchen Light"
 
 
 @dataclass

@@ -50,7 +50,8 @@ def _label(text: str, lang: str) -> str | None:
 
 
 SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": parse_clock, "seconds": _duration,
-                                                      "percent": _percent, "label": _label, "date": _date}
+                                                      "percent": _percent, "label": _label, "date": _date,
+                                                      "scene": _label}
 
 
 MAX_SLOT_WORDS = 6  # "quarter past seven in the evening"; a longer wildcard text is more than a time

@@ -25,6 +25,7 @@ from ..tools.network import NetworkManager
 from ..tools.notify import Notifier
 from ..tools.power import Login1
 from ..tools.registry import Tool, ToolRegistry
+from ..tools.smarthome import Catalogue, SmartHome
 from ..tools.volume import SystemVolume, volume_backend
 from .audit import AuditLog
 from .idempotency import DoneRequests
@@ -58,7 +59,13 @@ class Components:
         self.bus = Bus(cfg.dbus.session_address, cfg.dbus.system_address, cfg.dbus.timeout_s)
         self.media = MediaPlayers(self.bus)
         self.notifier = Notifier(self.bus) if cfg.dbus.enabled and cfg.dbus.notifications else None
-        self.tools = ToolRegistry(self.alarms.tools() + self.desktop_tools())
+        # Devices learned over MQTT, saved so a restart knows them before the broker replays anything.
+        self.catalogue = Catalogue(state_dir() / "devices.json", cfg.mqtt.aliases, cfg.mqtt.min_match)
+        self.mqtt: Any = None  # the MqttLink of the running event loop (made on first use)
+        self.mqtt_one_shot = True  # `hearthd run` sets False: then hearthd also publishes itself
+        self.mqtt_handlers: Any = None
+        home = SmartHome(self.catalogue, self._home_link).tools() if cfg.mqtt.enabled else []
+        self.tools = ToolRegistry(self.alarms.tools() + self.desktop_tools() + home)
         self._cache: dict[str, Any] = {}
         self._lock = threading.Lock()
         self.policy = ConfirmationPolicy(self.tools, cfg.policy.confirm, cfg.policy.confirm_timeout_s)
@@ -78,6 +85,29 @@ class Components:
             tools += self.media.tools() + Login1(self.bus, cfg.dbus.backlight).tools() + Battery(self.bus).tools()
             tools += NetworkManager(self.bus).tools()
         return tools
+
+    def mqtt_link(self) -> Any:
+        """The MQTT link for the running event loop (a link belongs to the loop that started it)."""
+        import asyncio
+
+        from .mqtt import MqttLink
+
+        loop = asyncio.get_running_loop()
+        if self.mqtt is None or self.mqtt.loop is not loop:
+            self.mqtt = MqttLink(self.cfg.mqtt, self.catalogue, list(self.cfg.stt.languages), self.mqtt_one_shot,
+                                 self.mqtt_handlers, self.cfg.general.privacy)
+            self.mqtt.loop = loop
+        return self.mqtt
+
+    async def _home_link(self) -> Any:
+        return await self.mqtt_link().ready(min(3.0, self.cfg.mqtt.command_timeout_s))
+
+    async def close(self) -> None:
+        """Let go of the connections made in the running loop (MQTT first: queued commands are answered)."""
+        if self.mqtt is not None:
+            await self.mqtt.stop()
+            self.mqtt = None
+        await self.bus.close()
 
     def _once(self, name: str, build: Callable[[], T]) -> T:
         with self._lock:

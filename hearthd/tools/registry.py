@@ -23,6 +23,7 @@ class ToolResult:
     counts: dict[str, tuple[int, str]] = field(default_factory=dict)
     durations: dict[str, int] = field(default_factory=dict)
     dates: dict[str, str] = field(default_factory=dict)  # {name: "YYYY-MM-DD"} → "December 5", "5 декабря"
+    phrases: dict[str, str] = field(default_factory=dict)  # {name: phrase key} → that phrase in the reply's language
 
     def spoken_values(self, lang: str) -> dict[str, Any]:
         from ..spoken import say_count, say_date, say_duration
@@ -31,6 +32,10 @@ class ToolResult:
         out.update({k: say_count(n, noun, lang) for k, (n, noun) in self.counts.items()})
         out.update({k: say_duration(s, lang) for k, s in self.durations.items()})
         out.update({k: say_date(d, lang) for k, d in self.dates.items()})
+        if self.phrases:
+            from ..locale import phrase
+
+            out.update({k: phrase(lang, key) for k, key in self.phrases.items()})
         return out
 
 
@@ -48,6 +53,9 @@ class Tool:
     family: str = ""
     consequential: bool = False  # needs a spoken yes before it runs; the model cannot change this
     idempotent: bool = True
+    # Whether the model is offered this tool now (None: always). Smart-home tools are offered only when a device
+    # of their kind exists: a small model chooses better among fewer tools, and a shorter catalogue is faster.
+    offered: Callable[[], bool] | None = None
 
     def describe(self, lang: str) -> str:
         """The description in `lang` from locales/<lang>/tools.toml, else the declaration's own (English) one.
@@ -116,6 +124,10 @@ class ToolRegistry:
 
     def openai_schemas(self) -> list[dict[str, Any]]:
         return [t.openai_schema() for t in self]
+
+    def offered(self) -> list[Tool]:
+        """The tools the model may choose from right now (every declared tool still validates and runs)."""
+        return [t for t in self if t.offered is None or t.offered()]
 
 
 __all__ = ["SchemaError", "Tool", "ToolRegistry", "ToolResult", "UnknownTool"]

@@ -1,0 +1,703 @@
+"""Smart-home devices learned from Home Assistant MQTT discovery: the catalogue, their state, finding the one the
+user means, and the commands that act on them.
+
+No MQTT client here: commands go out through a `Publisher` (the daemon's MQTT link), so the tools stay testable
+and the link owns reconnects and the queue. The catalogue is saved to a JSON file, so a restart knows every
+device (and its last state) before the broker replays its retained messages.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from .discovery import Discovery, Entity
+from .registry import Tool, ToolResult
+
+log = logging.getLogger(__name__)
+
+# Words for a kind of device, in every language, so "kitchen light" finds the light whose area is Kitchen.
+COMPONENT_WORDS = {
+    "light": {"light", "lights", "lamp", "свет", "светильник", "лампа", "лампу", "люстра", "люстру", "लाइट", "बत्ती",
+              "लैंप", "बल्ब"},
+    "switch": {"switch", "plug", "socket", "розетка", "розетку", "выключатель", "स्विच", "प्लग"},
+    "fan": {"fan", "вентилятор", "पंखा", "फैन"},
+    "cover": {"blinds", "blind", "curtains", "curtain", "shutters", "cover", "шторы", "жалюзи", "पर्दे", "पर्दा"},
+    "climate": {"thermostat", "heating", "heater", "ac", "термостат", "отопление", "обогреватель", "थर्मोस्टेट",
+                "हीटर"},
+    "lock": {"door", "lock", "дверь", "замок", "दरवाज़ा", "दरवाजा", "ताला"},
+    "alarm_control_panel": {"alarm", "security", "сигнализация", "сигнализацию", "अलार्म", "सुरक्षा"},
+    "scene": {"scene", "сцена", "сцену", "सीन"},
+}
+# Area words people say, mapped to the English area names devices are usually given.
+AREA_WORDS = {
+    "kitchen": {"kitchen", "кухня", "кухне", "кухни", "кухню", "रसोई", "किचन"},
+    "living room": {"living room", "lounge", "гостиная", "гостиной", "гостиную", "зал", "зале", "लिविंग रूम", "बैठक",
+                    "ड्राइंग रूम"},
+    "bedroom": {"bedroom", "спальня", "спальне", "спальни", "спальню", "बेडरूम", "शयनकक्ष"},
+    "hallway": {"hallway", "hall", "corridor", "прихожая", "прихожей", "коридор", "коридоре", "हॉल", "गलियारा"},
+    "bathroom": {"bathroom", "ванная", "ванной", "बाथरूम"},
+    "office": {"office", "study", "кабинет", "кабинете", "ऑफिस", "दफ्तर"},
+    "garage": {"garage", "гараж", "гараже", "गैराज"},
+}
+COLOURS = {  # name → RGB; localized names are in the fast-path lists, which give these English values
+    "red": (255, 0, 0), "orange": (255, 128, 0), "yellow": (255, 220, 0), "green": (0, 255, 0),
+    "cyan": (0, 255, 255), "blue": (0, 0, 255), "purple": (128, 0, 255), "pink": (255, 105, 180),
+    "white": (255, 255, 255),
+}
+WHITES = {"warm white": 2700, "cool white": 6500, "neutral white": 4000}  # kelvin
+CONTROLLABLE = {"light", "switch", "fan", "cover", "climate", "lock", "alarm_control_panel", "scene", "button"}
+# The kinds of device each tool needs; the model is offered a tool only when one exists.
+KINDS: dict[str, tuple[str, ...]] = {
+    "turn_on": ("light", "switch", "fan"), "turn_off": ("light", "switch", "fan"), "set_brightness": ("light",),
+    "set_color": ("light",), "open_cover": ("cover",), "close_cover": ("cover",), "set_cover_position": ("cover",),
+    "set_temperature": ("climate",), "set_climate_mode": ("climate",), "set_fan_speed": ("fan",),
+    "activate_scene": ("scene",), "lock_door": ("lock",), "unlock_door": ("lock",),
+    "arm_alarm": ("alarm_control_panel",), "disarm_alarm": ("alarm_control_panel",),
+    "device_state": (*CONTROLLABLE, "binary_sensor"), "sensor_value": ("sensor", "climate"),
+}
+
+
+class Publisher(Protocol):
+    """Sends one command; raises CommandNotSent when it could not (the broker is away past the timeout)."""
+
+    async def publish(self, topic: str, payload: str, retain: bool = False) -> None: ...
+
+
+class CommandNotSent(Exception):
+    """A command that did not reach the broker; `uncertain` when it may have (never sent a second time)."""
+
+    code = "mqtt-not-sent"
+
+    def __init__(self, message: str, uncertain: bool = False) -> None:
+        super().__init__(message)
+        self.uncertain = uncertain
+
+
+@dataclass
+class Match:
+    """What a name said by the user resolved to: one entity, several equally likely, or none."""
+
+    entities: list[Entity]
+    score: float = 0.0
+
+
+def render_value_template(template: str, payload: str) -> str | None:
+    """The subset of Home Assistant value templates devices publish: `{{ value }}`, `{{ value_json.a.b }}`,
+    `{{ value_json['a'] }}`. Anything richer gives None (the raw payload is used instead)."""
+    m = re.fullmatch(r"\s*\{\{\s*(value(?:_json(?:\.[A-Za-z_][\w]*|\[['\"][^'\"]+['\"]\])*)?)\s*(\|[^}]*)?\}\}\s*",
+                     template)
+    if not m:
+        return None
+    expr = m.group(1)
+    if expr == "value":
+        return payload
+    try:
+        value: Any = json.loads(payload)
+    except ValueError:
+        return None
+    for part in re.findall(r"\.([A-Za-z_]\w*)|\[['\"]([^'\"]+)['\"]\]", expr[len("value_json"):]):
+        name = part[0] or part[1]
+        if not isinstance(value, dict) or name not in value:
+            return None
+        value = value[name]
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    return "" if value is None else str(value)
+
+
+class Catalogue:
+    """Every discovered entity by key, its tracked state and availability, saved to `path` on each change."""
+
+    def __init__(self, path: Path | None = None, aliases: dict[str, str] | None = None,
+                 min_score: float = 0.75) -> None:
+        self.path = path
+        self.entities: dict[str, Entity] = {}
+        self.states: dict[str, dict[str, Any]] = {}
+        self.available: dict[str, bool] = {}
+        self.aliases = {k.lower(): v for k, v in (aliases or {}).items()}  # "кухонный свет" → "Kitchen Light"
+        self.min_score = min_score
+        self.load()
+
+    # -- persistence --------------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        if self.path is None or not self.path.is_file():
+            return
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            self.entities = {e["key"]: Entity.from_dict(e) for e in data.get("entities", [])}
+            self.states = {k: v for k, v in data.get("states", {}).items() if k in self.entities}
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            log.warning("ignoring an unreadable device catalogue %s: %s", self.path, e)
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"entities": [e.to_dict() for e in self.entities.values()], "states": self.states}
+        # write-then-rename: a crash mid-write leaves the previous catalogue, never half of one
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".devices.", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, ensure_ascii=False)
+        os.replace(tmp, self.path)
+
+    # -- learning ---------------------------------------------------------------------------------------
+
+    def apply(self, discovery: Discovery) -> None:
+        """The entities of `discovery.source` become exactly those it lists (none: the device was removed)."""
+        gone = [k for k, e in self.entities.items() if e.source == discovery.source]
+        for key in gone:
+            del self.entities[key]
+        for entity in discovery.entities:
+            self.entities[entity.key] = entity
+        for key in gone:
+            if key not in self.entities:
+                self.states.pop(key, None)
+                self.available.pop(key, None)
+        self.save()
+
+    def state_topics(self) -> set[str]:
+        topics = set()
+        for e in self.entities.values():
+            for k, v in e.config.items():
+                if k.endswith("_topic") and not k.endswith("command_topic") and k != "set_position_topic" \
+                        and isinstance(v, str) and v:
+                    topics.add(v)
+            for item in e.config.get("availability", []) or []:
+                if isinstance(item, dict) and isinstance(item.get("topic"), str):
+                    topics.add(item["topic"])
+        return topics
+
+    def on_message(self, topic: str, payload: str) -> list[str]:
+        """Track state and availability from a state topic; returns the keys whose state changed."""
+        changed = []
+        for key, e in self.entities.items():
+            before = dict(self.states.get(key, {}))
+            self._availability(e, topic, payload)
+            state = self.states.setdefault(key, {})
+            _track(e, topic, payload, state)
+            if state != before:
+                changed.append(key)
+        if changed:
+            self.save()
+        return changed
+
+    def _availability(self, e: Entity, topic: str, payload: str) -> None:
+        entries = [i for i in (e.config.get("availability") or []) if isinstance(i, dict)]
+        if e.topic("availability_topic"):
+            entries.append({"topic": e.topic("availability_topic"), "payload_available":
+                            e.config.get("payload_available", "online"),
+                            "payload_not_available": e.config.get("payload_not_available", "offline")})
+        for item in entries:
+            if item.get("topic") != topic:
+                continue
+            value = payload
+            if isinstance(item.get("value_template"), str):
+                value = render_value_template(item["value_template"], payload) or payload
+            if value == str(item.get("payload_available", e.config.get("payload_available", "online"))):
+                self.available[e.key] = True
+            elif value == str(item.get("payload_not_available", e.config.get("payload_not_available", "offline"))):
+                self.available[e.key] = False
+
+    # -- finding what the user means ----------------------------------------------------------------------
+
+    def resolve(self, said: str, components: Iterable[str]) -> Match:
+        """The entities `said` names among `components`: an alias, the name, "<area> <kind>", then a fuzzy
+        match above min_score. Several equally good → all of them (hearthd asks which)."""
+        wanted = set(components)
+        pool = [e for e in self.entities.values() if e.component in wanted]
+        text = said.strip().lower()
+        if not pool or not text:
+            return Match([])
+        target = self.aliases.get(text)
+        if target:
+            hits = [e for e in pool if target.lower() in (e.key.lower(), e.name.lower())]
+            if hits:
+                return Match(hits, 1.0)
+        exact = [e for e in pool if text in (e.name.lower(), f"{e.device} {e.name}".strip().lower())]
+        if exact:
+            return Match(exact, 1.0)
+        area = _area_in(text)
+        kinds = {c for c, words in COMPONENT_WORDS.items() if any(_has_word(text, w) for w in words)}
+        if area:
+            in_area = [e for e in pool if _area_in(e.area.lower()) == area or _area_in(e.name.lower()) == area]
+            if kinds:
+                in_area = [e for e in in_area if e.component in kinds] or in_area
+            if len(in_area) == 1 or (in_area and not kinds):
+                return Match(in_area, 0.9)
+            if in_area:
+                named = [e for e in in_area if any(_has_word(e.name.lower(), w) for c in kinds
+                                                   for w in COMPONENT_WORDS[c])]
+                return Match(named or in_area, 0.9)
+        if kinds and not area:  # "the fan": the only fan there is (several: hearthd asks which)
+            of_kind = [e for e in pool if e.component in kinds]
+            named = [e for e in of_kind if all(_has_word(e.name.lower(), w) or w in COMPONENT_WORDS.get(e.component, ())
+                                               for w in text.split() if w not in ("the", "my"))]
+            if named or of_kind:
+                return Match(named or of_kind, 0.8)
+        scored = sorted(((difflib.SequenceMatcher(None, text, e.name.lower()).ratio(), e) for e in pool),
+                        key=lambda x: -x[0])
+        best = scored[0][0]
+        if best < self.min_score:
+            return Match([], best)
+        return Match([e for s, e in scored if s >= best - 0.02], best)
+
+
+def _has_word(text: str, word: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
+
+
+def _area_in(text: str) -> str:
+    for area, words in AREA_WORDS.items():
+        if any(_has_word(text, w) for w in words):
+            return area
+    return ""
+
+
+def _track(e: Entity, topic: str, payload: str, state: dict[str, Any]) -> None:
+    """Update `state` from one message on one of the entity's state topics (normalised: "on"/"off", numbers)."""
+    cfg = e.config
+
+    def value(template_key: str = "value_template") -> str:
+        tpl = cfg.get(template_key)
+        rendered = render_value_template(tpl, payload) if isinstance(tpl, str) else None
+        return payload if rendered is None else rendered
+
+    if topic == cfg.get("state_topic"):
+        if e.component == "light" and cfg.get("schema") == "json":
+            try:
+                data = json.loads(payload)
+            except ValueError:
+                return
+            if not isinstance(data, dict):
+                return
+            if isinstance(data.get("state"), str):
+                state["state"] = data["state"].lower()
+            if isinstance(data.get("brightness"), (int, float)):
+                scale = cfg.get("brightness_scale", 255) or 255
+                state["brightness"] = round(100 * float(data["brightness"]) / float(scale))
+            return
+        raw = value("state_value_template" if "state_value_template" in cfg else "value_template")
+        if e.component in ("light", "switch", "fan"):
+            on = str(cfg.get("state_on", cfg.get("payload_on", "ON")))
+            off = str(cfg.get("state_off", cfg.get("payload_off", "OFF")))
+            if raw == on:
+                state["state"] = "on"
+            elif raw == off:
+                state["state"] = "off"
+        elif e.component == "lock":
+            table = {str(cfg.get("state_locked", "LOCKED")): "locked", str(cfg.get("state_unlocked", "UNLOCKED")):
+                     "unlocked", str(cfg.get("state_jammed", "JAMMED")): "jammed"}
+            if raw in table:
+                state["state"] = table[raw]
+        elif e.component == "cover":
+            table = {str(cfg.get("state_open", "open")): "open", str(cfg.get("state_closed", "closed")): "closed",
+                     str(cfg.get("state_opening", "opening")): "opening",
+                     str(cfg.get("state_closing", "closing")): "closing"}
+            if raw in table:
+                state["state"] = table[raw]
+        elif e.component in ("sensor", "binary_sensor", "alarm_control_panel", "select", "number"):
+            if e.component == "binary_sensor":
+                on = str(cfg.get("payload_on", "ON"))
+                state["state"] = "on" if raw == on else "off" if raw == str(cfg.get("payload_off", "OFF")) else raw
+            else:
+                state["state"] = raw
+    if topic == cfg.get("position_topic"):
+        n = _number(value("position_template"))
+        if n is not None:
+            state["position"] = round(n)
+    if topic == cfg.get("brightness_state_topic"):
+        n = _number(value("brightness_value_template"))
+        if n is not None:
+            state["brightness"] = round(100 * n / float(cfg.get("brightness_scale", 255) or 255))
+    if topic == cfg.get("percentage_state_topic"):
+        n = _number(value("percentage_value_template"))
+        if n is not None:
+            state["percentage"] = round(n)
+    if topic == cfg.get("temperature_state_topic"):
+        n = _number(value("temperature_state_template"))
+        if n is not None:
+            state["target"] = n
+    if topic == cfg.get("current_temperature_topic"):
+        n = _number(value("current_temperature_template"))
+        if n is not None:
+            state["current"] = n
+    if topic == cfg.get("mode_state_topic"):
+        state["mode"] = value("mode_state_template")
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def _speakable(n: float) -> str:
+    return str(int(n)) if float(n).is_integer() else str(n)
+
+
+class SmartHome:
+    """The smart-home tools. `link()` gives the publisher once the link has connected and learned the devices."""
+
+    def __init__(self, catalogue: Catalogue, link: Any) -> None:
+        self.catalogue = catalogue
+        self.link = link  # async () -> Publisher; raises CommandNotSent when no broker can be reached
+
+    # -- shared steps -------------------------------------------------------------------------------------
+
+    async def _one(self, said: str, components: Iterable[str]) -> tuple[Entity | None, ToolResult | None]:
+        """The entity meant, or the reply that says why there is none (unknown, which one?, offline)."""
+        match = self.catalogue.resolve(said, components)
+        if not match.entities:
+            return None, ToolResult(False, {"error": f"no device matches {said!r}", "code": "home-unknown-device"},
+                                    "home.unknown_device", {"name": said})
+        if len(match.entities) > 1:
+            names = sorted(e.name for e in match.entities)
+            return None, ToolResult(False, {"error": "ambiguous", "candidates": names, "code": "home-ambiguous"},
+                                    "home.which", {"first": names[0], "second": names[1]})
+        entity = match.entities[0]
+        if self.catalogue.available.get(entity.key) is False:
+            return None, ToolResult(False, {"entity": entity.key, "code": "home-offline"}, "home.offline",
+                                    {"name": entity.name})
+        return entity, None
+
+    async def _send(self, entity: Entity, topic: str, payload: str, ok: ToolResult) -> ToolResult:
+        if not topic:
+            return ToolResult(False, {"entity": entity.key, "code": "home-unsupported"}, "home.unsupported",
+                              {"name": entity.name})
+        try:
+            publisher = await self.link()
+            await publisher.publish(topic, payload)
+        except CommandNotSent as e:
+            return ToolResult(False, {"entity": entity.key, "code": e.code, "error": str(e), "uncertain": e.uncertain},
+                              "home.uncertain" if e.uncertain else "home.not_sent", {"name": entity.name})
+        ok.data.update({"entity": entity.key, "topic": topic, "payload": payload})
+        return ok
+
+    async def _ready(self) -> ToolResult | None:
+        """Learn the devices before resolving a name (a fresh `hearthd ask` knows only the saved catalogue)."""
+        try:
+            await self.link()
+        except CommandNotSent as e:
+            if not self.catalogue.entities:
+                return ToolResult(False, {"error": str(e), "code": e.code}, "unavailable.home")
+        return None
+
+    # -- actions ------------------------------------------------------------------------------------------
+
+    async def _switch(self, args: dict[str, Any], on: bool) -> ToolResult:
+        if (failed := await self._ready()) is not None:
+            return failed
+        entity, failed = await self._one(args["device"], ("light", "switch", "fan"))
+        if entity is None:
+            assert failed is not None
+            return failed
+        reply = ToolResult(True, {"on": on}, "home.on" if on else "home.off", {"name": entity.name})
+        if entity.config.get("schema") == "json":
+            return await self._send(entity, entity.topic("command_topic"), json.dumps({"state": "ON" if on else "OFF"}),
+                                    reply)
+        payload = entity.payload("payload_on" if on else "payload_off", "ON" if on else "OFF")
+        return await self._send(entity, entity.topic("command_topic"), payload, reply)
+
+    async def _turn_on(self, args: dict[str, Any]) -> ToolResult:
+        return await self._switch(args, True)
+
+    async def _turn_off(self, args: dict[str, Any]) -> ToolResult:
+        return await self._switch(args, False)
+
+    async def _brightness(self, args: dict[str, Any]) -> ToolResult:
+        if (failed := await self._ready()) is not None:
+            return failed
+        entity, failed = await self._one(args["device"], ("light",))
+        if entity is None:
+            assert failed is not None
+            return failed
+        percent = int(args["percent"])
+        reply = ToolResult(True, {"percent": percent}, "home.brightness", {"name": entity.name},
+                           counts={"percent": (percent, "percent")})
+        cfg = entity.config
+        if cfg.get("schema") == "json":
+            if not cfg.get("brightness"):
+                return await self._send(entity, "", "", reply)
+            scale = int(cfg.get("brightness_scale", 255) or 255)
+            body = {"state": "ON" if percent > 0 else "OFF", "brightness": round(scale * percent / 100)}
+            return await self._send(entity, entity.topic("command_topic"), json.dumps(body), reply)
+        scale = int(cfg.get("brightness_scale", 255) or 255)
+        return await self._send(entity, entity.topic("brightness_command_topic"), str(round(scale * percent / 100)),
+                                reply)
+
+    async def _colour(self, args: dict[str, Any]) -> ToolResult:
+        if (failed := await self._ready()) is not None:
+            return failed
+        entity, failed = await self._one(args["device"], ("light",))
+        if entity is None:
+            assert failed is not None
+            return failed
+        colour = args["color"]
+        reply = ToolResult(True, {"color": colour}, "home.colour", {"name": entity.name},
+                           phrases={"colour": f"colours.{colour.replace(' ', '_')}"})
+        cfg = entity.config
+        modes = set(cfg.get("supported_color_modes") or [])
+        if colour in WHITES:
+            kelvin = WHITES[colour]
+            if cfg.get("schema") == "json":
+                if "color_temp" not in modes:
+                    return await self._send(entity, "", "", reply)
+                value = kelvin if cfg.get("color_temp_kelvin") else round(1_000_000 / kelvin)
+                return await self._send(entity, entity.topic("command_topic"),
+                                        json.dumps({"state": "ON", "color_temp": value}), reply)
+            value = kelvin if cfg.get("color_temp_kelvin") else round(1_000_000 / kelvin)
+            return await self._send(entity, entity.topic("color_temp_command_topic"), str(value), reply)
+        r, g, b = COLOURS[colour]
+        if cfg.get("schema") == "json":
+            if not modes & {"rgb", "xy", "hs", "rgbw", "rgbww"}:
+                return await self._send(entity, "", "", reply)
+            return await self._send(entity, entity.topic("command_topic"),
+                                    json.dumps({"state": "ON", "color": {"r": r, "g": g, "b": b}}), reply)
+        return await self._send(entity, entity.topic("rgb_command_topic"), f"{r},{g},{b}", reply)
+
+    async def _cover(self, args: dict[str, Any], action: str) -> ToolResult:
+        if (failed := await self._ready()) is not None:
+            return failed
+        entity, failed = await self._one(args["device"], ("cover",))
+        if entity is None:
+            assert failed is not None
+            return failed
+        if action == "position":
+            percent = int(args["percent"])
+            top, bottom = int(entity.config.get("position_open", 100)), int(entity.config.get("position_closed", 0))
+            value = round(bottom + (top - bottom) * percent / 100)
+            return await self._send(entity, entity.topic("set_position_topic"), str(value),
+                                    ToolResult(True, {"percent": percent}, "home.cover_position",
+                                               {"name": entity.name}, counts={"percent": (percent, "percent")}))
+        payload = entity.payload("payload_open" if action == "open" else "payload_close",
+                                 "OPEN" if action == "open" else "CLOSE")
+        return await self._send(entity, entity.topic("command_topic"), payload,
+                                ToolResult(True, {}, f"home.cover_{action}", {"name": entity.name}))
+
+    async def _open(self, args: dict[str, Any]) -> ToolResult:
+        return await self._cover(args, "open")
+
+    async def _close(self, args: dict[str, Any]) -> ToolResult:
+        return await self._cover(args, "close")
+
+    async def _position(self, args: dict[str, Any]) -> ToolResult:
+        return await self._cover(args, "position")
+
+    async def _climate(self, args: dict[str, Any]) -> tuple[Entity | None, ToolResult | None]:
+        if (failed := await self._ready()) is not None:
+            return None, failed
+        said = args.get("device") or ""
+        if not said:  # "set the heating to 21": the only thermostat, if there is one
+            thermostats = [e for e in self.catalogue.entities.values() if e.component == "climate"]
+            if len(thermostats) == 1:
+                return thermostats[0], None
+            said = "thermostat"
+        return await self._one(said, ("climate",))
+
+    async def _temperature(self, args: dict[str, Any]) -> ToolResult:
+        entity, failed = await self._climate(args)
+        if entity is None:
+            assert failed is not None
+            return failed
+        temperature = float(args["temperature"])
+        low, high = float(entity.config.get("min_temp", 7)), float(entity.config.get("max_temp", 35))
+        if not low <= temperature <= high:
+            return ToolResult(False, {"temperature": temperature, "min": low, "max": high, "code": "home-out-of-range"},
+                              "home.out_of_range", {"name": entity.name, "low": _speakable(low),
+                                                    "high": _speakable(high)})
+        step = float(entity.config.get("temp_step", 0.5) or 0.5)
+        temperature = round(round(temperature / step) * step, 1)
+        return await self._send(entity, entity.topic("temperature_command_topic"), _speakable(temperature),
+                                ToolResult(True, {"temperature": temperature}, "home.temperature_set",
+                                           {"name": entity.name, "temperature": _speakable(temperature)}))
+
+    async def _mode(self, args: dict[str, Any]) -> ToolResult:
+        entity, failed = await self._climate(args)
+        if entity is None:
+            assert failed is not None
+            return failed
+        mode = args["mode"]
+        modes = entity.config.get("modes") or ["auto", "off", "cool", "heat", "dry", "fan_only"]
+        if mode not in modes:
+            return ToolResult(False, {"mode": mode, "modes": modes, "code": "home-unsupported"}, "home.unsupported",
+                              {"name": entity.name})
+        return await self._send(entity, entity.topic("mode_command_topic"), mode,
+                                ToolResult(True, {"mode": mode}, "home.mode_set", {"name": entity.name},
+                                           phrases={"mode": f"modes.{mode}"}))
+
+    async def _fan(self, args: dict[str, Any]) -> ToolResult:
+        if (failed := await self._ready()) is not None:
+            return failed
+        entity, failed = await self._one(args["device"], ("fan",))
+        if entity is None:
+            assert failed is not None
+            return failed
+        percent = int(args["percent"])
+        return await self._send(entity, entity.topic("percentage_command_topic"), str(percent),
+                                ToolResult(True, {"percent": percent}, "home.fan_speed", {"name": entity.name},
+                                           counts={"percent": (percent, "percent")}))
+
+    async def _scene(self, args: dict[str, Any]) -> ToolResult:
+        if (failed := await self._ready()) is not None:
+            return failed
+        entity, failed = await self._one(args["scene"], ("scene",))
+        if entity is None:
+            assert failed is not None
+            return failed
+        return await self._send(entity, entity.topic("command_topic"), entity.payload("payload_on", "ON"),
+                                ToolResult(True, {}, "home.scene", {"name": entity.name}))
+
+    async def _lock(self, args: dict[str, Any], lock: bool) -> ToolResult:
+        if (failed := await self._ready()) is not None:
+            return failed
+        entity, failed = await self._one(args["door"], ("lock",))
+        if entity is None:
+            assert failed is not None
+            return failed
+        payload = entity.payload("payload_lock" if lock else "payload_unlock", "LOCK" if lock else "UNLOCK")
+        return await self._send(entity, entity.topic("command_topic"), payload,
+                                ToolResult(True, {"locked": lock}, "home.locked" if lock else "home.unlocked",
+                                           {"name": entity.name}))
+
+    async def _lock_door(self, args: dict[str, Any]) -> ToolResult:
+        return await self._lock(args, True)
+
+    async def _unlock_door(self, args: dict[str, Any]) -> ToolResult:
+        return await self._lock(args, False)
+
+    async def _panel(self, mode: str) -> ToolResult:
+        if (failed := await self._ready()) is not None:
+            return failed
+        panels = [e for e in self.catalogue.entities.values() if e.component == "alarm_control_panel"]
+        if not panels:
+            return ToolResult(False, {"code": "home-unknown-device"}, "home.no_alarm_panel")
+        entity, failed = (panels[0], None) if len(panels) == 1 else await self._one("alarm", ("alarm_control_panel",))
+        if entity is None:
+            assert failed is not None
+            return failed
+        key = {"home": "payload_arm_home", "away": "payload_arm_away", "night": "payload_arm_night",
+               "disarm": "payload_disarm"}[mode]
+        default = {"home": "ARM_HOME", "away": "ARM_AWAY", "night": "ARM_NIGHT", "disarm": "DISARM"}[mode]
+        phrase_key = "home.disarmed" if mode == "disarm" else f"home.armed_{mode}"
+        return await self._send(entity, entity.topic("command_topic"), entity.payload(key, default),
+                                ToolResult(True, {"mode": mode}, phrase_key, {"name": entity.name}))
+
+    async def _arm(self, args: dict[str, Any]) -> ToolResult:
+        return await self._panel(args.get("mode", "away"))
+
+    async def _disarm(self, args: dict[str, Any]) -> ToolResult:
+        return await self._panel("disarm")
+
+    # -- questions ----------------------------------------------------------------------------------------
+
+    async def _state(self, args: dict[str, Any]) -> ToolResult:
+        if (failed := await self._ready()) is not None:
+            return failed
+        entity, failed = await self._one(args["device"], CONTROLLABLE | {"binary_sensor"})
+        if entity is None:
+            assert failed is not None
+            return failed
+        state = self.catalogue.states.get(entity.key, {})
+        value = state.get("state")
+        data = {"entity": entity.key, "state": state}
+        values = {"name": entity.name}
+        if value in ("on", "off", "locked", "unlocked", "open", "closed", "opening", "closing"):
+            if value == "on" and "brightness" in state:
+                return ToolResult(True, data, "home.is_on_at", values, counts={"percent": (state["brightness"],
+                                                                                        "percent")})
+            return ToolResult(True, data, f"home.is_{value}", values)
+        return ToolResult(True, data, "home.state_unknown", values)
+
+    async def _sensor(self, args: dict[str, Any]) -> ToolResult:
+        if (failed := await self._ready()) is not None:
+            return failed
+        quantity = args["quantity"]
+        area = _area_in(str(args.get("area", "")).lower())
+        # a thermostat's current temperature counts as a temperature sensor
+        found = [e for e in self.catalogue.entities.values()
+                 if (e.component == "sensor" and e.config.get("device_class") == quantity)
+                 or (e.component == "climate" and quantity == "temperature" and e.topic("current_temperature_topic"))]
+        if area:
+            found = [e for e in found if _area_in(e.area.lower()) == area or _area_in(e.name.lower()) == area]
+        readings = []
+        for e in found:
+            state = self.catalogue.states.get(e.key, {})
+            raw = state.get("current") if e.component == "climate" else state.get("state")
+            n = _number(str(raw)) if raw is not None else None
+            if n is not None:
+                readings.append((e, n))
+        if not readings:
+            return ToolResult(False, {"quantity": quantity, "area": area, "code": "home-no-sensor"}, "home.no_sensor",
+                              phrases={"quantity": f"quantities.{quantity}"})
+        entity, n = readings[0]
+        return ToolResult(True, {"entity": entity.key, "value": n}, f"home.{quantity}",
+                          {"value": _speakable(round(n, 1)), "place": entity.area or entity.name})
+
+    # -- declarations ------------------------------------------------------------------------------------
+
+    def _has(self, *components: str) -> Any:
+        return lambda: any(e.component in components for e in self.catalogue.entities.values())
+
+    def tools(self) -> list[Tool]:
+        device = {"type": "string", "minLength": 1, "maxLength": 60, "x-ground": "name",
+                  "description": "the device, as the user named it"}
+        percent = {"type": "integer", "minimum": 0, "maximum": 100}
+        door = {**device, "description": "the door, as the user named it"}
+
+        def schema(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
+            return {"type": "object", "properties": props, "required": required}
+
+        def tool(name: str, description: str, parameters: dict[str, Any], handler: Any,
+                 consequential: bool = False) -> Tool:
+            return Tool(name, description, parameters, handler, family="home", consequential=consequential,
+                        offered=self._has(*KINDS[name]))
+
+        return [
+            tool("turn_on", "Switch on a light or a device.", schema({"device": device}, ["device"]), self._turn_on),
+            tool("turn_off", "Switch off a light or a device.", schema({"device": device}, ["device"]),
+                 self._turn_off),
+            tool("set_brightness", "Set a light's brightness in percent.",
+                 schema({"device": device, "percent": percent}, ["device", "percent"]), self._brightness),
+            tool("set_color", "Set a light's colour.",
+                 schema({"device": device, "color": {"type": "string", "enum": [*COLOURS, *WHITES]}},
+                        ["device", "color"]), self._colour),
+            tool("open_cover", "Open blinds, curtains or shutters.", schema({"device": device}, ["device"]),
+                 self._open),
+            tool("close_cover", "Close blinds, curtains or shutters.", schema({"device": device}, ["device"]),
+                 self._close),
+            tool("set_cover_position", "Open blinds or curtains part way, in percent.",
+                 schema({"device": device, "percent": percent}, ["device", "percent"]), self._position),
+            tool("set_temperature", "Set the thermostat's target temperature in degrees.",
+                 schema({"temperature": {"type": "number", "minimum": 5, "maximum": 35}, "device": device},
+                        ["temperature"]), self._temperature),
+            tool("set_climate_mode", "Switch the thermostat to heating, cooling, auto or off.",
+                 schema({"mode": {"type": "string", "enum": ["heat", "cool", "auto", "off"]}, "device": device},
+                        ["mode"]), self._mode),
+            tool("set_fan_speed", "Set a fan's speed in percent.",
+                 schema({"device": device, "percent": percent}, ["device", "percent"]), self._fan),
+            tool("activate_scene", "Turn on a scene.", schema({"scene": device}, ["scene"]), self._scene),
+            tool("lock_door", "Lock a door.", schema({"door": door}, ["door"]), self._lock_door),
+            tool("unlock_door", "Unlock a door.", schema({"door": door}, ["door"]), self._unlock_door,
+                 consequential=True),
+            tool("arm_alarm", "Arm the security alarm.",
+                 schema({"mode": {"type": "string", "enum": ["home", "away", "night"]}}, []), self._arm,
+                 consequential=True),
+            tool("disarm_alarm", "Disarm the security alarm.", schema({}, []), self._disarm, consequential=True),
+            tool("device_state", "Say whether a device is on or off, open or closed, locked or unlocked.",
+                 schema({"device": device}, ["device"]), self._state),
+            tool("sensor_value", "Say the temperature or humidity, optionally in one room.",
+                 schema({"quantity": {"type": "string", "enum": ["temperature", "humidity"]},
+                         "area": {"type": "string", "maxLength": 40, "x-ground": "name"}}, ["quantity"]),
+                 self._sensor),
+        ]
