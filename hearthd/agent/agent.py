@@ -61,14 +61,25 @@ class Agent:
         self.state_dir = state_dir
         self.registry = registry
         self._grammars = arguments_grammars(registry)
-        # no_tool first: the catalogue's shared head stays one cacheable prefix whatever tools follow it
-        self._tools = [no_tool_schema()] + registry.openai_schemas()
+        self._offered: tuple[str, ...] = ()
+        self._schemas: list[dict[str, Any]] = []
         self.min_tool_probability = min_tool_probability
         self.min_relevance = min_relevance
         self.max_calls = max_calls
         self.max_turn_s = max_turn_s  # 0: no limit
         self._deadline = float("inf")
         self._relevance = RelevanceCheck(model) if min_relevance > 0 else None
+
+    @property
+    def _tools(self) -> list[dict[str, Any]]:
+        """The catalogue in the prompt: the tools offered now (it changes when devices come and go, and each
+        distinct catalogue is one cached prefix)."""
+        offered = self.registry.offered()
+        names = tuple(t.name for t in offered)
+        if names != self._offered:
+            # no_tool first: the catalogue's shared head stays one cacheable prefix whatever tools follow it
+            self._offered, self._schemas = names, [no_tool_schema()] + [t.openai_schema() for t in offered]
+        return self._schemas
 
     def messages(self, text: str, lang: str, now: datetime) -> list[dict[str, Any]]:
         # The clock is left out for now: beside the user's words a 0.5B model copies it into arguments,
@@ -92,7 +103,7 @@ class Agent:
         """P(first token of each tool name) after the prefill, renormalised over the declared names."""
         logprobs = self.model.next_token_logprobs(prompt)
         firsts: dict[str, int] = {}
-        for name in [t.name for t in self.registry] + [NO_TOOL]:
+        for name in [t.name for t in self.registry.offered()] + [NO_TOOL]:
             firsts[name] = self.model.tokens_plain(name)[0]
         by_token = {tok: float(np.exp(logprobs[tok])) for tok in set(firsts.values())}
         total = sum(by_token.values()) or 1.0
@@ -153,7 +164,7 @@ class Agent:
         return prompt
 
     def _decide(self, text: str, lang: str, now: datetime | None) -> Decision:
-        names = [t.name for t in self.registry]
+        names = [t.name for t in self.registry.offered()]
         relevance: float | None = None
         if len(names) == 1:
             # One candidate: ask the cheap question first, and skip the catalogue prompt when the answer is no.

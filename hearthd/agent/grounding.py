@@ -172,19 +172,30 @@ def _merged_names(lang: str) -> tuple[dict[str, frozenset[str]], dict[str, froze
     return {k: frozenset(v) for k, v in table.items()}, lists
 
 
+# Lists whose values place or describe a thing rather than name one ("kitchen", "blue"), or name smart-home things
+# by room and kind ("kitchen blinds", "bedroom fan"): they share words with the fixed device names without
+# making "kitchen" a word every name uses. Their own values are still grounded by their own words.
+QUALIFIER_LISTS = frozenset({"area", "colour", "temperature", "climate_mode", "alarm_mode", "cover", "fan", "fan_gen",
+                             "thermostat", "scene", "scene_verb"})
+
+
 @cache
 def _distinctive_words(value: str, lang: str) -> frozenset[str]:
     """The words that count as naming `value` (computed once per value and language, not per utterance)."""
     table, lists = _merged_names(lang)
     own = table.get(value, frozenset(words_of(value.lower())))
+    qualifiers = frozenset().union(*(g for k, g in lists.items() if k in QUALIFIER_LISTS)) - \
+        frozenset().union(*(g for k, g in lists.items() if k not in QUALIFIER_LISTS))
+    names = {v: words for v, words in table.items() if v not in qualifiers or v == value}
+    lists = {k: g for k, g in lists.items() if k not in QUALIFIER_LISTS or value in g}
 
     def generic(word: str) -> bool:
         # "light", "свет", "в" name most things, "door" names every door, "सुबह"/"morning" turn up in days and
         # in repeats alike; "спальне" names two devices (the bedroom light, the bedroom heater) and is evidence
-        holders = {v for v, words in table.items() if word in words}
+        holders = {v for v, words in names.items() if word in words}
         scattered = len(holders) >= 2 and not any(holders <= g for g in lists.values())
         return (len(holders) >= 3 or scattered
-                or any(value in g and len(g) > 1 and all(word in table.get(v, ()) for v in g) for g in lists.values()))
+                or any(value in g and len(g) > 1 and all(word in names.get(v, ()) for v in g) for g in lists.values()))
 
     # short words ("at", "on", "в", "на") are grammar, not names, unless the name itself is that short ("tv");
     # Devanagari words are short in code points ("कल") and are kept
