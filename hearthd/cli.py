@@ -40,94 +40,10 @@ def _write_speech(path: str, speech: Any) -> None:
 
 
 def _run_headless(args: argparse.Namespace, cfg: Config) -> int:
-    """The daemon without a microphone: the alarm scheduler (rings as `alarm` events and spoken text) until
-    SIGTERM/SIGINT. Pending alarms come from the store, so a restart (or a crash) loses none."""
-    import signal
-
-    from .daemon.scheduler import Scheduler
-    from .events import EventType
-    from .locale import phrase
-    from .tools.alarms import spoken_time
+    from .daemon.headless import run_headless
 
     trace = _trace(args)
-    components = _components(cfg, trace)
-
-    async def ring(alarm: Any, count: int) -> None:
-        key = "timer.done" if alarm.kind == "timer" else "alarm.ringing"
-        text = phrase(alarm.lang, key, time=spoken_time(alarm.hhmm), label=alarm.label).strip()
-        trace.emit(EventType.ALARM, id=alarm.id, kind=alarm.kind, label=alarm.label, lang=alarm.lang, count=count,
-                   text=text)
-        if args.ring_output:  # the chime, then the words in the alarm's own language (the sink plays this live)
-            import numpy as np
-
-            from .audio.chime import chime
-            from .audio.wavio import write_wav
-
-            try:
-                speech = await asyncio.get_running_loop().run_in_executor(
-                    None, components.voices.synthesize, text, alarm.lang)
-                audio, rate = np.concatenate([chime(speech.rate), speech.audio]), speech.rate
-            except Exception as e:  # no voice: the chime alone still wakes you
-                trace.emit(EventType.ERROR, code="tts-failed", message=str(e))
-                audio, rate = chime(22050), 22050
-            out = Path(args.ring_output) / f"ring-{alarm.id}-{count}.wav"
-            out.parent.mkdir(parents=True, exist_ok=True)
-            write_wav(out, audio, rate)
-            trace.emit(EventType.AUDIO_OUT, seconds=round(len(audio) / rate, 2), rate=rate, path=str(out))
-
-    async def say(text: str, lang: str) -> None:
-        """Say() over D-Bus, headless: the speech goes where rings go (--ring-output)."""
-        from .audio.wavio import write_wav
-
-        speech = await asyncio.get_running_loop().run_in_executor(None, components.voices.synthesize, text, lang)
-        said["n"] += 1
-        out = Path(args.ring_output) / f"say-{said['n']}.wav"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        write_wav(out, speech.audio, speech.rate)
-        trace.emit(EventType.AUDIO_OUT, seconds=round(speech.seconds, 2), rate=speech.rate, path=str(out))
-
-    said = {"n": 0}
-
-    async def ring_and_notify(alarm: Any, count: int) -> None:
-        await ring(alarm, count)
-        if components.notifier is not None and count == 1:
-            key = "timer.done" if alarm.kind == "timer" else "alarm.ringing"
-            body = phrase(alarm.lang, key, time=spoken_time(alarm.hhmm), label=alarm.label).strip()
-            await components.notifier.notify(phrase(alarm.lang, "notify.alarm"), body, urgency="critical")
-
-    async def main() -> None:
-        from .daemon.pipeline import Pipeline
-        from .tools.bus import ServiceFailed, ServiceMissing
-
-        stopping = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stopping.set)
-        bus, exported = None, ""
-        if cfg.dbus.enabled and cfg.dbus.service:
-            from .daemon.service import NAME, export
-
-            try:
-                bus, _ = await export(Pipeline(components, trace), cfg.dbus.session_address,
-                                      speak=say if args.ring_output else None)
-                exported = NAME
-            except (ServiceMissing, ServiceFailed) as e:  # no session bus: everything else still works
-                trace.emit(EventType.ERROR, code=e.code, message=str(e))
-        scheduler = Scheduler(components.alarms, ring_and_notify, cfg.alarms.grace_s, cfg.alarms.repeat_s,
-                              cfg.alarms.max_rings)
-        for alarm in scheduler.start():
-            trace.emit(EventType.ALARM_MISSED, id=alarm.id, time=alarm.hhmm, label=alarm.label,
-                       text=phrase(alarm.lang, "alarm.missed", time=spoken_time(alarm.hhmm)))
-        trace.emit(EventType.READY, pending=len(components.alarms.pending()) + len(components.alarms.pending("timer")),
-                   service=exported)
-        try:
-            await scheduler.run(stopping)
-        finally:
-            if bus is not None:
-                bus.disconnect()
-            await components.bus.close()
-
-    asyncio.run(main())
+    asyncio.run(run_headless(_components(cfg, trace), trace, args.ring_output))
     return EXIT_OK
 
 
@@ -157,11 +73,17 @@ def cmd_ask(args: argparse.Namespace, cfg: Config) -> int:
 
     trace = _trace(args)
     components = _components(cfg, trace)
-    result = asyncio.run(Pipeline(components, trace).run_text(args.text, language=args.lang, speak=bool(args.speak),
-                                                              request_id=args.request_id))
+
+    async def turn(text: str, **kwargs: Any) -> Any:
+        try:
+            return await Pipeline(components, trace).run_text(text, speak=bool(args.speak), **kwargs)
+        finally:
+            await components.close()  # a command queued for an absent broker is answered before we exit
+
+    result = asyncio.run(turn(args.text, language=args.lang, request_id=args.request_id))
     for answer in args.then or []:
         # the next utterance of the same conversation: the answer to "Cancel all your alarms?" or "For what time?"
-        result = asyncio.run(Pipeline(components, trace).run_text(answer, speak=bool(args.speak)))
+        result = asyncio.run(turn(answer))
     if result.speech is not None and args.speak:
         _write_speech(args.speak, result.speech)
     return EXIT_OK if not result.error else EXIT_FAIL

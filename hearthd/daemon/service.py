@@ -36,7 +36,7 @@ class Assistant(ServiceInterface):
     """The interface object; `listen` and `speak` are the live loop's (absent in headless mode)."""
 
     def __init__(self, pipeline: Pipeline, languages: list[str], listen: Callable[[], None] | None = None,
-                 speak: Speaker | None = None) -> None:
+                 speak: Speaker | None = None, turns: asyncio.Lock | None = None) -> None:
         super().__init__(NAME)
         self.pipeline = pipeline
         self.languages = languages
@@ -44,7 +44,7 @@ class Assistant(ServiceInterface):
         self.speak_hook = speak
         self._state = "idle"
         self._muted = False
-        self._turns = asyncio.Lock()  # one turn at a time: a pending confirmation belongs to the next Ask
+        self._turns = turns or asyncio.Lock()  # one turn at a time: a pending confirmation belongs to the next Ask
         pipeline.trace.listen(self._on_event)
 
     # -- what the daemon reports ------------------------------------------------------------------------------
@@ -116,8 +116,11 @@ class Assistant(ServiceInterface):
     @method()
     def Mute(self, muted: DBusBool) -> None:
         """Muted: the wake word and Listen() are ignored until unmuted."""
+        self.set_muted(bool(muted))
+
+    def set_muted(self, muted: bool) -> None:
         if muted != self._muted:
-            self._muted = bool(muted)
+            self._muted = muted
             self.emit_properties_changed({"Muted": self._muted})
 
     # -- signals ------------------------------------------------------------------------------------------
@@ -150,7 +153,7 @@ class Assistant(ServiceInterface):
 
 
 async def export(pipeline: Pipeline, address: str = "", listen: Callable[[], None] | None = None,
-                 speak: Speaker | None = None) -> tuple[Any, Assistant]:
+                 speak: Speaker | None = None, turns: asyncio.Lock | None = None) -> tuple[Any, Assistant]:
     """Connect to the session bus (or `address`), export the interface and own the name; raises
     ServiceMissing when there is no bus and ServiceFailed when another hearthd owns the name."""
     from dbus_fast import NameFlag, RequestNameReply
@@ -162,7 +165,7 @@ async def export(pipeline: Pipeline, address: str = "", listen: Callable[[], Non
         bus = await MessageBus(bus_address=address or None).connect()
     except Exception as e:
         raise ServiceMissing("session bus", f"cannot connect ({type(e).__name__}: {e})") from None
-    assistant = Assistant(pipeline, list(pipeline.cfg.stt.languages), listen, speak)
+    assistant = Assistant(pipeline, list(pipeline.cfg.stt.languages), listen, speak, turns)
     bus.export(PATH, assistant)
     reply = await bus.request_name(NAME, NameFlag.DO_NOT_QUEUE)
     if reply not in (RequestNameReply.PRIMARY_OWNER, RequestNameReply.ALREADY_OWNER):

@@ -1,0 +1,136 @@
+"""The daemon without a microphone (`hearthd run --headless`): the alarm scheduler, hearthd's D-Bus interface and
+its MQTT presence, until SIGTERM/SIGINT. Pending alarms come from the store, so a restart (or a crash) loses none.
+The live audio loop builds on this."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+from typing import Any
+
+from ..events import Event, EventType, Trace
+from ..locale import phrase
+from ..tools.alarms import spoken_time
+from .components import Components
+from .pipeline import Pipeline
+from .scheduler import Scheduler
+
+
+async def run_headless(components: Components, trace: Trace, ring_output: str | None = None) -> None:
+    cfg = components.cfg
+    said = {"n": 0}
+    turns = asyncio.Lock()  # one turn at a time, whoever asks (D-Bus, MQTT): a pending yes/no belongs to the next
+    pipeline = Pipeline(components, trace)
+
+    async def write(name: str, audio: Any, rate: int) -> Path:
+        from ..audio.wavio import write_wav
+
+        assert ring_output is not None
+        out = Path(ring_output) / name
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_wav(out, audio, rate)
+        trace.emit(EventType.AUDIO_OUT, seconds=round(len(audio) / rate, 2), rate=rate, path=str(out))
+        return out
+
+    async def ring(alarm: Any, count: int) -> None:
+        key = "timer.done" if alarm.kind == "timer" else "alarm.ringing"
+        text = phrase(alarm.lang, key, time=spoken_time(alarm.hhmm), label=alarm.label).strip()
+        trace.emit(EventType.ALARM, id=alarm.id, kind=alarm.kind, label=alarm.label, lang=alarm.lang, count=count,
+                   text=text)
+        if ring_output:  # the chime, then the words in the alarm's own language (the sink plays this live)
+            import numpy as np
+
+            from ..audio.chime import chime
+
+            try:
+                speech = await asyncio.get_running_loop().run_in_executor(
+                    None, components.voices.synthesize, text, alarm.lang)
+                audio, rate = np.concatenate([chime(speech.rate), speech.audio]), speech.rate
+            except Exception as e:  # no voice: the chime alone still wakes you
+                trace.emit(EventType.ERROR, code="tts-failed", message=str(e))
+                audio, rate = chime(22050), 22050
+            await write(f"ring-{alarm.id}-{count}.wav", audio, rate)
+        if components.notifier is not None and count == 1:
+            await components.notifier.notify(phrase(alarm.lang, "notify.alarm"), text, urgency="critical")
+
+    async def say(text: str, lang: str | None) -> None:
+        """Say() over D-Bus and the MQTT announce topic, headless: the speech goes where rings go."""
+        speech = await asyncio.get_running_loop().run_in_executor(
+            None, components.voices.synthesize, text, lang or cfg.general.language)
+        said["n"] += 1
+        await write(f"say-{said['n']}.wav", speech.audio, speech.rate)
+
+    async def ask(text: str, lang: str | None) -> str:
+        async with turns:
+            return (await pipeline.run_text(text, language=lang)).reply
+
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+
+    assistant = None
+    bus = None
+    exported = ""
+    if cfg.dbus.enabled and cfg.dbus.service:
+        from ..tools.bus import ServiceFailed, ServiceMissing
+        from .service import NAME, export
+
+        try:
+            bus, assistant = await export(pipeline, cfg.dbus.session_address, speak=say if ring_output else None,
+                                          turns=turns)
+            exported = NAME
+        except (ServiceMissing, ServiceFailed) as e:  # no session bus: everything else still works
+            trace.emit(EventType.ERROR, code=e.code, message=str(e))
+
+    link = None
+    if cfg.mqtt.enabled:
+        from .mqtt import Handlers
+
+        def mute(on: bool) -> None:
+            if assistant is not None:
+                assistant.set_muted(on)
+
+        def language(lang: str) -> None:
+            cfg.general.language = lang  # the language used when an utterance does not show its own
+
+        components.mqtt_one_shot = False
+        components.mqtt_handlers = Handlers(ask=ask, announce=say if ring_output else None, mute=mute,
+                                            language=language)
+        link = components.mqtt_link()
+        link.start()
+        trace.listen(_publish_state(link))
+
+    scheduler = Scheduler(components.alarms, ring, cfg.alarms.grace_s, cfg.alarms.repeat_s, cfg.alarms.max_rings)
+    for alarm in scheduler.start():
+        trace.emit(EventType.ALARM_MISSED, id=alarm.id, time=alarm.hhmm, label=alarm.label,
+                   text=phrase(alarm.lang, "alarm.missed", time=spoken_time(alarm.hhmm)))
+    trace.emit(EventType.READY, pending=len(components.alarms.pending()) + len(components.alarms.pending("timer")),
+               service=exported, mqtt=f"{cfg.mqtt.host}:{cfg.mqtt.port}" if link is not None else "")
+    try:
+        await scheduler.run(stopping)
+    finally:
+        if bus is not None:
+            bus.disconnect()
+        await components.close()
+
+
+def _publish_state(link: Any) -> Any:
+    """Trace events → hearthd's state in Home Assistant (assist state, last transcript, last reply, language)."""
+    pending: set[asyncio.Task[None]] = set()
+
+    def on_event(event: Event) -> None:
+        f = event.fields
+        changes: dict[str, Any] = {}
+        if event.type == EventType.TRANSCRIPT:
+            changes = {"assist_state": "thinking", "transcript": str(f.get("text", "")),
+                       "language": str(f.get("lang", ""))}
+        elif event.type == EventType.REPLY:
+            changes = {"assist_state": "idle", "reply": str(f.get("text", ""))}
+        if changes:
+            task = asyncio.get_running_loop().create_task(link.update(**changes))
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+
+    return on_event
