@@ -96,3 +96,28 @@ def pulseaudio(tmp: Path) -> Iterator[str | None]:
     finally:
         proc.terminate()
         proc.wait(timeout=5)
+
+
+class Broker:
+    """A mosquitto of the test's own on 127.0.0.1 that can be stopped and started again on the same port."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.binary = shutil.which("mosquitto") or ("/usr/sbin/mosquitto" if os.path.exists("/usr/sbin/mosquitto")
+                                                    else None)
+        self.port = free_port()
+        self.conf = tmp / "mosquitto.conf"
+        self.conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        assert self.binary is not None
+        self.proc = subprocess.Popen([self.binary, "-c", str(self.conf)], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        if not wait_port(self.port):
+            raise RuntimeError(f"mosquitto did not start on {self.port}")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=5)
+            self.proc = None

@@ -1,0 +1,364 @@
+"""Smart home over MQTT against a real mosquitto on 127.0.0.1 and a simulated home (Zigbee2MQTT, Tasmota, ESPHome
+devices announced by Home Assistant discovery). Every request here is one the fast path knows: no model loads."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import aiomqtt
+import pytest
+
+from hearthd.config import Config
+from hearthd.daemon.components import Components
+from hearthd.daemon.mqtt import Handlers
+from hearthd.daemon.pipeline import Pipeline
+from hearthd.events import EventType, Trace
+from hearthd.locale import phrase
+from hearthd.spoken import say_count
+
+from .mqtt_sim import DEVICES, DeviceSimulator, simulator
+from .services import Broker
+
+KITCHEN_SET = DEVICES["kitchen_light"].commands["command"]
+LANGS = ["en", "ru", "hi"]
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[Broker]:
+    broker = Broker(tmp_path)
+    if broker.binary is None:
+        pytest.skip("mosquitto is not installed")
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+def mqtt_config(base_config: Config, broker: Broker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Config:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # a device catalogue of this test's own
+    cfg = copy.deepcopy(base_config)
+    cfg.mqtt.port = broker.port
+    cfg.mqtt.node_id = "testnode"
+    cfg.mqtt.command_timeout_s = 3.0
+    cfg.mqtt.settle_s = 0.15  # a broker on loopback replays its retained messages within milliseconds
+    cfg.dbus.enabled = False
+    return cfg
+
+
+@pytest.fixture
+async def home(broker: Broker) -> AsyncIterator[DeviceSimulator]:
+    async with simulator(broker.port) as sim:
+        yield sim
+
+
+class Hearthd:
+    """One conversation over the text chain; `say` returns the reply."""
+
+    def __init__(self, cfg: Config) -> None:
+        self.components = Components(cfg)
+        self.trace = Trace()
+        self.pipeline = Pipeline(self.components, self.trace)
+
+    async def say(self, text: str, lang: str | None = None) -> str:
+        first = len(self.trace.events)
+        reply = (await self.pipeline.run_text(text, language=lang)).reply
+        calls = [e for e in self.trace.events[first:] if e.type == EventType.TOOL_CALL]
+        assert all(e.fields["source"] in ("fastpath", "confirmed") for e in calls), calls
+        return reply
+
+    def results(self) -> list[dict]:
+        return [e.fields for e in self.trace.of_type(EventType.TOOL_RESULT)]
+
+
+@pytest.fixture
+async def hearthd(mqtt_config: Config) -> AsyncIterator[Hearthd]:
+    h = Hearthd(mqtt_config)
+    yield h
+    await h.components.close()
+
+
+# -- acting -----------------------------------------------------------------------------------------------------
+
+TURN_OFF_KITCHEN = {"en": "turn off the kitchen light", "ru": "выключи свет на кухне", "hi": "रसोई की लाइट बंद करो"}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_turn_off_the_kitchen_light_in_each_language(hearthd: Hearthd, home: DeviceSimulator,
+                                                           lang: str) -> None:
+    reply = await hearthd.say(TURN_OFF_KITCHEN[lang])
+    assert reply == phrase(lang, "home.off", name="Kitchen Light")
+    await home.wait_for_state("kitchen_light", state="OFF")
+    assert home.commands == [(KITCHEN_SET, json.dumps({"state": "OFF"}))]
+
+
+async def test_a_tasmota_lamp_is_found_by_its_room(hearthd: Hearthd, home: DeviceSimulator) -> None:
+    await home.update("living_room_lamp", POWER="OFF")
+    assert await hearthd.say("turn on the living room light") == phrase("en", "home.on", name="Living Room Lamp")
+    await home.wait_for_command()
+    assert home.commands == [("tasmota_ABC123/cmnd/POWER", "ON")]
+
+
+async def test_brightness_colour_and_white(hearthd: Hearthd, home: DeviceSimulator) -> None:
+    assert await hearthd.say("set the kitchen light to 40 percent") == phrase(
+        "en", "home.brightness", name="Kitchen Light", percent=say_count(40, "percent", "en"))
+    await home.wait_for_command(1)
+    assert json.loads(home.commands[-1][1]) == {"state": "ON", "brightness": 102}  # 40 % of Zigbee's 254
+    await hearthd.say("make the kitchen light blue")
+    await hearthd.say("make the kitchen light warm white")
+    await home.wait_for_command(3)
+    assert json.loads(home.commands[1][1]) == {"state": "ON", "color": {"r": 0, "g": 0, "b": 255}}
+    assert json.loads(home.commands[2][1]) == {"state": "ON", "color_temp": 370}  # 2700 K in mireds
+
+
+async def test_covers_climate_fan_and_scene(hearthd: Hearthd, home: DeviceSimulator) -> None:
+    await hearthd.say("close the bedroom blinds")
+    await hearthd.say("set the heating to 22.5 degrees")
+    await hearthd.say("set the bedroom fan to 60 percent")
+    await hearthd.say("activate the movie night scene")
+    await home.wait_for_command(4)
+    assert home.commands_to("bedroom_blinds") == ["CLOSE"]
+    assert home.commands_to("living_room_thermostat") == ["22.5"]
+    assert home.commands_to("bedroom_fan") == ["60"]
+    assert home.commands_to("movie_night") == ["ON"]
+
+
+async def test_a_temperature_out_of_range_is_refused(hearthd: Hearthd, home: DeviceSimulator) -> None:
+    assert await hearthd.say("set the heating to 35 degrees") == phrase(
+        "en", "home.out_of_range", name="Living Room Thermostat", low="7", high="30")
+    await asyncio.sleep(0.2)
+    assert home.commands == []
+
+
+@pytest.mark.parametrize("lang,unlock,yes", [("en", "unlock the front door", "yes"),
+                                             ("ru", "открой входную дверь", "да"),
+                                             ("hi", "सामने का दरवाज़ा खोलो", "हाँ")])
+async def test_unlocking_asks_first(hearthd: Hearthd, home: DeviceSimulator, lang: str, unlock: str,
+                                    yes: str) -> None:
+    question = await hearthd.say(unlock)
+    assert question.startswith(phrase(lang, "confirm.unlock_door", door="§").split("§")[0])
+    await asyncio.sleep(0.3)
+    assert home.commands == []  # nothing before the yes
+    assert await hearthd.say(yes) == phrase(lang, "home.unlocked", name="Front Door")
+    await home.wait_for_command()
+    assert home.commands_to("front_door") == ["UNLOCK"]
+
+
+async def test_arming_and_disarming_the_alarm_ask_first(hearthd: Hearthd, home: DeviceSimulator) -> None:
+    assert await hearthd.say("disarm the alarm") == phrase("en", "confirm.disarm_alarm")
+    assert await hearthd.say("no") == phrase("en", "confirm.cancelled")
+    assert await hearthd.say("arm the alarm") == phrase("en", "confirm.arm_alarm")
+    assert await hearthd.say("yes") == phrase("en", "home.armed_away", name="House Alarm")
+    await home.wait_for_command()
+    assert home.commands_to("house_alarm") == ["ARM_AWAY"]
+
+
+# -- asking ---------------------------------------------------------------------------------------------------
+
+
+async def test_questions_are_answered_from_tracked_state(hearthd: Hearthd, home: DeviceSimulator) -> None:
+    await hearthd.say("turn off the kitchen light")
+    await home.wait_for_state("kitchen_light", state="OFF")
+    await asyncio.sleep(0.2)  # the state message reaches hearthd
+    assert await hearthd.say("is the kitchen light on") == phrase("en", "home.is_off", name="Kitchen Light")
+    assert await hearthd.say("what's the temperature in the bedroom") == phrase(
+        "en", "home.temperature", value="19.5", place="Bedroom")
+    assert await hearthd.say("какая температура в спальне") == phrase(
+        "ru", "home.temperature", value="19.5", place="Bedroom")
+
+
+async def test_an_unknown_device_is_said_not_guessed(hearthd: Hearthd, home: DeviceSimulator) -> None:
+    assert await hearthd.say("turn off the tv") == phrase("en", "home.unknown_device", name="tv")
+    await asyncio.sleep(0.2)
+    assert home.commands == []
+
+
+# -- learning ---------------------------------------------------------------------------------------------------
+
+
+async def test_discovery_learns_every_device_and_forgets_removed_ones(hearthd: Hearthd, home: DeviceSimulator,
+                                                                      mqtt_config: Config) -> None:
+    await hearthd.components.mqtt_link().ready()
+    catalogue = hearthd.components.catalogue
+    by_name = {e.name: e for e in catalogue.entities.values()}
+    assert by_name["Living Room Lamp"].config["command_topic"] == "tasmota_ABC123/cmnd/POWER"  # `~` and cmd_t
+    assert by_name["Living Room Lamp"].area == "Living Room"
+    sensors = [e for e in catalogue.entities.values() if e.source == "device/bedroom_multisensor"]
+    assert sorted(e.component for e in sensors) == ["binary_sensor", "sensor", "sensor"]  # device-based `cmps`
+    await home.remove("coffee_machine")
+    await asyncio.sleep(0.3)
+    assert "Coffee Machine" not in {e.name for e in catalogue.entities.values()}
+    # saved: the next start knows the devices before the broker says anything
+    again = Components(mqtt_config)
+    assert {e.name for e in again.catalogue.entities.values()} == {e.name for e in catalogue.entities.values()}
+
+
+async def test_malformed_payloads_are_ignored(hearthd: Hearthd, home: DeviceSimulator) -> None:
+    link = await hearthd.components.mqtt_link().ready()
+    await home.publish_raw("homeassistant/light/bad/config", b"{not json", retain=False)
+    await home.publish_raw("homeassistant/light/bad2/config", json.dumps({"cmd_t": 5, "name": ["x"]}))
+    await home.publish_raw("homeassistant/device/bad3/config", json.dumps({"cmps": "nope"}))
+    await home.publish_raw(DEVICES["kitchen_light"].topics["state"], b"\xff\xfe garbage")
+    await home.publish_raw(DEVICES["bedroom_multisensor"].topics.get("state", "esphome/bedroom_multisensor/state"),
+                           "[1, 2")
+    await asyncio.sleep(0.3)
+    assert link.connected
+    assert await hearthd.say("turn off the kitchen light") == phrase("en", "home.off", name="Kitchen Light")
+
+
+# -- hearthd as a Home Assistant device ---------------------------------------------------------------------------
+
+
+async def _collect(port: int, topic: str, seconds: float) -> list[tuple[str, str, bool]]:
+    seen = []
+    async with aiomqtt.Client("127.0.0.1", port, identifier="test-observer") as client:
+        await client.subscribe(topic, qos=1)
+        try:
+            async with asyncio.timeout(seconds):
+                async for m in client.messages:
+                    seen.append((m.topic.value, bytes(m.payload).decode(), m.retain))
+        except TimeoutError:
+            pass
+    return seen
+
+
+async def test_hearthd_appears_in_home_assistant_and_comes_back_after_its_restart(mqtt_config: Config,
+                                                                                  broker: Broker) -> None:
+    components = Components(mqtt_config)
+    components.mqtt_one_shot = False
+    link = components.mqtt_link()
+    await link.ready()
+    try:
+        seen = dict((t, (p, r)) for t, p, r in await _collect(broker.port, "#", 0.5))
+        config, retained = seen["homeassistant/device/hearthd_testnode/config"]
+        assert retained
+        payload = json.loads(config)
+        cmps = payload["cmps"]
+        assert {k: v["p"] for k, v in cmps.items()} == {
+            "assist_state": "sensor", "transcript": "sensor", "reply": "sensor", "mute": "switch",
+            "listen": "button", "language": "select"}
+        assert cmps["language"]["ops"] == ["en", "hi", "ru"]
+        assert cmps["mute"]["cmd_t"] == "hearthd/testnode/mute/set"
+        assert payload["avty_t"] == "hearthd/testnode/availability"
+        assert seen["hearthd/testnode/availability"] == ("online", True)
+        assert json.loads(seen["hearthd/testnode/state"][0])["assist_state"] == "idle"
+
+        # Home Assistant restarts and says so: hearthd announces itself again
+        async with aiomqtt.Client("127.0.0.1", broker.port, identifier="fake-ha") as ha:
+            await ha.subscribe("homeassistant/device/hearthd_testnode/config", qos=1)
+            await asyncio.sleep(0.2)
+            await ha.publish("homeassistant/status", "online", qos=1)
+            fresh = []
+            async with asyncio.timeout(3):
+                async for m in ha.messages:
+                    fresh.append(m)
+                    if not m.retain:  # the republished one, not the retained copy replayed on subscribe
+                        break
+            assert json.loads(bytes(fresh[-1].payload))["cmps"]["listen"]["cmd_t"] == "hearthd/testnode/listen"
+    finally:
+        await components.close()
+    seen = dict((t, p) for t, p, _ in await _collect(broker.port, "hearthd/#", 0.3))
+    assert seen["hearthd/testnode/availability"] == "offline"  # a clean stop says so
+
+
+async def test_automations_ask_and_control_hearthd(mqtt_config: Config, broker: Broker,
+                                                   home: DeviceSimulator) -> None:
+    components = Components(mqtt_config)
+    pipeline = Pipeline(components, Trace())
+    muted: list[bool] = []
+
+    async def ask(text: str, lang: str | None) -> str:
+        return (await pipeline.run_text(text, language=lang)).reply
+
+    components.mqtt_one_shot = False
+    components.mqtt_handlers = Handlers(ask=ask, mute=muted.append)
+    await components.mqtt_link().ready()
+    try:
+        async with aiomqtt.Client("127.0.0.1", broker.port, identifier="automation") as automation:
+            await automation.subscribe("hearthd/testnode/reply", qos=1)
+            await automation.publish("hearthd/testnode/ask", json.dumps({"text": "выключи свет на кухне",
+                                                                        "lang": "ru"}), qos=1)
+            await automation.publish("hearthd/testnode/ask", "{broken", qos=1)  # logged and ignored
+            await automation.publish("hearthd/testnode/mute/set", "ON", qos=1)
+            async with asyncio.timeout(5):
+                async for m in automation.messages:
+                    reply = json.loads(bytes(m.payload))
+                    break
+        assert reply == {"text": phrase("ru", "home.off", name="Kitchen Light"), "lang": "ru"}
+        await home.wait_for_command()
+        assert home.commands == [(KITCHEN_SET, json.dumps({"state": "OFF"}))]
+        await asyncio.sleep(0.2)
+        assert muted == [True] and components.mqtt.status["muted"] == "ON"
+    finally:
+        await components.close()
+
+
+# -- a broker that goes away ------------------------------------------------------------------------------------
+
+
+async def test_a_command_given_while_the_broker_restarts_is_sent_once(hearthd: Hearthd, home: DeviceSimulator,
+                                                                      broker: Broker) -> None:
+    link = await hearthd.components.mqtt_link().ready()
+    broker.stop()
+    await asyncio.sleep(0.3)
+    assert not link.connected
+    turn = asyncio.create_task(hearthd.say("turn off the kitchen light"))
+    await asyncio.sleep(0.5)
+    assert not turn.done()  # waiting for the broker, not failed, not dropped
+    broker.start()
+    reply = await asyncio.wait_for(turn, 10)
+    assert reply == phrase("en", "home.off", name="Kitchen Light")
+    await home.wait_connected(2)
+    await home.wait_for_command()
+    await asyncio.sleep(0.5)
+    assert home.commands == [(KITCHEN_SET, json.dumps({"state": "OFF"}))]  # exactly once
+
+
+async def test_a_command_the_broker_never_takes_is_reported_and_not_sent_late(hearthd: Hearthd,
+                                                                             home: DeviceSimulator,
+                                                                             broker: Broker) -> None:
+    await hearthd.components.mqtt_link().ready()
+    broker.stop()
+    reply = await hearthd.say("выключи свет на кухне")
+    assert reply == phrase("ru", "home.not_sent", name="Kitchen Light")
+    (result,) = hearthd.results()
+    assert result["ok"] is False and result["result"]["code"] == "mqtt-not-sent"
+    broker.start()
+    await home.wait_connected(2)
+    await asyncio.sleep(1.5)  # hearthd reconnects too
+    assert hearthd.components.mqtt.connected
+    assert home.commands == []  # the user was told it failed: it must not happen behind their back
+
+
+async def test_no_broker_at_all_is_not_available(mqtt_config: Config, broker: Broker) -> None:
+    broker.stop()
+    h = Hearthd(mqtt_config)
+    try:
+        assert await h.say("turn off the kitchen light") == phrase("en", "unavailable.home")
+    finally:
+        await h.components.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_hearthd_ask_from_the_command_line(broker: Broker, home: DeviceSimulator, tmp_path: Path,
+                                                 lang: str) -> None:
+    """`hearthd ask "…"` in its own process learns the devices from the broker and switches the light off."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "HEARTHD__MQTT__PORT": str(broker.port), "HEARTHD__DBUS__ENABLED": "false"}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "hearthd", "ask", TURN_OFF_KITCHEN[lang],
+                                                "--json", env=env, cwd=Path(__file__).resolve().parent.parent,
+                                                stdout=subprocess.PIPE)
+    out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, out
+    events = [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
+    (reply,) = [e for e in events if e["type"] == "reply"]
+    assert reply["text"] == phrase(lang, "home.off", name="Kitchen Light")
+    await home.wait_for_command()
+    assert home.commands == [(KITCHEN_SET, json.dumps({"state": "OFF"}))]
