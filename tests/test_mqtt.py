@@ -362,3 +362,61 @@ async def test_hearthd_ask_from_the_command_line(broker: Broker, home: DeviceSim
     assert reply["text"] == phrase(lang, "home.off", name="Kitchen Light")
     await home.wait_for_command()
     assert home.commands == [(KITCHEN_SET, json.dumps({"state": "OFF"}))]
+
+
+async def test_toggle_open_part_way_mode_and_lock(hearthd: Hearthd, home: DeviceSimulator) -> None:
+    await home.wait_for_state("kitchen_light", state="ON")
+    await hearthd.components.mqtt_link().ready()
+    await asyncio.sleep(0.2)
+    assert await hearthd.say("toggle the kitchen light") == phrase("en", "home.off", name="Kitchen Light")
+    assert await hearthd.say("open the bedroom blinds") == phrase("en", "home.cover_open", name="Bedroom Blinds")
+    assert await hearthd.say("открой шторы в спальне наполовину") == phrase(
+        "ru", "home.cover_position", name="Bedroom Blinds", percent=say_count(50, "percent", "ru"))
+    assert await hearthd.say("switch the thermostat to cooling") == phrase(
+        "en", "home.mode_set", name="Living Room Thermostat", mode=phrase("en", "modes.cool"))
+    assert await hearthd.say("lock the front door") == phrase("en", "home.locked", name="Front Door")  # no question
+    await home.wait_for_command(5)
+    assert json.loads(home.commands_to("kitchen_light")[0]) == {"state": "OFF"}
+    assert home.commands_to("bedroom_blinds") == ["OPEN", "50"]
+    assert home.commands_to("living_room_thermostat") == ["cool"]
+    assert home.commands_to("front_door") == ["LOCK"]
+
+
+async def test_a_broker_with_a_password(base_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mqtt.username/password reach the broker; a wrong password is "not available", not a crash."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("mosquitto_passwd"):
+        pytest.skip("mosquitto_passwd is not installed")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    broker = Broker(tmp_path)
+    if broker.binary is None:
+        pytest.skip("mosquitto is not installed")
+    passwords = tmp_path / "passwords"
+    subprocess.run(["mosquitto_passwd", "-b", "-c", str(passwords), "hearthd", "s3cret"], check=True)
+    import os
+
+    # As root mosquitto drops to its own user, which cannot read this test's private temp dir: stay root.
+    stay = "user root\n" if os.geteuid() == 0 else ""
+    broker.conf.write_text(f"listener {broker.port} 127.0.0.1\nallow_anonymous false\npersistence false\n"
+                           f"password_file {passwords}\n{stay}")
+    broker.start()
+    try:
+        cfg = copy.deepcopy(base_config)
+        cfg.mqtt.port, cfg.mqtt.node_id, cfg.mqtt.command_timeout_s = broker.port, "auth", 2.0
+        cfg.mqtt.username, cfg.mqtt.password = "hearthd", "wrong"
+        h = Hearthd(cfg)
+        try:
+            assert await h.say("turn off the kitchen light") == phrase("en", "unavailable.home")
+        finally:
+            await h.components.close()
+        cfg.mqtt.password = "s3cret"
+        components = Components(cfg)
+        try:
+            link = await components.mqtt_link().ready()
+            assert link.connected
+        finally:
+            await components.close()
+    finally:
+        broker.stop()

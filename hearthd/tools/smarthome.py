@@ -57,7 +57,8 @@ WHITES = {"warm white": 2700, "cool white": 6500, "neutral white": 4000}  # kelv
 CONTROLLABLE = {"light", "switch", "fan", "cover", "climate", "lock", "alarm_control_panel", "scene", "button"}
 # The kinds of device each tool needs; the model is offered a tool only when one exists.
 KINDS: dict[str, tuple[str, ...]] = {
-    "turn_on": ("light", "switch", "fan"), "turn_off": ("light", "switch", "fan"), "set_brightness": ("light",),
+    "turn_on": ("light", "switch", "fan"), "turn_off": ("light", "switch", "fan"), "toggle": ("light", "switch", "fan"),
+    "set_brightness": ("light",),
     "set_color": ("light",), "open_cover": ("cover",), "close_cover": ("cover",), "set_cover_position": ("cover",),
     "set_temperature": ("climate",), "set_climate_mode": ("climate",), "set_fan_speed": ("fan",),
     "activate_scene": ("scene",), "lock_door": ("lock",), "unlock_door": ("lock",),
@@ -409,6 +410,18 @@ class SmartHome:
         payload = entity.payload("payload_on" if on else "payload_off", "ON" if on else "OFF")
         return await self._send(entity, entity.topic("command_topic"), payload, reply)
 
+    async def _toggle(self, args: dict[str, Any]) -> ToolResult:
+        """The opposite of the tracked state (as Home Assistant toggles: MQTT has no toggle payload of its own);
+        an unknown state is switched on."""
+        if (failed := await self._ready()) is not None:
+            return failed
+        entity, failed = await self._one(args["device"], ("light", "switch", "fan"))
+        if entity is None:
+            assert failed is not None
+            return failed
+        on = self.catalogue.states.get(entity.key, {}).get("state") != "on"
+        return await self._switch({"device": entity.name}, on)
+
     async def _turn_on(self, args: dict[str, Any]) -> ToolResult:
         return await self._switch(args, True)
 
@@ -667,6 +680,8 @@ class SmartHome:
             tool("turn_on", "Switch on a light or a device.", schema({"device": device}, ["device"]), self._turn_on),
             tool("turn_off", "Switch off a light or a device.", schema({"device": device}, ["device"]),
                  self._turn_off),
+            tool("toggle", "Switch a light or a device on if it is off, off if it is on.",
+                 schema({"device": device}, ["device"]), self._toggle),
             tool("set_brightness", "Set a light's brightness in percent.",
                  schema({"device": device, "percent": percent}, ["device", "percent"]), self._brightness),
             tool("set_color", "Set a light's colour.",
