@@ -1,0 +1,87 @@
+"""The daemon's log: Python logging to stderr, which journald collects when systemd runs hearthd.
+
+Under journald ($JOURNAL_STREAM names stderr) lines carry a syslog priority prefix ("<6>") instead of a
+timestamp: the journal stamps every line itself and files it at that priority (`journalctl -p warning`).
+Trace events reach the log too: the daemon's life (ready, reload, alarms) at INFO, errors as warnings, and
+what was said, done and answered only at DEBUG and, in `general.privacy` mode, without the words.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from typing import TextIO
+
+from ..config import GeneralConfig
+from ..events import Event, EventType, Listener
+
+LEVELS = ("debug", "info", "warning", "error")
+_PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3, logging.CRITICAL: 2}
+
+events_log = logging.getLogger("hearthd.events")
+
+
+class JournalFormatter(logging.Formatter):
+    """`<priority>logger: message`, the form journald parses from a stream (SyslogLevelPrefix=yes)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        prio = _PRIORITY.get(record.levelno, 6 if record.levelno < logging.WARNING else 3)
+        return "\n".join(f"<{prio}>{line}" for line in super().format(record).splitlines())
+
+
+def is_journal(stream: TextIO) -> bool:
+    """True when `stream` is the journal stream systemd handed us ($JOURNAL_STREAM is "device:inode")."""
+    dev, _, ino = os.environ.get("JOURNAL_STREAM", "").partition(":")
+    try:
+        st = os.fstat(stream.fileno())
+        return bool(dev and ino) and (st.st_dev, st.st_ino) == (int(dev), int(ino))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def configure_logging(level: str = "info", stream: TextIO | None = None) -> None:
+    """Root logging to `stream` (stderr) at `level`; replaces handlers set before (a second call reconfigures)."""
+    stream = stream or sys.stderr
+    handler = logging.StreamHandler(stream)
+    if is_journal(stream):
+        handler.setFormatter(JournalFormatter("%(name)s: %(message)s"))
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+
+
+def _words(text: object, general: GeneralConfig) -> str:
+    return f"<{len(str(text))} chars>" if general.privacy else repr(text)
+
+
+def log_events(general: GeneralConfig) -> Listener:
+    """Trace events → the log. `general` is read at each event, so a reload that turns privacy on applies at once."""
+
+    def on_event(event: Event) -> None:
+        f = event.fields
+        match event.type:
+            case EventType.ERROR:
+                events_log.warning("%s: %s", f.get("code"), f.get("message"))
+            case EventType.READY | EventType.RELOAD | EventType.ALARM_MISSED:
+                shown = {k: v for k, v in f.items() if not (general.privacy and k in ("text", "label"))}
+                events_log.info("%s %s", event.type, json.dumps(shown, ensure_ascii=False, default=str))
+            case EventType.ALARM:
+                label = "" if general.privacy else f" {f.get('label', '')!r}"
+                events_log.info("%s %s rings (%s)%s", f.get("kind"), f.get("id"), f.get("count"), label)
+            case EventType.TRANSCRIPT | EventType.REPLY:
+                events_log.debug("%s [%s] %s", event.type, f.get("lang"), _words(f.get("text", ""), general))
+            case EventType.TOOL_CALL:
+                args = "" if general.privacy else " " + json.dumps(f.get("arguments"), ensure_ascii=False)
+                events_log.debug("tool_call %s%s (%s)", f.get("name"), args, f.get("source"))
+            case EventType.TOOL_RESULT:
+                events_log.debug("tool_result %s %s", f.get("name"), "ok" if f.get("ok") else "failed")
+            case EventType.TIMING:
+                events_log.debug("timing %s %s ms", f.get("stage"), f.get("ms"))
+
+    return on_event
