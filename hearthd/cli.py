@@ -39,24 +39,36 @@ def _write_speech(path: str, speech: Any) -> None:
     write_wav(path, speech.audio, speech.rate)
 
 
-def _run_headless(args: argparse.Namespace, cfg: Config) -> int:
+def _run_headless(args: argparse.Namespace, cfg: Config, audio: Any = None) -> int:
     from .daemon.headless import run_headless
 
     trace = _trace(args)
-    asyncio.run(run_headless(_components(cfg, trace), trace, args.ring_output))
+    asyncio.run(run_headless(_components(cfg, trace), trace, args.ring_output, config_path=args.config, audio=audio))
     return EXIT_OK
+
+
+def _run_live(args: argparse.Namespace, cfg: Config) -> int:
+    """The daemon with a microphone and a speaker (audio.input_device / audio.output_device)."""
+    from .audio.io import AudioDeviceError, open_sink, open_source
+
+    try:
+        source, sink = open_source(cfg.audio), open_sink(cfg.audio)
+    except AudioDeviceError as e:
+        print(f"hearthd run: {e} ({e.code}); `hearthd run --headless` runs without audio", file=sys.stderr)
+        return EXIT_FAIL
+    return _run_headless(args, cfg, audio=(source, sink))
 
 
 def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     from .audio.wavio import read_wav
+    from .daemon.logs import configure_logging
     from .daemon.pipeline import Pipeline
 
+    configure_logging(args.log_level)
     if args.headless:
         return _run_headless(args, cfg)
     if not args.input:
-        print("hearthd run: live audio arrives with the daemon loop; for now give --input FILE.wav, or --headless",
-              file=sys.stderr)
-        return EXIT_USAGE
+        return _run_live(args, cfg)
     if args.no_wake:
         cfg.wake.enabled = False
     audio = read_wav(args.input)
@@ -317,6 +329,12 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     return EXIT_OK
 
 
+def cmd_service(args: argparse.Namespace, cfg: Config) -> int:
+    from .daemon.unit import install
+
+    return install("system" if args.system else "user", args.dir, enable=not args.no_enable, headless=args.headless)
+
+
 def cmd_config(args: argparse.Namespace, cfg: Config) -> int:
     print(json.dumps(cfg.to_dict(), indent=2, ensure_ascii=False) if args.json else dump_toml(cfg), end="")
     return EXIT_OK
@@ -343,6 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run the daemon without audio: ring alarms and timers from the store until stopped")
     p.add_argument("--ring-output", metavar="DIR",
                    help="with --headless: write each ring (chime + spoken label) as DIR/ring-ID-N.wav")
+    p.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info",
+                   help="the log on stderr (the journal under systemd); default info")
 
     p = command("ask", cmd_ask, "send a text request through the agent and the tools")
     p.add_argument("text")
@@ -384,6 +404,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("history", cmd_history, "the audit trail: what was asked, decided, confirmed, done and said")
     p.add_argument("-n", type=int, default=20, help="the last N turns (default 20)")
+
+    p = sub.add_parser("service", help="run hearthd as a systemd service",
+                       description="run hearthd as a systemd service")
+    actions = p.add_subparsers(dest="action", required=True)
+    install = actions.add_parser("install", help="write the unit for this installation, then enable and start it",
+                                 description="write the unit for this installation, then enable and start it")
+    scope = install.add_mutually_exclusive_group()
+    scope.add_argument("--user", action="store_true", help="a user unit, ~/.config/systemd/user (the default)")
+    scope.add_argument("--system", action="store_true", help="the system unit, /etc/systemd/system (as root)")
+    install.add_argument("--dir", metavar="DIR", help="write the unit into DIR instead")
+    install.add_argument("--no-enable", action="store_true", help="only write it; print the systemctl commands")
+    install.add_argument("--headless", action="store_true", help="run the daemon without audio (run --headless)")
+    install.set_defaults(fn=cmd_service)
 
     p = command("config", cmd_config, "show the effective configuration")
     p.add_argument("action", choices=["show"])

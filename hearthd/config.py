@@ -62,6 +62,8 @@ class VadConfig:
     pre_roll_ms: int = 300
     max_speech_s: float = 15.0
     no_speech_timeout_s: float = 8.0
+    speculate_ms: int = 150  # silence after which speech to text starts on the utterance so far (0: off)
+    follow_up_s: float = 8.0  # after a question, speech within this window needs no wake word
 
 
 @dataclass

@@ -28,9 +28,15 @@ class EventType(StrEnum):
     TIMING = "timing"
     AUDIO_OUT = "audio_out"
     READY = "ready"
+    # SIGHUP re-read the config: {source, changed: keys applied, restart: keys that wait for a restart,
+    # language: general.language now}; keys are dotted ("general.language"); a rejected config is an `error`
+    RELOAD = "reload"
     ALARM = "alarm"
     ALARM_MISSED = "alarm_missed"
     NOTIFY = "notify"
+    LISTENING = "listening"
+    BARGE_IN = "barge_in"
+    METRICS = "metrics"
 
 
 @dataclass

@@ -117,6 +117,16 @@ class Endpointer:
                     return self.state
         return self.state
 
+    @property
+    def trailing_silence_ms(self) -> float:
+        """How long the speaker has been quiet (0 while speech goes on)."""
+        return self._ms(self._pos - self._last_voiced) if self.state == EndpointState.SPEAKING else 0.0
+
+    def speech_so_far(self) -> Segment:
+        """The utterance up to now, cut as `_finish` would cut it if it ended here (for speculative STT)."""
+        pre = int(self.cfg.pre_roll_ms * SAMPLE_RATE / 1000)
+        return Segment(max(0, self._speech_start - pre), min(self._pos, self._last_voiced + int(0.15 * SAMPLE_RATE)))
+
     def flush(self) -> EndpointState:
         """The input ended: an utterance in progress ends here."""
         if self.state == EndpointState.SPEAKING:

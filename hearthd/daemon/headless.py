@@ -1,11 +1,10 @@
 """The daemon without a microphone (`hearthd run --headless`): the alarm scheduler, hearthd's D-Bus interface and
-its MQTT presence, until SIGTERM/SIGINT. Pending alarms come from the store, so a restart (or a crash) loses none.
-The live audio loop builds on this."""
+its MQTT presence, until SIGTERM/SIGINT; SIGHUP reloads the config, and systemd hears of each step (lifecycle.py).
+Pending alarms come from the store, so a restart (or a crash) loses none. The live audio loop builds on this."""
 
 from __future__ import annotations
 
 import asyncio
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -13,15 +12,26 @@ from ..events import Event, EventType, Trace
 from ..locale import phrase
 from ..tools.alarms import spoken_time
 from .components import Components
+from .lifecycle import Lifecycle
+from .notify import SdNotify
 from .pipeline import Pipeline
 from .scheduler import Scheduler
 
 
-async def run_headless(components: Components, trace: Trace, ring_output: str | None = None) -> None:
+async def run_headless(components: Components, trace: Trace, ring_output: str | None = None,
+                       config_path: str | Path | None = None, notify: SdNotify | None = None,
+                       audio: tuple[Any, Any] | None = None) -> None:
+    """Run until SIGTERM/SIGINT; `config_path` is the file SIGHUP re-reads (None: as `load_config` finds it).
+    With `audio` (a capture source and a sink) the live loop runs too: wake word, turns, spoken replies, rings."""
     cfg = components.cfg
     said = {"n": 0}
     turns = asyncio.Lock()  # one turn at a time, whoever asks (D-Bus, MQTT): a pending yes/no belongs to the next
     pipeline = Pipeline(components, trace)
+    live = None
+    if audio is not None:
+        from .live import LiveLoop
+
+        live = LiveLoop(components, trace, audio[0], audio[1], pipeline, turns)
 
     async def write(name: str, audio: Any, rate: int) -> Path:
         from ..audio.wavio import write_wav
@@ -51,11 +61,16 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
                 trace.emit(EventType.ERROR, code="tts-failed", message=str(e))
                 audio, rate = chime(22050), 22050
             await write(f"ring-{alarm.id}-{count}.wav", audio, rate)
+        if live is not None:  # heard now; the wake word (then "stop") cuts it like any reply
+            await live.ring(text, alarm.lang)
         if components.notifier is not None and count == 1:
             await components.notifier.notify(phrase(alarm.lang, "notify.alarm"), text, urgency="critical")
 
     async def say(text: str, lang: str | None) -> None:
-        """Say() over D-Bus and the MQTT announce topic, headless: the speech goes where rings go."""
+        """Say() over D-Bus and the MQTT announce topic: spoken live, or (headless) where rings go."""
+        if live is not None:
+            await live.say(text, lang or cfg.general.language)
+            return
         speech = await asyncio.get_running_loop().run_in_executor(
             None, components.voices.synthesize, text, lang or cfg.general.language)
         said["n"] += 1
@@ -65,10 +80,9 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
         async with turns:
             return (await pipeline.run_text(text, language=lang)).reply
 
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stopping.set)
+    life = Lifecycle(components, trace, turns, config_path, notify)
+    life.start()
+    stopping = life.stopping
 
     assistant = None
     bus = None
@@ -78,8 +92,11 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
         from .service import NAME, export
 
         try:
-            bus, assistant = await export(pipeline, cfg.dbus.session_address, speak=say if ring_output else None,
-                                          turns=turns)
+            bus, assistant = await export(pipeline, cfg.dbus.session_address,
+                                          listen=live.listen if live is not None else None,
+                                          speak=say if ring_output or live is not None else None, turns=turns)
+            if live is not None:
+                assistant.on_mute = live.set_muted
             exported = NAME
         except (ServiceMissing, ServiceFailed) as e:  # no session bus: everything else still works
             trace.emit(EventType.ERROR, code=e.code, message=str(e))
@@ -91,29 +108,56 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
         def mute(on: bool) -> None:
             if assistant is not None:
                 assistant.set_muted(on)
+            elif live is not None:
+                live.set_muted(on)
 
         def language(lang: str) -> None:
             cfg.general.language = lang  # the language used when an utterance does not show its own
 
         components.mqtt_one_shot = False
-        components.mqtt_handlers = Handlers(ask=ask, announce=say if ring_output else None, mute=mute,
-                                            language=language)
+        components.mqtt_handlers = Handlers(ask=ask, announce=say if ring_output or live is not None else None,
+                                            mute=mute, language=language,
+                                            listen=live.listen if live is not None else None)
         link = components.mqtt_link()
         link.start()
         trace.listen(_publish_state(link))
 
+    updates: set[asyncio.Task[None]] = set()
+    if live is not None:
+        def on_state(state: str) -> None:
+            """The loop's state for Home Assistant (assist state) and D-Bus (State)."""
+            if assistant is not None:
+                assistant.set_state(state)
+            if link is not None:
+                task = asyncio.get_running_loop().create_task(link.update(assist_state=state))
+                updates.add(task)  # kept until done: a task nobody holds may be collected mid-flight
+                task.add_done_callback(updates.discard)
+
+        live.on_state = on_state
+
     scheduler = Scheduler(components.alarms, ring, cfg.alarms.grace_s, cfg.alarms.repeat_s, cfg.alarms.max_rings)
+    life.scheduler = scheduler
     for alarm in scheduler.start():
         trace.emit(EventType.ALARM_MISSED, id=alarm.id, time=alarm.hhmm, label=alarm.label,
                    text=phrase(alarm.lang, "alarm.missed", time=spoken_time(alarm.hhmm)))
+    if live is not None:
+        await live.prepare()  # the microphone is open before anyone is told hearthd is ready
     trace.emit(EventType.READY, pending=len(components.alarms.pending()) + len(components.alarms.pending("timer")),
                service=exported, mqtt=f"{cfg.mqtt.host}:{cfg.mqtt.port}" if link is not None else "")
+    life.ready()
     try:
-        await scheduler.run(stopping)
+        if live is not None:
+            await asyncio.gather(scheduler.run(stopping), live.run(stopping))
+        else:
+            await scheduler.run(stopping)
+        await life.finish()  # the turn in progress (a D-Bus or MQTT request) completes before the parts close
     finally:
-        if bus is not None:
-            bus.disconnect()
-        await components.close()
+        try:
+            if bus is not None:
+                bus.disconnect()
+            await components.close()
+        finally:
+            life.close()  # the signal handlers stay until the end: a second SIGTERM must not cut the flush short
 
 
 def _publish_state(link: Any) -> Any:

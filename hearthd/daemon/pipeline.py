@@ -140,21 +140,39 @@ class Pipeline:
             self.trace.emit(EventType.SPEECH_START, at_s=round(start / SAMPLE_RATE, 3))
             self.trace.emit(EventType.SPEECH_END, at_s=round(end / SAMPLE_RATE, 3))
             end_of_speech = time.monotonic()
-            stt = self.c.stt()
-            transcript = await self._blocking(Stage.STT, stt.transcribe, audio[start:end], language,
-                                              self.c.last_lang)
-            self.trace.emit(EventType.TRANSCRIPT, text=transcript.text, lang=transcript.lang, prob=transcript.prob,
-                            lang_source=transcript.source)
-            self.c.last_lang = transcript.lang
-            result.transcript, result.lang = transcript.text, transcript.lang
-            if not transcript.text.strip():
-                raise PipelineError("stt-no-text-recognized", "speech was heard but no words recognised",
-                                    "agent.not_understood")
+            await self._hear(result, audio[start:end], language)
             await self._respond(result)
             if result.speech is not None:
                 self.trace.timing("end_of_speech_to_reply_audio", time.monotonic() - end_of_speech)
         except PipelineError as e:
             await self._fail(result, e)
+        return result
+
+    async def _hear(self, result: TurnResult, speech: np.ndarray, language: str | None,
+                    transcript: Any = None) -> None:
+        """The transcript of one endpointed utterance (`transcript`: one already made, e.g. speculatively)."""
+        if transcript is None:
+            transcript = await self._blocking(Stage.STT, self.c.stt().transcribe, speech, language, self.c.last_lang)
+        self.trace.emit(EventType.TRANSCRIPT, text=transcript.text, lang=transcript.lang, prob=transcript.prob,
+                        lang_source=transcript.source)
+        self.c.last_lang = transcript.lang
+        result.transcript, result.lang = transcript.text, transcript.lang
+        if not transcript.text.strip():
+            raise PipelineError("stt-no-text-recognized", "speech was heard but no words recognised",
+                                "agent.not_understood")
+
+    async def run_utterance(self, speech: np.ndarray, language: str | None = None, transcript: Any = None
+                            ) -> TurnResult:
+        """One turn from an utterance the live loop has already cut out (wake word and endpointing done); the
+        reply is not synthesised here: the loop speaks it sentence by sentence."""
+        first_event = len(self.trace.events)
+        result = TurnResult(lang=language or self.c.last_lang or self.cfg.general.language)
+        try:
+            await self._hear(result, speech, language, transcript)
+            await self._respond(result, speak=False)
+        except PipelineError as e:
+            await self._fail(result, e, speak=False)
+        self._audit(result, first_event)
         return result
 
     # -- text in --------------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ class Assistant(ServiceInterface):
         self.speak_hook = speak
         self._state = "idle"
         self._muted = False
+        self.on_mute: Callable[[bool], None] | None = None  # the live loop's, so Mute() silences the microphone
         self._turns = turns or asyncio.Lock()  # one turn at a time: a pending confirmation belongs to the next Ask
         pipeline.trace.listen(self._on_event)
 
@@ -122,6 +123,8 @@ class Assistant(ServiceInterface):
         if muted != self._muted:
             self._muted = muted
             self.emit_properties_changed({"Muted": self._muted})
+            if self.on_mute is not None:
+                self.on_mute(muted)
 
     # -- signals ------------------------------------------------------------------------------------------
 

@@ -1,0 +1,284 @@
+"""The live loop: microphone → wake word → endpointing → speech to text → agent → reply spoken → listening again.
+
+One consumer reads the capture source block by block and never stops reading, whatever else runs: the source's
+ring buffer keeps capturing while a model runs, and its `dropped` counter (reported in the trace) proves no frame
+was lost. Turns run as tasks beside the reader, so during a reply the reader still hears the wake word or "stop"
+(barge-in). After a question (a missing detail, a confirmation) the next utterance needs no wake word.
+
+Speech to text starts speculatively: once the speaker has been silent for `vad.speculate_ms` the utterance so
+far is transcribed while the endpointer waits out the rest of `vad.end_silence_ms`; if no more speech comes, the
+transcript is ready (or nearly) when the endpoint is confirmed. Replies are spoken sentence by sentence:
+playback starts once the first sentence is synthesised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import time
+from collections import deque
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+from ..audio.chime import chime
+from ..audio.vad import EndpointState
+from ..audio.wavio import SAMPLE_RATE
+from ..events import EventType, Trace
+from .components import Components
+from .pipeline import Pipeline, TurnResult
+
+
+class LoopState(StrEnum):
+    WAITING = "idle"  # for the wake word
+    LISTENING = "listening"
+    THINKING = "thinking"
+    SPEAKING = "speaking"
+
+
+WAKE_NOTES = (880.0, 1318.5)
+DONE_NOTES = (1318.5, 880.0)
+ERROR_NOTES = (440.0, 330.0)
+_SENTENCE = re.compile(r"(?<=[.!?।])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    """A reply cut into sentences (English/Russian punctuation and the Devanagari danda)."""
+    return [s for s in (p.strip() for p in _SENTENCE.split(text)) if s]
+
+
+class LiveLoop:
+    """The daemon's conversation loop over one audio source and one sink."""
+
+    def __init__(self, components: Components, trace: Trace, source: Any, sink: Any,
+                 pipeline: Pipeline | None = None, turns: asyncio.Lock | None = None) -> None:
+        self.c = components
+        self.cfg = components.cfg
+        self.trace = trace
+        self.source = source
+        self.sink = sink
+        self.pipeline = pipeline or Pipeline(components, trace)
+        self.turns = turns or asyncio.Lock()
+        self.state = LoopState.WAITING
+        self.muted = False
+        self.follow_up_until = 0.0  # loop time until which speech needs no wake word
+        self._refractory_until = 0.0
+        self._utterance: list[np.ndarray] = []
+        self._speculation: asyncio.Future[Any] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._turn: asyncio.Task[None] | None = None
+        self._listen_started = 0.0
+        self._blocks = 0
+        self.turns_done = 0
+        self.on_state: Any = None  # callback(state) for the D-Bus State property and MQTT assist state
+        self._prepared = False
+
+    # -- states ---------------------------------------------------------------------------------------
+
+    def _set(self, state: LoopState) -> None:
+        if state != self.state:
+            self.state = state
+            if self.on_state is not None:
+                self.on_state(state.value)
+
+    def set_muted(self, muted: bool) -> None:
+        """Muted: the wake word and Listen() are ignored (a ring or a reply still plays)."""
+        self.muted = muted
+
+    async def ring(self, text: str, lang: str) -> None:
+        """An alarm ringing: the chime, then its words; the wake word cuts it (then "stop" silences the alarm)."""
+        from ..audio.chime import chime as alarm_chime
+
+        if self.state in (LoopState.WAITING, LoopState.SPEAKING):
+            self._set(LoopState.SPEAKING)
+            if await self.sink.play(alarm_chime(22050), 22050):
+                await self.say(text, lang)
+            elif self.state == LoopState.SPEAKING:
+                self._set(LoopState.WAITING)
+
+    def listen(self) -> None:
+        """Start listening now, as if the wake word was heard (D-Bus Listen(), the MQTT button)."""
+        if self.state in (LoopState.WAITING, LoopState.SPEAKING) and not self.muted:
+            self.sink.stop()
+            self._start_listening(wake=False)
+
+    def _start_listening(self, wake: bool = True) -> None:
+        endpointer = self.c.endpointer()
+        endpointer.reset()
+        self._utterance = []
+        self._cancel_speculation()
+        self._listen_started = time.monotonic()
+        self._set(LoopState.LISTENING)
+        if wake:
+            self._background(self._play_chime(WAKE_NOTES))
+
+    # -- the reader -----------------------------------------------------------------------------------
+
+    async def prepare(self) -> None:
+        """Load the wake word and VAD models and open the microphone (before READY is reported); idempotent."""
+        if self._prepared:
+            return
+        loop = asyncio.get_running_loop()
+        if self.cfg.wake.enabled:
+            await loop.run_in_executor(None, self.c.wake)
+        await loop.run_in_executor(None, self.c.endpointer)  # loaded before the first word, not after it
+        await self.source.start()
+        self._prepared = True
+        self.trace.emit(EventType.LISTENING, state="idle", source=type(self.source).__name__)
+
+    async def run(self, stopping: asyncio.Event) -> None:
+        """Read and dispatch audio until `stopping` is set; the turn in progress is finished first."""
+        await self.prepare()
+        wake = self.c.wake() if self.cfg.wake.enabled else None
+        reader = asyncio.create_task(self._read(wake))
+        stop = asyncio.create_task(stopping.wait())
+        try:
+            await asyncio.wait({reader, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, EOFError):
+                await reader
+            stop.cancel()
+            if self._turn is not None and not self._turn.done():
+                await self._turn  # SIGTERM: the current turn is finished, not cut in half
+            await self.source.stop()
+            self.trace.emit(EventType.METRICS, blocks=self._blocks, frames_dropped=int(self.source.dropped),
+                            turns=self.turns_done)
+
+    async def _read(self, wake: Any) -> None:
+        pre_roll: deque[np.ndarray] = deque(maxlen=max(1, int(self.cfg.vad.pre_roll_ms / 30) + 1))
+        while True:
+            block = await self.source.read()
+            self._blocks += 1
+            now = time.monotonic()
+            if self.state == LoopState.LISTENING:
+                self._utterance.append(block)
+                self._listen(block)
+            elif self.state in (LoopState.WAITING, LoopState.SPEAKING, LoopState.THINKING):
+                pre_roll.append(block)
+                if self.follow_up_until > now and self.state == LoopState.WAITING and not self.muted:
+                    # a question is open: speech counts without the wake word
+                    self._start_listening(wake=False)
+                    self._utterance = list(pre_roll)
+                    self._listen(np.concatenate(self._utterance))
+                    continue
+                if wake is not None and not self.muted and now >= self._refractory_until:
+                    detection = wake.process(block)
+                    if detection is not None:
+                        wake.reset()
+                        self._refractory_until = now + self.cfg.wake.refractory_s
+                        self.trace.emit(EventType.WAKE, name=detection.name, score=detection.score,
+                                        during=self.state.value)
+                        if self.state == LoopState.SPEAKING:
+                            self.sink.stop()  # barge-in: stop talking, listen
+                            self.trace.emit(EventType.BARGE_IN, by="wake word")
+                        if self.state != LoopState.THINKING:
+                            pre_roll.clear()
+                            self._start_listening()
+
+    def _listen(self, block: np.ndarray) -> None:
+        endpointer = self.c.endpointer()
+        state = endpointer.feed(block)
+        if state == EndpointState.SPEAKING:
+            quiet = endpointer.trailing_silence_ms
+            if self._speculation is None and quiet >= self.cfg.vad.speculate_ms > 0:
+                self._speculate()
+            elif self._speculation is not None and quiet == 0:  # speech again: that transcript is stale
+                self._cancel_speculation()
+        if state == EndpointState.DONE and endpointer.segment is not None:
+            audio = np.concatenate(self._utterance)
+            seg = endpointer.segment
+            self.trace.emit(EventType.SPEECH_START, at_s=round(seg.start / SAMPLE_RATE, 3))
+            self.trace.emit(EventType.SPEECH_END, at_s=round(seg.end / SAMPLE_RATE, 3))
+            self._begin_turn(audio[seg.start:seg.end])
+        elif state == EndpointState.TIMEOUT:
+            self.trace.emit(EventType.ERROR, code="stt-no-speech", message="no speech after the wake word")
+            self.follow_up_until = 0.0
+            self._set(LoopState.WAITING)
+            self._background(self._play_chime(ERROR_NOTES))
+
+    # -- speculative speech to text -------------------------------------------------------------------
+
+    def _speculate(self) -> None:
+        audio = np.concatenate(self._utterance)
+        seg = self.c.endpointer().speech_so_far()
+        self._speculation = asyncio.get_running_loop().run_in_executor(
+            None, self.c.stt().transcribe, audio[seg.start:seg.end], None, self.c.last_lang)
+
+    def _cancel_speculation(self) -> None:
+        if self._speculation is not None:
+            self._speculation.cancel()  # an executor job cannot be stopped; its result is just not used
+            self._speculation = None
+
+    # -- turns ----------------------------------------------------------------------------------------
+
+    def _begin_turn(self, speech: np.ndarray) -> None:
+        self._set(LoopState.THINKING)
+        self.follow_up_until = 0.0
+        speculation, self._speculation = self._speculation, None
+        self._turn = asyncio.create_task(self._run_turn(speech, speculation, time.monotonic()))
+
+    async def _run_turn(self, speech: np.ndarray, speculation: Any, end_of_speech: float) -> None:
+        async with self.turns:
+            transcript = None
+            if speculation is not None:
+                with contextlib.suppress(Exception):
+                    transcript = await speculation
+                self.trace.emit(EventType.TIMING, stage="stt_speculative", ms=round(
+                    (time.monotonic() - end_of_speech) * 1000, 1), used=transcript is not None)
+            result = await self.pipeline.run_utterance(speech, transcript=transcript)
+            self.trace.timing("end_of_speech_to_action", time.monotonic() - end_of_speech)
+            await self._speak_reply(result, end_of_speech)
+            self.turns_done += 1
+        asked = self.c.policy.pending() or self.c.router().pending is not None
+        if asked:  # the answer needs no wake word
+            self.follow_up_until = time.monotonic() + self.cfg.vad.follow_up_s
+        if self.state != LoopState.LISTENING:  # a barge-in may have started the next one already
+            self._set(LoopState.WAITING)
+
+    async def _speak_reply(self, result: TurnResult, end_of_speech: float | None = None) -> None:
+        if result.error and not result.reply:
+            await self._play_chime(ERROR_NOTES)
+            return
+        await self.say(result.reply, result.lang, end_of_speech)
+
+    async def say(self, text: str, lang: str, end_of_speech: float | None = None) -> bool:
+        """Speak `text` sentence by sentence (the next one is synthesised while this one plays); False when cut
+        by a barge-in."""
+        parts = sentences(text)
+        if not parts:
+            return True
+        self._set(LoopState.SPEAKING)
+        loop = asyncio.get_running_loop()
+        upcoming = loop.run_in_executor(None, self.c.voices.synthesize, parts[0], lang)
+        completed = True
+        for i in range(len(parts)):
+            try:
+                speech = await upcoming
+            except Exception as e:  # no voice: the reply is still in the trace (and a notification)
+                self.trace.emit(EventType.ERROR, code="tts-failed", message=str(e))
+                await self._play_chime(ERROR_NOTES)
+                completed = False
+                break
+            if i + 1 < len(parts):
+                upcoming = loop.run_in_executor(None, self.c.voices.synthesize, parts[i + 1], lang)
+            if i == 0 and end_of_speech is not None:
+                self.trace.timing("end_of_speech_to_reply_audio", time.monotonic() - end_of_speech)
+            self.trace.emit(EventType.AUDIO_OUT, seconds=round(speech.seconds, 2), rate=speech.rate, sentence=i)
+            if self.state != LoopState.SPEAKING or not await self.sink.play(speech.audio, speech.rate):
+                completed = False
+                break
+        if self.state == LoopState.SPEAKING:
+            self._set(LoopState.WAITING)
+        return completed
+
+    async def _play_chime(self, notes: tuple[float, ...]) -> None:
+        await self.sink.play(chime(22050, notes, note_s=0.09), 22050)
+
+    def _background(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
