@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Runtime: espeak-ng (hi/ru voices), PortAudio (sounddevice). Tests: mosquitto, dbus-daemon, sox, and a
-# PulseAudio server with a null sink for the volume tests (without its recommends: no desktop stack).
+# PulseAudio server with a null sink for the volume tests and a dummy JACK server for the live audio tests
+# (without their recommends: no desktop stack).
 APT_PACKAGES="espeak-ng libportaudio2 mosquitto dbus sox"
-APT_BARE_PACKAGES="pulseaudio pulseaudio-utils"
+APT_BARE_PACKAGES="pulseaudio pulseaudio-utils jackd2"
 missing=""; missing_bare=""
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for p in $APT_PACKAGES; do installed "$p" || missing="$missing $p"; done

@@ -1,0 +1,147 @@
+"""Live-loop latency at real-time pace: end of speech → action dispatched, → first reply audio, and the speech to
+text left after the end of speech, with speculative ("streaming") STT on and off; then idle CPU while waiting
+for the wake word.
+
+"End of speech" is the moment the endpointer decides the utterance is over (vad.end_silence_ms after the last
+voiced frame), as the daemon experiences it. Audio comes from samples/ and from the English Piper voice, fed by
+a WAV-backed source at real-time pace, so the models run while capture goes on exactly as with a microphone.
+
+    .venv/bin/python bench/latency.py -n 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hearthd.audio.io import MemorySink, WavSource, resample  # noqa: E402
+from hearthd.audio.wavio import SAMPLE_RATE, read_wav  # noqa: E402
+from hearthd.config import load_config  # noqa: E402
+from hearthd.daemon.components import Components  # noqa: E402
+from hearthd.daemon.live import LiveLoop  # noqa: E402
+from hearthd.events import EventType, Trace  # noqa: E402
+
+MODEL_PATH_TEXTS = ["I need to be up by seven tomorrow, can you make sure of that?",
+                    "Could you give me a quarter of an hour on the timer?"]
+
+
+def quiet(seconds: float, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).normal(0, 8, int(seconds * SAMPLE_RATE)).astype(np.int16)
+
+
+def utterances(components: Components) -> list[tuple[str, np.ndarray]]:
+    out = [(name, read_wav(ROOT / "samples" / f"{name}.wav")) for name in ("en_alarm_0730", "en_wakeup_0600",
+                                                                           "ru_alarm_0700")]
+    wake = read_wav(ROOT / "samples" / "en_alarm_0730.wav")[: int(1.6 * SAMPLE_RATE)]  # noise + "Okay Nabu" + pause
+    for i, text in enumerate(MODEL_PATH_TEXTS):
+        speech = components.voices.synthesize(text, "en")
+        out.append((f"piper_{i}", np.concatenate([wake, resample(np.asarray(speech.audio), speech.rate, SAMPLE_RATE),
+                                                  quiet(0.8, i)])))
+    return out
+
+
+async def one_turn(components: Components, audio: np.ndarray) -> dict[str, float | str]:
+    trace = Trace()
+    loop = LiveLoop(components, trace, WavSource(np.concatenate([quiet(0.5), audio]), tail_s=None),
+                    MemorySink(realtime=False))
+    stopping = asyncio.Event()
+    task = asyncio.create_task(loop.run(stopping))
+    deadline = time.monotonic() + 60
+    while loop.turns_done < 1 and time.monotonic() < deadline and not task.done():
+        await asyncio.sleep(0.02)
+    stopping.set()
+    await task
+    timings: dict[str, float] = {}
+    for e in trace.of_type(EventType.TIMING):
+        timings.setdefault(str(e.fields["stage"]), float(e.fields["ms"]))
+    calls = trace.of_type(EventType.TOOL_CALL)
+    source = str(calls[0].fields["source"]) if calls else "none"
+    stt_left = timings.get("stt_speculative", timings.get("stt", float("nan")))
+    if "stt_speculative" in timings and "stt" in timings:  # the speculation was not usable: STT ran again
+        stt_left += timings["stt"]
+    await components.tools.get("cancel_all_alarms").handler({})
+    await components.tools.get("cancel_timer").handler({})
+    return {"source": source, "action": timings.get("end_of_speech_to_action", float("nan")),
+            "audio": timings.get("end_of_speech_to_reply_audio", float("nan")), "stt_left": stt_left,
+            "dropped": float(trace.of_type(EventType.METRICS)[0].fields["frames_dropped"])}
+
+
+async def idle_cpu(components: Components, seconds: float) -> float:
+    """Percent of one core used while only the wake word is being looked for."""
+    loop = LiveLoop(components, Trace(), WavSource(quiet(seconds + 5), tail_s=None), MemorySink(realtime=False))
+    stopping = asyncio.Event()
+    task = asyncio.create_task(loop.run(stopping))
+    await asyncio.sleep(1.0)  # past start-up
+    cpu, wall = time.process_time(), time.monotonic()
+    await asyncio.sleep(seconds)
+    used = (time.process_time() - cpu) / (time.monotonic() - wall)
+    stopping.set()
+    await task
+    return 100.0 * used
+
+
+def p95(values: list[float]) -> float:
+    return float(np.percentile(values, 95)) if values else float("nan")
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("-n", type=int, default=3, help="runs per sample and mode")
+    parser.add_argument("--idle-s", type=float, default=10.0)
+    args = parser.parse_args()
+    os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="hearthd-bench-"))
+    empty = Path(tempfile.mkdtemp()) / "config.toml"
+    empty.write_text("")
+    cfg = load_config(empty, environ={})
+    cfg.mqtt.enabled = cfg.dbus.enabled = False
+    components = Components(cfg)
+    components.stt(), components.wake(), components.endpointer(), components.agent()
+    samples = utterances(components)
+    await one_turn(components, samples[0][1])  # warm-up: caches, first-call costs
+    rows: dict[str, dict[str, list[dict[str, float | str]]]] = {}
+    for mode, speculate in (("streaming", cfg.vad.speculate_ms), ("batch", 0)):
+        components.cfg.vad.speculate_ms = speculate
+        for name, audio in samples:
+            for _ in range(args.n):
+                rows.setdefault(name, {}).setdefault(mode, []).append(await one_turn(components, audio))
+    print(f"\nlive loop, {args.n} runs per sample and mode, real-time pace (ms, medians; end of speech = endpoint)\n")
+    print("| sample | path | mode | → action | → reply audio | STT after end of speech | frames dropped |")
+    print("|---|---|---|---|---|---|---|")
+    by_path: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for name, modes in rows.items():
+        for mode, runs in modes.items():
+            path = str(runs[0]["source"])
+            med = {k: statistics.median(float(r[k]) for r in runs) for k in ("action", "audio", "stt_left")}
+            dropped = sum(float(r["dropped"]) for r in runs)
+            print(f"| {name} | {path} | {mode} | {med['action']:.0f} | {med['audio']:.0f} | {med['stt_left']:.0f} "
+                  f"| {dropped:.0f} |")
+            group = by_path.setdefault((path, mode), {"action": [], "audio": [], "stt_left": []})
+            for r in runs:
+                for k in group:
+                    group[k].append(float(r[k]))
+    print("\n| path | mode | → action p50 | → action p95 | → reply audio p50 | → reply audio p95 | STT after p50 |")
+    print("|---|---|---|---|---|---|---|")
+    for (path, mode), g in sorted(by_path.items()):
+        print(f"| {path} | {mode} | {statistics.median(g['action']):.0f} | {p95(g['action']):.0f} | "
+              f"{statistics.median(g['audio']):.0f} | {p95(g['audio']):.0f} | {statistics.median(g['stt_left']):.0f} |")
+    streaming = [v for (p, m), g in by_path.items() if m == "streaming" for v in g["stt_left"]]
+    batch = [v for (p, m), g in by_path.items() if m == "batch" for v in g["stt_left"]]
+    if streaming and batch:
+        print(f"\nSTT after end of speech, streaming/batch (medians): "
+              f"{statistics.median(streaming) / statistics.median(batch):.2f}×")
+    print(f"idle CPU while waiting for the wake word: {await idle_cpu(components, args.idle_s):.1f} % of one core")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,146 @@
+"""The live loop on real models, driven by a WAV-backed audio source at real-time pace (no sound card here):
+leading noise and silence, two utterances in a row, a clarification answered without a second wake word, and a
+barge-in during a long reply."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hearthd.audio.io import MemorySink, WavSource, resample
+from hearthd.audio.wavio import SAMPLE_RATE, read_wav
+from hearthd.config import Config
+from hearthd.daemon.components import Components
+from hearthd.daemon.live import LiveLoop, LoopState, sentences
+from hearthd.events import EventType, Trace
+
+pytestmark = pytest.mark.models
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+def silence(seconds: float, level: float = 8.0, seed: int = 1) -> np.ndarray:
+    """A quiet room: low noise, never digital silence."""
+    rng = np.random.default_rng(seed)
+    return (rng.normal(0.0, level, int(seconds * SAMPLE_RATE))).astype(np.int16)
+
+
+@pytest.fixture(scope="module")
+def live_components(tmp_path_factory: pytest.TempPathFactory, base_config: Config) -> Iterator[Components]:
+    cfg = copy.deepcopy(base_config)
+    cfg.mqtt.enabled = False
+    cfg.dbus.enabled = False
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("live-state")))
+    components = Components(cfg)
+    components.stt(), components.wake(), components.endpointer()  # loaded once for the module
+    yield components
+    patch.undo()
+
+
+def speak(components: Components, text: str) -> np.ndarray:
+    """Real speech from the English Piper voice, at 16 kHz."""
+    speech = components.voices.synthesize(text, "en")
+    return resample(np.asarray(speech.audio), speech.rate, SAMPLE_RATE)
+
+
+async def run_until(loop: LiveLoop, done: object, timeout: float) -> None:
+    stopping = asyncio.Event()
+    task = asyncio.create_task(loop.run(stopping))
+    try:
+        async with asyncio.timeout(timeout):
+            while not done():  # type: ignore[operator]
+                await asyncio.sleep(0.05)
+    finally:
+        stopping.set()
+        await asyncio.wait_for(task, 60)
+
+
+def of(trace: Trace, kind: EventType) -> list[dict]:
+    return [e.fields for e in trace.of_type(kind)]
+
+
+async def test_two_utterances_in_a_row_after_noise_and_silence(live_components: Components) -> None:
+    audio = np.concatenate([silence(1.0), read_wav(SAMPLES / "en_alarm_0730.wav"), silence(4.0, seed=2),
+                            read_wav(SAMPLES / "en_wakeup_0600.wav"), silence(1.0, seed=3)])
+    trace = Trace()
+    loop = LiveLoop(live_components, trace, WavSource(audio, tail_s=None), MemorySink())
+    await run_until(loop, lambda: loop.turns_done >= 2, 90)
+    calls = [(c["name"], c["arguments"].get("time")) for c in of(trace, EventType.TOOL_CALL)]
+    assert calls == [("set_alarm", "07:30"), ("set_alarm", "06:00")]
+    assert len(of(trace, EventType.WAKE)) == 2
+    assert len(of(trace, EventType.REPLY)) == 2
+    (metrics,) = of(trace, EventType.METRICS)
+    assert metrics["frames_dropped"] == 0  # the models ran, the capture kept every frame
+    timings = {t["stage"] for t in of(trace, EventType.TIMING)}
+    assert {"end_of_speech_to_action", "end_of_speech_to_reply_audio"} <= timings
+    played = loop.sink.played
+    assert [completed for _, _, completed in played] == [True] * 4  # wake chime, reply, wake chime, reply
+    assert of(trace, EventType.BARGE_IN) == []
+    await live_components.tools.get("cancel_all_alarms").handler({})  # leave no alarm for the next test
+
+
+async def test_a_clarification_is_answered_without_the_wake_word(live_components: Components) -> None:
+    ask = np.concatenate([silence(0.5), speak(live_components, "Okay Nabu."), silence(0.4, seed=4),
+                          speak(live_components, "Set an alarm."), silence(1.0, seed=5)])
+    answer = np.concatenate([speak(live_components, "Seven thirty a.m."), silence(1.2, seed=6)])
+    source = WavSource(ask, tail_s=None)
+    trace = Trace()
+    loop = LiveLoop(live_components, trace, source, MemorySink())
+    answered = False
+
+    def done() -> bool:
+        nonlocal answered
+        if not answered and loop.follow_up_until > 0 and loop.state == LoopState.WAITING:
+            source.append(answer)  # the user answers the question, no "Okay Nabu"
+            answered = True
+        return loop.turns_done >= 2
+
+    await run_until(loop, done, 90)
+    assert of(trace, EventType.CLARIFY)[0]["missing"] == "time"
+    (call,) = of(trace, EventType.TOOL_CALL)
+    assert (call["name"], call["arguments"]["time"]) == ("set_alarm", "07:30")
+    assert len(of(trace, EventType.WAKE)) == 1  # one wake word for the whole exchange
+    await live_components.tools.get("cancel_all_alarms").handler({})
+
+
+async def test_the_wake_word_during_a_long_reply_stops_it_and_listens(live_components: Components) -> None:
+    source = WavSource(silence(0.6), tail_s=None)
+    sink = MemorySink()
+    trace = Trace()
+    loop = LiveLoop(live_components, trace, source, sink)
+    long_reply = " ".join(["This is a long announcement that goes on for a while."] * 6)
+    results: list[bool] = []
+
+    async def announce() -> None:
+        await asyncio.sleep(0.5)
+        results.append(await loop.say(long_reply, "en"))
+
+    speaker = asyncio.create_task(announce())
+
+    def done() -> bool:
+        if loop.state == LoopState.SPEAKING and not getattr(done, "sent", False):
+            source.append(np.concatenate([read_wav(SAMPLES / "en_alarm_0730.wav"), silence(1.0)]))
+            done.sent = True  # type: ignore[attr-defined]
+        return loop.turns_done >= 1
+
+    await run_until(loop, done, 90)
+    await speaker
+    assert results == [False]  # cut short
+    assert of(trace, EventType.BARGE_IN) == [{"by": "wake word"}]
+    cut = [seconds for audio, rate, completed in sink.played if not completed for seconds in [len(audio) / rate]]
+    assert cut and cut[0] < 8.0  # the long reply stopped early
+    (call,) = of(trace, EventType.TOOL_CALL)
+    assert (call["name"], call["arguments"]["time"]) == ("set_alarm", "07:30")
+    await live_components.tools.get("cancel_all_alarms").handler({})
+
+
+def test_replies_are_cut_into_sentences() -> None:
+    assert sentences("Alarm set for 7:30. It's Monday!  Ok?") == ["Alarm set for 7:30.", "It's Monday!", "Ok?"]
+    assert sentences("अलार्म लग गया। कल सुबह।") == ["अलार्म लग गया।", "कल सुबह।"]
+    assert sentences("") == []
