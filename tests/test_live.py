@@ -144,3 +144,38 @@ def test_replies_are_cut_into_sentences() -> None:
     assert sentences("Alarm set for 7:30. It's Monday!  Ok?") == ["Alarm set for 7:30.", "It's Monday!", "Ok?"]
     assert sentences("अलार्म लग गया। कल सुबह।") == ["अलार्म लग गया।", "कल सुबह।"]
     assert sentences("") == []
+
+
+async def test_okay_nabu_stop_silences_a_ringing_alarm(live_components: Components) -> None:
+    """A timer rings through the speaker; the wake word cuts the ring and "stop" stops the alarm itself."""
+    from hearthd.daemon.scheduler import Scheduler
+
+    book = live_components.alarms
+    await live_components.tools.get("set_timer").handler({"seconds": 1})
+    source = WavSource(silence(0.5), tail_s=None)
+    sink = MemorySink()
+    trace = Trace()
+    loop = LiveLoop(live_components, trace, source, sink)
+    rang: list[int] = []
+
+    async def ring(alarm: object, count: int) -> None:
+        rang.append(count)
+        if count == 1:
+            source.append(np.concatenate([speak(live_components, "Okay Nabu."), silence(0.3, seed=8),
+                                          speak(live_components, "Stop."), silence(1.2, seed=9)]))
+        await loop.ring("Time's up!", "en")
+
+    scheduler = Scheduler(book, ring, grace=60, repeat=30, max_rings=3)
+    scheduler.start()
+    stopping = asyncio.Event()
+    ticking = asyncio.create_task(scheduler.run(stopping))
+    try:
+        await run_until(loop, lambda: loop.turns_done >= 1, 60)
+    finally:
+        stopping.set()
+        await ticking
+    assert rang == [1]
+    assert of(trace, EventType.BARGE_IN) == [{"by": "wake word"}]
+    (call,) = of(trace, EventType.TOOL_CALL)
+    assert call["name"] == "stop"
+    assert book.pending("timer") == [] and book.ringing() == []
