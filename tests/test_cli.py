@@ -2,8 +2,11 @@ import subprocess
 import sys
 
 
-def hearthd(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hearthd", *args], capture_output=True, text=True, timeout=300)
+def hearthd(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run([sys.executable, "-m", "hearthd", *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})})
 
 
 def test_models_list_shows_every_catalogue_entry_and_its_source() -> None:
@@ -38,9 +41,11 @@ def test_say_writes_speech_in_each_language(tmp_path) -> None:  # type: ignore[n
             assert w.getnframes() > w.getframerate() * 0.3
 
 
-def test_run_without_input_explains_itself() -> None:
-    proc = hearthd("run")
-    assert proc.returncode == 2 and "--input" in proc.stderr
+def test_run_without_a_microphone_explains_itself() -> None:
+    """`hearthd run` is the live daemon: with no audio device it says so, and what still works."""
+    proc = hearthd("run", env={"HEARTHD__AUDIO__INPUT_DEVICE": '"no such microphone"'})
+    assert proc.returncode == 1
+    assert "audio-no-device" in proc.stderr and "--headless" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_ask_cancel_all_alarms_asks_and_no_changes_nothing() -> None:

@@ -96,8 +96,8 @@ async def test_a_clarification_is_answered_without_the_wake_word(live_components
 
     def done() -> bool:
         nonlocal answered
-        if not answered and loop.follow_up_until > 0 and loop.state == LoopState.WAITING:
-            source.append(answer)  # the user answers the question, no "Okay Nabu"
+        if not answered and loop.follow_up_until > 0:  # the question has been spoken
+            source.append(answer)  # the user answers it, no "Okay Nabu"
             answered = True
         return loop.turns_done >= 2
 
@@ -179,3 +179,45 @@ async def test_okay_nabu_stop_silences_a_ringing_alarm(live_components: Componen
     (call,) = of(trace, EventType.TOOL_CALL)
     assert call["name"] == "stop"
     assert book.pending("timer") == [] and book.ringing() == []
+
+
+@pytest.mark.parametrize("lang,word", [("en", "Stop."), ("en", "Be quiet.")])
+async def test_stop_without_the_wake_word_silences_a_reply(live_components: Components, lang: str,
+                                                           word: str) -> None:
+    source = WavSource(silence(0.6), tail_s=None)
+    sink = MemorySink()
+    trace = Trace()
+    loop = LiveLoop(live_components, trace, source, sink)
+    results: list[bool] = []
+    stop_audio = speak(live_components, word)
+
+    async def announce() -> None:
+        await asyncio.sleep(0.3)
+        results.append(await loop.say(" ".join(["This is a long announcement that goes on."] * 8), "en"))
+
+    speaker = asyncio.create_task(announce())
+
+    def done() -> bool:
+        if loop.state == LoopState.SPEAKING and not getattr(done, "sent", False):
+            source.append(np.concatenate([silence(0.8, seed=11), stop_audio, silence(1.0, seed=12)]))
+            done.sent = True  # type: ignore[attr-defined]
+        return bool(results)
+
+    await run_until(loop, done, 60)
+    await speaker
+    assert results == [False]
+    (barge,) = of(trace, EventType.BARGE_IN)
+    assert (barge["by"], barge["lang"]) == ("stop", lang)
+    assert of(trace, EventType.TOOL_CALL) == []  # nothing rang: just quiet
+
+
+
+@pytest.mark.parametrize("text,lang,stop", [("Stop!", "en", True), ("please stop", "en", True),
+                                            ("stop the music and set an alarm", "en", False),
+                                            ("Хватит!", "ru", True), ("Стоп.", "ru", True),
+                                            ("хватит играть эту песню", "ru", False),
+                                            ("बस करो", "hi", True), ("रुको।", "hi", True), ("बस से जाना है", "hi", False)])
+def test_only_a_whole_stop_utterance_counts(text: str, lang: str, stop: bool) -> None:
+    from hearthd.daemon.policy import is_stop
+
+    assert is_stop(text, lang) is stop

@@ -24,11 +24,14 @@ from typing import Any
 import numpy as np
 
 from ..audio.chime import chime
-from ..audio.vad import EndpointState
+from ..audio.vad import Endpointer, EndpointState, SpeechProbability
 from ..audio.wavio import SAMPLE_RATE
 from ..events import EventType, Trace
 from .components import Components
 from .pipeline import Pipeline, TurnResult
+from .policy import is_stop
+
+STOP_MAX_S = 1.6  # "stop" is short: longer speech heard while hearthd talks is (most likely) its own voice
 
 
 class LoopState(StrEnum):
@@ -73,12 +76,16 @@ class LiveLoop:
         self._blocks = 0
         self.turns_done = 0
         self.on_state: Any = None  # callback(state) for the D-Bus State property and MQTT assist state
+        self._barge: Endpointer | None = None  # a second VAD listening for "stop" while hearthd speaks
+        self._barge_audio: list[np.ndarray] = []
         self._prepared = False
 
     # -- states ---------------------------------------------------------------------------------------
 
     def _set(self, state: LoopState) -> None:
         if state != self.state:
+            if state == LoopState.SPEAKING:
+                self._reset_barge()
             self.state = state
             if self.on_state is not None:
                 self.on_state(state.value)
@@ -164,6 +171,8 @@ class LiveLoop:
                     self._utterance = list(pre_roll)
                     self._listen(np.concatenate(self._utterance))
                     continue
+                if self.state == LoopState.SPEAKING and not self.muted:
+                    self._hear_stop(block)
                 if wake is not None and not self.muted and now >= self._refractory_until:
                     detection = wake.process(block)
                     if detection is not None:
@@ -198,6 +207,48 @@ class LiveLoop:
             self.follow_up_until = 0.0
             self._set(LoopState.WAITING)
             self._background(self._play_chime(ERROR_NOTES))
+
+    # -- "stop" without the wake word --------------------------------------------------------------------
+
+    def _reset_barge(self) -> None:
+        if self._barge is None:
+            from dataclasses import replace
+
+            vad = replace(self.cfg.vad, end_silence_ms=350, min_speech_ms=120, max_speech_s=STOP_MAX_S + 0.5,
+                          no_speech_timeout_s=3600.0)
+            self._barge = Endpointer(vad, SpeechProbability())
+        self._barge.reset()
+        self._barge_audio = []
+
+    def _hear_stop(self, block: np.ndarray) -> None:
+        """A short utterance while speaking is transcribed; if it only asks for quiet, hearthd stops."""
+        if self._barge is None:
+            self._reset_barge()
+        assert self._barge is not None
+        self._barge_audio.append(block)
+        state = self._barge.feed(block)
+        if state == EndpointState.DONE and self._barge.segment is not None:
+            seg = self._barge.segment
+            audio = np.concatenate(self._barge_audio)[seg.start:seg.end]
+            self._reset_barge()
+            if len(audio) <= STOP_MAX_S * SAMPLE_RATE:
+                self._background(self._check_stop(audio))
+        elif state == EndpointState.TIMEOUT:
+            self._reset_barge()
+
+    async def _check_stop(self, audio: np.ndarray) -> None:
+        transcript = await asyncio.get_running_loop().run_in_executor(
+            None, self.c.stt().transcribe, audio, None, self.c.last_lang)
+        if self.state != LoopState.SPEAKING or not is_stop(transcript.text, transcript.lang):
+            return
+        self.sink.stop()
+        self.trace.emit(EventType.BARGE_IN, by="stop", text=transcript.text, lang=transcript.lang)
+        if not self.c.alarms.ringing():
+            self._set(LoopState.WAITING)  # just quiet: "stop" needs no answer
+            return
+        # an alarm rings: the "stop" the fast path knows stops the alarm itself, not just its sound
+        self._set(LoopState.THINKING)
+        self._turn = asyncio.create_task(self._run_turn(audio, _done(transcript), time.monotonic()))
 
     # -- speculative speech to text -------------------------------------------------------------------
 
@@ -282,3 +333,8 @@ class LiveLoop:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+
+def _done(value: Any) -> asyncio.Future[Any]:
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    future.set_result(value)
+    return future

@@ -36,7 +36,7 @@ class Held:
 def _answers(lang: str) -> dict[str, tuple[str, ...]]:
     text = resources.files("hearthd.locales").joinpath(lang, "answers.toml").read_text(encoding="utf-8")
     data = tomllib.loads(text)
-    return {k: tuple(w.lower() for w in data.get(k, [])) for k in ("yes", "no", "cancel")}
+    return {k: tuple(w.lower() for w in data.get(k, [])) for k in ("yes", "no", "cancel", "stop")}
 
 
 def answer_of(text: str, lang: str) -> str:
@@ -48,6 +48,12 @@ def answer_of(text: str, lang: str) -> str:
         if said in table[kind]:
             return kind
     return "no" if said in table["cancel"] else "other"
+
+
+def is_stop(text: str, lang: str) -> bool:
+    """The whole utterance asks hearthd to be quiet ("stop", "хватит", "बस करो")."""
+    said = " ".join(w.strip(".,!?;:।") for w in words_of(text.lower())).strip()
+    return bool(said) and said in _answers(lang)["stop"]
 
 
 class ConfirmationPolicy:
