@@ -67,7 +67,7 @@ class Hearthd:
         first = len(self.trace.events)
         reply = (await self.pipeline.run_text(text, language=lang)).reply
         calls = [e for e in self.trace.events[first:] if e.type == EventType.TOOL_CALL]
-        assert all(e.fields["source"] in ("fastpath", "confirmed") for e in calls), calls
+        assert all(e.fields["source"] in ("fastpath", "confirmed", "chosen") for e in calls), calls
         return reply
 
     def results(self) -> list[dict]:
@@ -420,3 +420,18 @@ async def test_a_broker_with_a_password(base_config: Config, tmp_path: Path, mon
             await components.close()
     finally:
         broker.stop()
+
+
+async def test_two_lights_in_a_room_give_a_question_and_the_answer_acts(hearthd: Hearthd,
+                                                                        home: DeviceSimulator) -> None:
+    ceiling = {"name": "Living Room Ceiling", "cmd_t": "home/lr_ceiling/set", "stat_t": "home/lr_ceiling",
+               "uniq_id": "lr_ceiling", "dev": {"ids": ["lr_ceiling"], "name": "Living Room Ceiling",
+                                                "sa": "Living Room"}}
+    await home.publish_raw("homeassistant/light/lr_ceiling/config", json.dumps(ceiling), retain=True)
+    await hearthd.components.mqtt_link().ready()
+    await asyncio.sleep(0.3)
+    question = await hearthd.say("turn off the living room light")
+    assert question == phrase("en", "home.which", first="Living Room Ceiling", second="Living Room Lamp")
+    assert await hearthd.say("the lamp") == phrase("en", "home.off", name="Living Room Lamp")
+    await home.wait_for_command()
+    assert home.commands == [("tasmota_ABC123/cmnd/POWER", "OFF")]

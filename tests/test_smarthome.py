@@ -62,3 +62,22 @@ def test_state_tracking_and_availability(home: Catalogue) -> None:
 ])
 def test_value_templates(template: str, payload: str, value: str | None) -> None:
     assert render_value_template(template, payload) == value
+
+
+@pytest.mark.parametrize("answer,picked", [
+    ("the left one", "Bed Lamp Left"), ("Bed Lamp Right", "Bed Lamp Right"), ("правую", None),
+    ("the second", "Bed Lamp Right"), ("первую", "Bed Lamp Left"), ("दूसरी वाली", "Bed Lamp Right"),
+    ("bed lamp rihgt", "Bed Lamp Right"), ("what time is it", None),
+])
+def test_which_one_is_read_from_the_answer(answer: str, picked: str | None) -> None:
+    from hearthd.agent.parsing import ToolCall
+    from hearthd.daemon.choice import chosen, held_choice, resolved_call
+    from hearthd.tools.registry import ToolResult
+
+    asked = ToolResult(False, {"code": "home-ambiguous", "candidates": ["Bed Lamp Left", "Bed Lamp Right"]},
+                       "home.which")
+    choice = held_choice(ToolCall("turn_off", {"device": "bedroom light"}), asked, "en", 30)
+    assert choice is not None
+    assert chosen(choice, answer) == picked
+    if picked:
+        assert resolved_call(choice, picked).arguments == {"device": picked}

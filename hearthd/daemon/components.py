@@ -73,6 +73,7 @@ class Components:
                               cfg.general.privacy) if cfg.policy.audit else None
         self.done_requests = DoneRequests(state_dir() / "requests.db")
         self.last_lang: str | None = None  # the conversation's language, for turns that do not show theirs
+        self.choice: Any = None  # a tool's open "which one?" question (daemon.choice.Choice)
         self.voices = VoiceBank(cfg.tts.voices, self._piper_voice_path, cfg.tts.length_scale)
 
     def desktop_tools(self) -> list[Tool]:

@@ -283,7 +283,7 @@ class LiveLoop:
             self.trace.timing("end_of_speech_to_action", time.monotonic() - end_of_speech)
             await self._speak_reply(result, end_of_speech)
             self.turns_done += 1
-        asked = self.c.policy.pending() or self.c.router().pending is not None
+        asked = self.c.policy.pending() or self.c.router().pending is not None or self.c.choice is not None
         if asked:  # the answer needs no wake word
             self.follow_up_until = time.monotonic() + self.cfg.vad.follow_up_s
         if self.state != LoopState.LISTENING:  # a barge-in may have started the next one already

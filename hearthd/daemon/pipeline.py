@@ -24,6 +24,7 @@ from ..language import language_of_text
 from ..locale import ask_phrase, phrase
 from ..tools.alarms import turn_language
 from ..tools.registry import SchemaError, ToolResult, UnknownTool
+from .choice import chosen, held_choice, resolved_call
 from .components import Components
 
 T = TypeVar("T")
@@ -207,7 +208,9 @@ class Pipeline:
                 return
             decision, confirmed = Decision("call", calls=calls, source="confirmed"), True
         else:
-            decision = await self._blocking(Stage.AGENT, self.c.router().decide, result.transcript, result.lang)
+            picked = self._chosen(result)
+            decision = picked if picked is not None else await self._blocking(
+                Stage.AGENT, self.c.router().decide, result.transcript, result.lang)
             if decision.kind == "call" and len(decision.calls) > self.cfg.agent.max_calls:
                 decision = Decision("abstain", reason=f"{len(decision.calls)} calls, over agent.max_calls",
                                     source=decision.source, say="agent.too_many")
@@ -247,7 +250,12 @@ class Pipeline:
                     if key:
                         self.c.done_requests.put(key, tool_result)
                 result.results.append(tool_result)
-                replies.append(phrase(result.lang, tool_result.phrase, **tool_result.spoken_values(result.lang)))
+                said = phrase(result.lang, tool_result.phrase, **tool_result.spoken_values(result.lang))
+                if (choice := held_choice(call, tool_result, result.lang, self.cfg.agent.clarify_timeout_s)):
+                    self.c.choice = choice  # "Which one: …?" — the next utterance may name it
+                    self.trace.emit(EventType.CLARIFY, question=said, name=call.name, missing=choice.argument,
+                                    candidates=choice.candidates, source="tool")
+                replies.append(said)
             result.reply = " ".join(replies)
         self.trace.emit(EventType.REPLY, text=result.reply, lang=result.lang)
         if speak:
@@ -255,6 +263,18 @@ class Pipeline:
         if decision.kind == "call":  # after the speech: a slow notification server never delays the reply
             ok = all(r.ok for r in result.results)
             await self._notify("action" if ok else "error", result.reply, result.lang, replace=confirmed)
+
+    def _chosen(self, result: TurnResult) -> Decision | None:
+        """The answer to a tool's "which one?": the held call with the named device, or None (the question is
+        dropped, and the utterance is a request of its own)."""
+        choice, self.c.choice = self.c.choice, None
+        if choice is None or time.monotonic() > choice.deadline:
+            return None
+        name = chosen(choice, result.transcript)
+        if name is None:
+            return None
+        result.lang = choice.lang
+        return Decision("call", calls=[resolved_call(choice, name)], source="chosen")
 
     async def _reply(self, result: TurnResult, text: str, speak: bool) -> None:
         result.reply = text

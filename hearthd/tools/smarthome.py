@@ -233,11 +233,11 @@ class Catalogue:
             in_area = [e for e in pool if _area_in(e.area.lower()) == area or _area_in(e.name.lower()) == area]
             if kinds:
                 in_area = [e for e in in_area if e.component in kinds] or in_area
-            if len(in_area) == 1 or (in_area and not kinds):
-                return Match(in_area, 0.9)
-            if in_area:
-                named = [e for e in in_area if any(_has_word(e.name.lower(), w) for c in kinds
-                                                   for w in COMPONENT_WORDS[c])]
+            if in_area:  # several: a word of one name said beyond the room and the kind decides, else hearthd asks
+                kind_words = set().union(*COMPONENT_WORDS.values())
+                extra = [w for w in text.split() if not _area_in(w) and w not in kind_words
+                         and w not in ("the", "my", "in", "on", "of")]
+                named = [e for e in in_area if extra and all(_has_word(e.name.lower(), w) for w in extra)]
                 return Match(named or in_area, 0.9)
         if kinds and not area:  # "the fan": the only fan there is (several: hearthd asks which)
             of_kind = [e for e in pool if e.component in kinds]
