@@ -43,7 +43,7 @@ def mqtt_config(base_config: Config, broker: Broker, tmp_path: Path, monkeypatch
     cfg = copy.deepcopy(base_config)
     cfg.mqtt.port = broker.port
     cfg.mqtt.node_id = "testnode"
-    cfg.mqtt.command_timeout_s = 3.0
+    cfg.mqtt.command_timeout_s = 2.0
     cfg.mqtt.settle_s = 0.15  # a broker on loopback replays its retained messages within milliseconds
     cfg.dbus.enabled = False
     return cfg

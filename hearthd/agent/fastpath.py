@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import time
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache, cached_property
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -62,27 +63,33 @@ def _plausible_slot(text: str, lang: str) -> bool:
     return len(words) <= MAX_SLOT_WORDS and len(split_requests(text, lang)) == 1
 
 
+@functools.cache
+def _load_intents() -> dict[str, Any]:
+    """Every language's templates, parsed once per process (they do not depend on the tools declared)."""
+    from hassil import Intents
+
+    out = {}
+    for lang in SUPPORTED_LANGUAGES:
+        folder = resources.files("hearthd.locales").joinpath(lang, "sentences")
+        merged: dict[str, Any] = {"language": lang, "intents": {}, "lists": {}}
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name) if folder.is_dir() else []:
+            if entry.name.endswith(".yaml"):
+                data = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
+                merged["intents"].update(data.get("intents", {}))
+                merged["lists"].update(data.get("lists", {}))
+        out[lang] = Intents.from_dict(merged)
+    return out
+
+
 class FastPath:
     """Deterministic matches from locales/<lang>/sentences/*.yaml; only declared tools, validated arguments."""
 
     def __init__(self, registry: ToolRegistry) -> None:
         self.registry = registry
 
-    @cached_property
+    @property
     def _intents(self) -> dict[str, Any]:
-        from hassil import Intents
-
-        out = {}
-        for lang in SUPPORTED_LANGUAGES:
-            folder = resources.files("hearthd.locales").joinpath(lang, "sentences")
-            merged: dict[str, Any] = {"language": lang, "intents": {}, "lists": {}}
-            for entry in sorted(folder.iterdir(), key=lambda e: e.name) if folder.is_dir() else []:
-                if entry.name.endswith(".yaml"):
-                    data = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
-                    merged["intents"].update(data.get("intents", {}))
-                    merged["lists"].update(data.get("lists", {}))
-            out[lang] = Intents.from_dict(merged)
-        return out
+        return _load_intents()
 
     def match(self, text: str, lang: str) -> Decision | None:
         """A call when a template matches, names a declared tool, and every slot reads as a valid value."""

@@ -352,6 +352,8 @@ def _check(component: str, config: dict[str, Any]) -> None:
     for key, value in config.items():
         if key.endswith("topic") and not isinstance(value, str):
             raise DiscoveryError(f"{component}: {key} must be a string, not {_json_type(value)}")
+    if "availability" in config and config["availability"] is None:
+        del config["availability"]  # `"avty": null` means none, like leaving it out
     availability = config.get("availability")
     if availability is not None:
         items = [availability] if isinstance(availability, dict) else availability
