@@ -16,12 +16,11 @@ from pathlib import Path
 import pytest
 
 from hearthd.config import Config
-from hearthd.daemon.components import Components
-from hearthd.daemon.pipeline import Pipeline
-from hearthd.events import EventType, Trace
+from hearthd.events import EventType
 from hearthd.locale import phrase
 from hearthd.spoken import say_count, say_duration
 
+from .conversation import Conversation
 from .dbus_mocks import (
     MockLogin1,
     MockNetworkManager,
@@ -35,32 +34,9 @@ from .dbus_mocks import (
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class Assistant:
-    """hearthd's text chain over the private bus, one conversation; `say` returns the reply and the trace."""
-
-    def __init__(self, cfg: Config) -> None:
-        self.components = Components(cfg)
-        self.trace = Trace()
-        self.pipeline = Pipeline(self.components, self.trace)
-
-    async def say(self, text: str, lang: str | None = None) -> str:
-        first = len(self.trace.events)
-        result = await self.pipeline.run_text(text, language=lang)
-        # nothing here may reach the model: the fast path knows every request in this file
-        calls = [e for e in self.trace.events[first:] if e.type == EventType.TOOL_CALL]
-        assert all(e.fields["source"] in ("fastpath", "confirmed") for e in calls), calls
-        return result.reply
-
-    def events(self, kind: EventType) -> list[dict]:
-        return [e.fields for e in self.trace.of_type(kind)]
-
-    async def close(self) -> None:
-        await self.components.bus.close()
-
-
 @pytest.fixture
-async def hearthd(dbus_config: Config) -> AsyncIterator[Assistant]:
-    assistant = Assistant(dbus_config)
+async def hearthd(dbus_config: Config) -> AsyncIterator[Conversation]:
+    assistant = Conversation(dbus_config)
     yield assistant
     await assistant.close()
 
@@ -118,7 +94,7 @@ LANGS = ["en", "ru", "hi"]
 
 
 @pytest.mark.parametrize("lang", LANGS)
-async def test_pause_the_music_pauses_the_player_that_is_playing(hearthd: Assistant, players, lang: str) -> None:
+async def test_pause_the_music_pauses_the_player_that_is_playing(hearthd: Conversation, players, lang: str) -> None:
     vlc, spotify = players
     reply = await hearthd.say(PAUSE[lang])
     assert spotify.calls_to("Pause") == [()] and spotify.status == "Paused"
@@ -126,7 +102,7 @@ async def test_pause_the_music_pauses_the_player_that_is_playing(hearthd: Assist
     assert reply == phrase(lang, "media.pause")
 
 
-async def test_play_resumes_the_player_last_controlled_and_next_goes_to_it(hearthd: Assistant, players) -> None:
+async def test_play_resumes_the_player_last_controlled_and_next_goes_to_it(hearthd: Conversation, players) -> None:
     vlc, spotify = players
     await hearthd.say("pause the music")  # now nothing plays; spotify was the one controlled last
     assert await hearthd.say("resume the music") == phrase("en", "media.play")
@@ -135,7 +111,7 @@ async def test_play_resumes_the_player_last_controlled_and_next_goes_to_it(heart
     assert spotify.calls_to("Next") == [()]
 
 
-async def test_with_nothing_playing_the_newest_player_is_meant(hearthd: Assistant, dbus_address: str) -> None:
+async def test_with_nothing_playing_the_newest_player_is_meant(hearthd: Conversation, dbus_address: str) -> None:
     older, newer = MockPlayer("vlc", status="Paused"), MockPlayer("mpv", status="Paused")
     await start_all(dbus_address, older, newer)
     try:
@@ -147,12 +123,12 @@ async def test_with_nothing_playing_the_newest_player_is_meant(hearthd: Assistan
 
 @pytest.mark.parametrize("lang,question", [("en", "what's playing"), ("ru", "что сейчас играет"),
                                            ("hi", "कौन सा गाना चल रहा है")])
-async def test_what_is_playing_names_song_and_artist(hearthd: Assistant, players, lang: str, question: str) -> None:
+async def test_what_is_playing_names_song_and_artist(hearthd: Conversation, players, lang: str, question: str) -> None:
     reply = await hearthd.say(question)
     assert reply == phrase(lang, "media.now_playing", title="Kalinka", artist="Red Army Choir")
 
 
-async def test_nothing_playing_is_said_so(hearthd: Assistant, dbus_address: str) -> None:
+async def test_nothing_playing_is_said_so(hearthd: Conversation, dbus_address: str) -> None:
     idle = MockPlayer("vlc", status="Stopped", title="", artist="")
     await start_all(dbus_address, idle)
     try:
@@ -162,7 +138,7 @@ async def test_nothing_playing_is_said_so(hearthd: Assistant, dbus_address: str)
 
 
 @pytest.mark.parametrize("lang", LANGS)
-async def test_no_media_player_is_not_available_here(hearthd: Assistant, lang: str) -> None:
+async def test_no_media_player_is_not_available_here(hearthd: Conversation, lang: str) -> None:
     reply = await hearthd.say(PAUSE[lang])
     assert reply == phrase(lang, "unavailable.media")
     (result,) = hearthd.events(EventType.TOOL_RESULT)
@@ -170,7 +146,7 @@ async def test_no_media_player_is_not_available_here(hearthd: Assistant, lang: s
 
 
 @pytest.mark.parametrize("lang", LANGS)
-async def test_a_player_that_refuses_is_reported(hearthd: Assistant, players, lang: str) -> None:
+async def test_a_player_that_refuses_is_reported(hearthd: Conversation, players, lang: str) -> None:
     _, spotify = players
     spotify.fail = "org.freedesktop.DBus.Error.AccessDenied"
     assert await hearthd.say(PAUSE[lang]) == phrase(lang, "failed.media")
@@ -181,7 +157,7 @@ async def test_a_player_that_refuses_is_reported(hearthd: Assistant, players, la
 
 
 @pytest.mark.parametrize("lang", LANGS)
-async def test_shut_down_asks_first_and_powers_off_only_on_yes(hearthd: Assistant, login1: MockLogin1,
+async def test_shut_down_asks_first_and_powers_off_only_on_yes(hearthd: Conversation, login1: MockLogin1,
                                                                lang: str) -> None:
     question = await hearthd.say(POWER_OFF[lang])
     assert question == phrase(lang, "confirm.power_off")
@@ -191,24 +167,24 @@ async def test_shut_down_asks_first_and_powers_off_only_on_yes(hearthd: Assistan
 
 
 @pytest.mark.parametrize("lang", LANGS)
-async def test_shut_down_answered_no_does_nothing(hearthd: Assistant, login1: MockLogin1, lang: str) -> None:
+async def test_shut_down_answered_no_does_nothing(hearthd: Conversation, login1: MockLogin1, lang: str) -> None:
     await hearthd.say(POWER_OFF[lang])
     assert await hearthd.say(NO[lang]) == phrase(lang, "confirm.cancelled")
     assert login1.calls == []
 
 
-async def test_reboot_after_yes_without_logind_is_not_available(hearthd: Assistant) -> None:
+async def test_reboot_after_yes_without_logind_is_not_available(hearthd: Conversation) -> None:
     assert await hearthd.say("restart the computer") == phrase("en", "confirm.reboot")
     assert await hearthd.say("yes") == phrase("en", "unavailable.power")
 
 
-async def test_refused_power_off_is_reported(hearthd: Assistant, login1: MockLogin1) -> None:
+async def test_refused_power_off_is_reported(hearthd: Conversation, login1: MockLogin1) -> None:
     login1.fail = "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired"
     await hearthd.say("выключи компьютер")
     assert await hearthd.say("да") == phrase("ru", "failed.power")
 
 
-async def test_suspend_and_lock_screen(hearthd: Assistant, login1: MockLogin1) -> None:
+async def test_suspend_and_lock_screen(hearthd: Conversation, login1: MockLogin1) -> None:
     assert await hearthd.say("put the computer to sleep") == phrase("en", "power.suspend")
     assert await hearthd.say("lock the screen") == phrase("en", "screen.locked")
     assert login1.calls_to("Suspend") == [(False,)]
@@ -219,7 +195,7 @@ async def test_suspend_and_lock_screen(hearthd: Assistant, login1: MockLogin1) -
 async def test_lock_screen_without_a_graphical_session(dbus_config: Config, dbus_address: str) -> None:
     mock = MockLogin1(with_user_display=False)
     await mock.start(dbus_address)
-    assistant = Assistant(dbus_config)
+    assistant = Conversation(dbus_config)
     try:
         assert await assistant.say("заблокируй экран") == phrase("ru", "unavailable.screen")
         assert mock.calls_to("Lock") == []
@@ -234,7 +210,7 @@ async def test_screen_brightness_goes_through_the_session(dbus_config: Config, l
     device.mkdir()
     (device / "max_brightness").write_text("1200\n")
     dbus_config.dbus.backlight = str(device)
-    assistant = Assistant(dbus_config)
+    assistant = Conversation(dbus_config)
     try:
         reply = await assistant.say("set the screen brightness to 40 percent")
         assert login1.calls_to("SetBrightness") == [("backlight", "intel_backlight", 480)]
@@ -249,14 +225,14 @@ BATTERY = {"en": "how much battery is left", "ru": "сколько остало�
 
 
 @pytest.mark.parametrize("lang", LANGS)
-async def test_battery_level_and_time_left(hearthd: Assistant, upower: MockUPower, lang: str) -> None:
+async def test_battery_level_and_time_left(hearthd: Conversation, upower: MockUPower, lang: str) -> None:
     reply = await hearthd.say(BATTERY[lang])
     # 5410 s is said to the minute: one hour thirty minutes
     assert reply == phrase(lang, "battery.discharging", percent=say_count(57, "percent", lang),
                            duration=say_duration(5400, lang))
 
 
-async def test_battery_charging_full_and_absent(hearthd: Assistant, upower: MockUPower) -> None:
+async def test_battery_charging_full_and_absent(hearthd: Conversation, upower: MockUPower) -> None:
     upower.update(state=1, percentage=80.0, time_to_full=1200)
     assert await hearthd.say("what's the battery level") == phrase(
         "en", "battery.charging", percent=say_count(80, "percent", "en"), duration=say_duration(1200, "en"))
@@ -267,7 +243,7 @@ async def test_battery_charging_full_and_absent(hearthd: Assistant, upower: Mock
 
 
 @pytest.mark.parametrize("lang", LANGS)
-async def test_no_upower_is_not_available(hearthd: Assistant, lang: str) -> None:
+async def test_no_upower_is_not_available(hearthd: Conversation, lang: str) -> None:
     assert await hearthd.say(BATTERY[lang]) == phrase(lang, "unavailable.battery")
 
 
@@ -277,7 +253,7 @@ WIFI_OFF = {"en": "turn off the wifi", "ru": "выключи вайфай", "hi"
 
 
 @pytest.mark.parametrize("lang", LANGS)
-async def test_wifi_off_asks_first(hearthd: Assistant, network: MockNetworkManager, lang: str) -> None:
+async def test_wifi_off_asks_first(hearthd: Conversation, network: MockNetworkManager, lang: str) -> None:
     assert await hearthd.say(WIFI_OFF[lang]) == phrase(lang, "confirm.wifi_off")
     assert network.calls == []
     assert await hearthd.say(YES[lang]) == phrase(lang, "network.wifi_off")
@@ -287,7 +263,7 @@ async def test_wifi_off_asks_first(hearthd: Assistant, network: MockNetworkManag
     assert network.calls == [("Set", ("WirelessEnabled", False))]
 
 
-async def test_wifi_on_and_the_current_connection(hearthd: Assistant, network: MockNetworkManager) -> None:
+async def test_wifi_on_and_the_current_connection(hearthd: Conversation, network: MockNetworkManager) -> None:
     assert await hearthd.say("which wifi am I on") == phrase("en", "network.connected", name="HomeWiFi")
     network.update(wireless_enabled=False)
     assert await hearthd.say("which wifi am I on") == phrase("en", "network.disconnected")
@@ -298,7 +274,7 @@ async def test_wifi_on_and_the_current_connection(hearthd: Assistant, network: M
 # -- notifications ---------------------------------------------------------------------------------------------
 
 
-async def test_actions_and_questions_show_notifications(hearthd: Assistant, players, login1: MockLogin1,
+async def test_actions_and_questions_show_notifications(hearthd: Conversation, players, login1: MockLogin1,
                                                         notifications: MockNotifications) -> None:
     await hearthd.say("pause the music")
     await hearthd.say("выключи компьютер")
@@ -313,7 +289,7 @@ async def test_actions_and_questions_show_notifications(hearthd: Assistant, play
     assert len(hearthd.events(EventType.NOTIFY)) == 3
 
 
-async def test_no_notification_server_changes_nothing(hearthd: Assistant, players) -> None:
+async def test_no_notification_server_changes_nothing(hearthd: Conversation, players) -> None:
     assert await hearthd.say("pause the music") == phrase("en", "media.pause")
     assert hearthd.events(EventType.NOTIFY) == []
 

@@ -16,10 +16,11 @@ from hearthd.config import Config
 from hearthd.daemon.components import Components
 from hearthd.daemon.mqtt import Handlers
 from hearthd.daemon.pipeline import Pipeline
-from hearthd.events import EventType, Trace
+from hearthd.events import Trace
 from hearthd.locale import phrase
 from hearthd.spoken import say_count
 
+from .conversation import Conversation
 from .mqtt_sim import DEVICES, DeviceSimulator, simulator
 from .services import Broker
 
@@ -55,30 +56,11 @@ async def home(broker: Broker) -> AsyncIterator[DeviceSimulator]:
         yield sim
 
 
-class Hearthd:
-    """One conversation over the text chain; `say` returns the reply."""
-
-    def __init__(self, cfg: Config) -> None:
-        self.components = Components(cfg)
-        self.trace = Trace()
-        self.pipeline = Pipeline(self.components, self.trace)
-
-    async def say(self, text: str, lang: str | None = None) -> str:
-        first = len(self.trace.events)
-        reply = (await self.pipeline.run_text(text, language=lang)).reply
-        calls = [e for e in self.trace.events[first:] if e.type == EventType.TOOL_CALL]
-        assert all(e.fields["source"] in ("fastpath", "confirmed", "chosen") for e in calls), calls
-        return reply
-
-    def results(self) -> list[dict]:
-        return [e.fields for e in self.trace.of_type(EventType.TOOL_RESULT)]
-
-
 @pytest.fixture
-async def hearthd(mqtt_config: Config) -> AsyncIterator[Hearthd]:
-    h = Hearthd(mqtt_config)
+async def hearthd(mqtt_config: Config) -> AsyncIterator[Conversation]:
+    h = Conversation(mqtt_config)
     yield h
-    await h.components.close()
+    await h.close()
 
 
 # -- acting -----------------------------------------------------------------------------------------------------
@@ -87,7 +69,7 @@ TURN_OFF_KITCHEN = {"en": "turn off the kitchen light", "ru": "выключи с
 
 
 @pytest.mark.parametrize("lang", LANGS)
-async def test_turn_off_the_kitchen_light_in_each_language(hearthd: Hearthd, home: DeviceSimulator,
+async def test_turn_off_the_kitchen_light_in_each_language(hearthd: Conversation, home: DeviceSimulator,
                                                            lang: str) -> None:
     reply = await hearthd.say(TURN_OFF_KITCHEN[lang])
     assert reply == phrase(lang, "home.off", name="Kitchen Light")
@@ -95,14 +77,14 @@ async def test_turn_off_the_kitchen_light_in_each_language(hearthd: Hearthd, hom
     assert home.commands == [(KITCHEN_SET, json.dumps({"state": "OFF"}))]
 
 
-async def test_a_tasmota_lamp_is_found_by_its_room(hearthd: Hearthd, home: DeviceSimulator) -> None:
+async def test_a_tasmota_lamp_is_found_by_its_room(hearthd: Conversation, home: DeviceSimulator) -> None:
     await home.update("living_room_lamp", POWER="OFF")
     assert await hearthd.say("turn on the living room light") == phrase("en", "home.on", name="Living Room Lamp")
     await home.wait_for_command()
     assert home.commands == [("tasmota_ABC123/cmnd/POWER", "ON")]
 
 
-async def test_brightness_colour_and_white(hearthd: Hearthd, home: DeviceSimulator) -> None:
+async def test_brightness_colour_and_white(hearthd: Conversation, home: DeviceSimulator) -> None:
     assert await hearthd.say("set the kitchen light to 40 percent") == phrase(
         "en", "home.brightness", name="Kitchen Light", percent=say_count(40, "percent", "en"))
     await home.wait_for_command(1)
@@ -114,7 +96,7 @@ async def test_brightness_colour_and_white(hearthd: Hearthd, home: DeviceSimulat
     assert json.loads(home.commands[2][1]) == {"state": "ON", "color_temp": 370}  # 2700 K in mireds
 
 
-async def test_covers_climate_fan_and_scene(hearthd: Hearthd, home: DeviceSimulator) -> None:
+async def test_covers_climate_fan_and_scene(hearthd: Conversation, home: DeviceSimulator) -> None:
     await hearthd.say("close the bedroom blinds")
     await hearthd.say("set the heating to 22.5 degrees")
     await hearthd.say("set the bedroom fan to 60 percent")
@@ -126,7 +108,7 @@ async def test_covers_climate_fan_and_scene(hearthd: Hearthd, home: DeviceSimula
     assert home.commands_to("movie_night") == ["ON"]
 
 
-async def test_a_temperature_out_of_range_is_refused(hearthd: Hearthd, home: DeviceSimulator) -> None:
+async def test_a_temperature_out_of_range_is_refused(hearthd: Conversation, home: DeviceSimulator) -> None:
     assert await hearthd.say("set the heating to 35 degrees") == phrase(
         "en", "home.out_of_range", name="Living Room Thermostat", low="7", high="30")
     await asyncio.sleep(0.2)
@@ -136,7 +118,7 @@ async def test_a_temperature_out_of_range_is_refused(hearthd: Hearthd, home: Dev
 @pytest.mark.parametrize("lang,unlock,yes", [("en", "unlock the front door", "yes"),
                                              ("ru", "открой входную дверь", "да"),
                                              ("hi", "सामने का दरवाज़ा खोलो", "हाँ")])
-async def test_unlocking_asks_first(hearthd: Hearthd, home: DeviceSimulator, lang: str, unlock: str,
+async def test_unlocking_asks_first(hearthd: Conversation, home: DeviceSimulator, lang: str, unlock: str,
                                     yes: str) -> None:
     question = await hearthd.say(unlock)
     assert question.startswith(phrase(lang, "confirm.unlock_door", door="§").split("§")[0])
@@ -147,7 +129,7 @@ async def test_unlocking_asks_first(hearthd: Hearthd, home: DeviceSimulator, lan
     assert home.commands_to("front_door") == ["UNLOCK"]
 
 
-async def test_arming_and_disarming_the_alarm_ask_first(hearthd: Hearthd, home: DeviceSimulator) -> None:
+async def test_arming_and_disarming_the_alarm_ask_first(hearthd: Conversation, home: DeviceSimulator) -> None:
     assert await hearthd.say("disarm the alarm") == phrase("en", "confirm.disarm_alarm")
     assert await hearthd.say("no") == phrase("en", "confirm.cancelled")
     assert await hearthd.say("arm the alarm") == phrase("en", "confirm.arm_alarm")
@@ -159,7 +141,7 @@ async def test_arming_and_disarming_the_alarm_ask_first(hearthd: Hearthd, home: 
 # -- asking ---------------------------------------------------------------------------------------------------
 
 
-async def test_questions_are_answered_from_tracked_state(hearthd: Hearthd, home: DeviceSimulator) -> None:
+async def test_questions_are_answered_from_tracked_state(hearthd: Conversation, home: DeviceSimulator) -> None:
     await hearthd.say("turn off the kitchen light")
     await home.wait_for_state("kitchen_light", state="OFF")
     await asyncio.sleep(0.2)  # the state message reaches hearthd
@@ -170,7 +152,7 @@ async def test_questions_are_answered_from_tracked_state(hearthd: Hearthd, home:
         "ru", "home.temperature", value="19.5", place="Bedroom")
 
 
-async def test_an_unknown_device_is_said_not_guessed(hearthd: Hearthd, home: DeviceSimulator) -> None:
+async def test_an_unknown_device_is_said_not_guessed(hearthd: Conversation, home: DeviceSimulator) -> None:
     assert await hearthd.say("turn off the tv") == phrase("en", "home.unknown_device", name="tv")
     await asyncio.sleep(0.2)
     assert home.commands == []
@@ -179,7 +161,7 @@ async def test_an_unknown_device_is_said_not_guessed(hearthd: Hearthd, home: Dev
 # -- learning ---------------------------------------------------------------------------------------------------
 
 
-async def test_discovery_learns_every_device_and_forgets_removed_ones(hearthd: Hearthd, home: DeviceSimulator,
+async def test_discovery_learns_every_device_and_forgets_removed_ones(hearthd: Conversation, home: DeviceSimulator,
                                                                       mqtt_config: Config) -> None:
     await hearthd.components.mqtt_link().ready()
     catalogue = hearthd.components.catalogue
@@ -196,7 +178,7 @@ async def test_discovery_learns_every_device_and_forgets_removed_ones(hearthd: H
     assert {e.name for e in again.catalogue.entities.values()} == {e.name for e in catalogue.entities.values()}
 
 
-async def test_malformed_payloads_are_ignored(hearthd: Hearthd, home: DeviceSimulator) -> None:
+async def test_malformed_payloads_are_ignored(hearthd: Conversation, home: DeviceSimulator) -> None:
     link = await hearthd.components.mqtt_link().ready()
     await home.publish_raw("homeassistant/light/bad/config", b"{not json", retain=False)
     await home.publish_raw("homeassistant/light/bad2/config", json.dumps({"cmd_t": 5, "name": ["x"]}))
@@ -299,7 +281,7 @@ async def test_automations_ask_and_control_hearthd(mqtt_config: Config, broker: 
 # -- a broker that goes away ------------------------------------------------------------------------------------
 
 
-async def test_a_command_given_while_the_broker_restarts_is_sent_once(hearthd: Hearthd, home: DeviceSimulator,
+async def test_a_command_given_while_the_broker_restarts_is_sent_once(hearthd: Conversation, home: DeviceSimulator,
                                                                       broker: Broker) -> None:
     link = await hearthd.components.mqtt_link().ready()
     broker.stop()
@@ -317,7 +299,7 @@ async def test_a_command_given_while_the_broker_restarts_is_sent_once(hearthd: H
     assert home.commands == [(KITCHEN_SET, json.dumps({"state": "OFF"}))]  # exactly once
 
 
-async def test_a_command_the_broker_never_takes_is_reported_and_not_sent_late(hearthd: Hearthd,
+async def test_a_command_the_broker_never_takes_is_reported_and_not_sent_late(hearthd: Conversation,
                                                                              home: DeviceSimulator,
                                                                              broker: Broker) -> None:
     await hearthd.components.mqtt_link().ready()
@@ -335,11 +317,11 @@ async def test_a_command_the_broker_never_takes_is_reported_and_not_sent_late(he
 
 async def test_no_broker_at_all_is_not_available(mqtt_config: Config, broker: Broker) -> None:
     broker.stop()
-    h = Hearthd(mqtt_config)
+    h = Conversation(mqtt_config)
     try:
         assert await h.say("turn off the kitchen light") == phrase("en", "unavailable.home")
     finally:
-        await h.components.close()
+        await h.close()
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -364,7 +346,7 @@ async def test_hearthd_ask_from_the_command_line(broker: Broker, home: DeviceSim
     assert home.commands == [(KITCHEN_SET, json.dumps({"state": "OFF"}))]
 
 
-async def test_toggle_open_part_way_mode_and_lock(hearthd: Hearthd, home: DeviceSimulator) -> None:
+async def test_toggle_open_part_way_mode_and_lock(hearthd: Conversation, home: DeviceSimulator) -> None:
     await home.wait_for_state("kitchen_light", state="ON")
     await hearthd.components.mqtt_link().ready()
     await asyncio.sleep(0.2)
@@ -406,11 +388,11 @@ async def test_a_broker_with_a_password(base_config: Config, tmp_path: Path, mon
         cfg = copy.deepcopy(base_config)
         cfg.mqtt.port, cfg.mqtt.node_id, cfg.mqtt.command_timeout_s = broker.port, "auth", 2.0
         cfg.mqtt.username, cfg.mqtt.password = "hearthd", "wrong"
-        h = Hearthd(cfg)
+        h = Conversation(cfg)
         try:
             assert await h.say("turn off the kitchen light") == phrase("en", "unavailable.home")
         finally:
-            await h.components.close()
+            await h.close()
         cfg.mqtt.password = "s3cret"
         components = Components(cfg)
         try:
@@ -422,7 +404,7 @@ async def test_a_broker_with_a_password(base_config: Config, tmp_path: Path, mon
         broker.stop()
 
 
-async def test_two_lights_in_a_room_give_a_question_and_the_answer_acts(hearthd: Hearthd,
+async def test_two_lights_in_a_room_give_a_question_and_the_answer_acts(hearthd: Conversation,
                                                                         home: DeviceSimulator) -> None:
     ceiling = {"name": "Living Room Ceiling", "cmd_t": "home/lr_ceiling/set", "stat_t": "home/lr_ceiling",
                "uniq_id": "lr_ceiling", "dev": {"ids": ["lr_ceiling"], "name": "Living Room Ceiling",

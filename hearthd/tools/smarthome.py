@@ -54,10 +54,11 @@ COLOURS = {  # name → RGB; localized names are in the fast-path lists, which g
     "white": (255, 255, 255),
 }
 WHITES = {"warm white": 2700, "cool white": 6500, "neutral white": 4000}  # kelvin
+SWITCHABLE = ("light", "switch", "fan")
 CONTROLLABLE = {"light", "switch", "fan", "cover", "climate", "lock", "alarm_control_panel", "scene", "button"}
 # The kinds of device each tool needs; the model is offered a tool only when one exists.
 KINDS: dict[str, tuple[str, ...]] = {
-    "turn_on": ("light", "switch", "fan"), "turn_off": ("light", "switch", "fan"), "toggle": ("light", "switch", "fan"),
+    "turn_on": SWITCHABLE, "turn_off": SWITCHABLE, "toggle": SWITCHABLE,
     "set_brightness": ("light",),
     "set_color": ("light",), "open_cover": ("cover",), "close_cover": ("cover",), "set_cover_position": ("cover",),
     "set_temperature": ("climate",), "set_climate_mode": ("climate",), "set_fan_speed": ("fan",),
@@ -347,6 +348,27 @@ def _speakable(n: float) -> str:
     return str(int(n)) if float(n).is_integer() else str(n)
 
 
+class Refusal(Exception):
+    """A request that ends in a spoken answer instead of a command (no such device, which one?, offline)."""
+
+    def __init__(self, result: ToolResult) -> None:
+        super().__init__(result.phrase)
+        self.result = result
+
+
+def _answering(handler: Any) -> Any:
+    """The handler, with a Refusal raised anywhere inside it returned as the tool's result."""
+
+    async def run(args: dict[str, Any]) -> ToolResult:
+        try:
+            result: ToolResult = await handler(args)
+            return result
+        except Refusal as refusal:
+            return refusal.result
+
+    return run
+
+
 class SmartHome:
     """The smart-home tools. `link()` gives the publisher once the link has connected and learned the devices."""
 
@@ -356,21 +378,26 @@ class SmartHome:
 
     # -- shared steps -------------------------------------------------------------------------------------
 
-    async def _one(self, said: str, components: Iterable[str]) -> tuple[Entity | None, ToolResult | None]:
-        """The entity meant, or the reply that says why there is none (unknown, which one?, offline)."""
+    def _one(self, said: str, components: Iterable[str]) -> Entity:
+        """The entity meant; a Refusal says why there is none (unknown, which one?, offline)."""
         match = self.catalogue.resolve(said, components)
         if not match.entities:
-            return None, ToolResult(False, {"error": f"no device matches {said!r}", "code": "home-unknown-device"},
-                                    "home.unknown_device", {"name": said})
+            raise Refusal(ToolResult(False, {"error": f"no device matches {said!r}", "code": "home-unknown-device"},
+                                     "home.unknown_device", {"name": said}))
         if len(match.entities) > 1:
             names = sorted(e.name for e in match.entities)
-            return None, ToolResult(False, {"error": "ambiguous", "candidates": names, "code": "home-ambiguous"},
-                                    "home.which", {"first": names[0], "second": names[1]})
+            raise Refusal(ToolResult(False, {"error": "ambiguous", "candidates": names, "code": "home-ambiguous"},
+                                     "home.which", {"first": names[0], "second": names[1]}))
         entity = match.entities[0]
         if self.catalogue.available.get(entity.key) is False:
-            return None, ToolResult(False, {"entity": entity.key, "code": "home-offline"}, "home.offline",
-                                    {"name": entity.name})
-        return entity, None
+            raise Refusal(ToolResult(False, {"entity": entity.key, "code": "home-offline"}, "home.offline",
+                                     {"name": entity.name}))
+        return entity
+
+    async def _find(self, said: str, components: Iterable[str]) -> Entity:
+        """The devices learned (`_ready`), then the one meant (`_one`)."""
+        await self._ready()
+        return self._one(said, components)
 
     async def _send(self, entity: Entity, topic: str, payload: str, ok: ToolResult) -> ToolResult:
         if not topic:
@@ -385,24 +412,18 @@ class SmartHome:
         ok.data.update({"entity": entity.key, "topic": topic, "payload": payload})
         return ok
 
-    async def _ready(self) -> ToolResult | None:
-        """Learn the devices before resolving a name (a fresh `hearthd ask` knows only the saved catalogue)."""
+    async def _ready(self) -> None:
+        """Learn the devices before resolving a name (a fresh `hearthd ask` knows only the saved catalogue); with no
+        broker and no saved devices, a Refusal says smart-home control is not available."""
         try:
             await self.link()
         except CommandNotSent as e:
             if not self.catalogue.entities:
-                return ToolResult(False, {"error": str(e), "code": e.code}, "unavailable.home")
-        return None
+                raise Refusal(ToolResult(False, {"error": str(e), "code": e.code}, "unavailable.home")) from None
 
     # -- actions ------------------------------------------------------------------------------------------
 
-    async def _switch(self, args: dict[str, Any], on: bool) -> ToolResult:
-        if (failed := await self._ready()) is not None:
-            return failed
-        entity, failed = await self._one(args["device"], ("light", "switch", "fan"))
-        if entity is None:
-            assert failed is not None
-            return failed
+    async def _switch(self, entity: Entity, on: bool) -> ToolResult:
         reply = ToolResult(True, {"on": on}, "home.on" if on else "home.off", {"name": entity.name})
         if entity.config.get("schema") == "json":
             return await self._send(entity, entity.topic("command_topic"), json.dumps({"state": "ON" if on else "OFF"}),
@@ -413,28 +434,17 @@ class SmartHome:
     async def _toggle(self, args: dict[str, Any]) -> ToolResult:
         """The opposite of the tracked state (as Home Assistant toggles: MQTT has no toggle payload of its own);
         an unknown state is switched on."""
-        if (failed := await self._ready()) is not None:
-            return failed
-        entity, failed = await self._one(args["device"], ("light", "switch", "fan"))
-        if entity is None:
-            assert failed is not None
-            return failed
-        on = self.catalogue.states.get(entity.key, {}).get("state") != "on"
-        return await self._switch({"device": entity.name}, on)
+        entity = await self._find(args["device"], SWITCHABLE)
+        return await self._switch(entity, self.catalogue.states.get(entity.key, {}).get("state") != "on")
 
     async def _turn_on(self, args: dict[str, Any]) -> ToolResult:
-        return await self._switch(args, True)
+        return await self._switch(await self._find(args["device"], SWITCHABLE), True)
 
     async def _turn_off(self, args: dict[str, Any]) -> ToolResult:
-        return await self._switch(args, False)
+        return await self._switch(await self._find(args["device"], SWITCHABLE), False)
 
     async def _brightness(self, args: dict[str, Any]) -> ToolResult:
-        if (failed := await self._ready()) is not None:
-            return failed
-        entity, failed = await self._one(args["device"], ("light",))
-        if entity is None:
-            assert failed is not None
-            return failed
+        entity = await self._find(args["device"], ("light",))
         percent = int(args["percent"])
         reply = ToolResult(True, {"percent": percent}, "home.brightness", {"name": entity.name},
                            counts={"percent": (percent, "percent")})
@@ -450,12 +460,7 @@ class SmartHome:
                                 reply)
 
     async def _colour(self, args: dict[str, Any]) -> ToolResult:
-        if (failed := await self._ready()) is not None:
-            return failed
-        entity, failed = await self._one(args["device"], ("light",))
-        if entity is None:
-            assert failed is not None
-            return failed
+        entity = await self._find(args["device"], ("light",))
         colour = args["color"]
         reply = ToolResult(True, {"color": colour}, "home.colour", {"name": entity.name},
                            phrases={"colour": f"colours.{colour.replace(' ', '_')}"})
@@ -480,12 +485,7 @@ class SmartHome:
         return await self._send(entity, entity.topic("rgb_command_topic"), f"{r},{g},{b}", reply)
 
     async def _cover(self, args: dict[str, Any], action: str) -> ToolResult:
-        if (failed := await self._ready()) is not None:
-            return failed
-        entity, failed = await self._one(args["device"], ("cover",))
-        if entity is None:
-            assert failed is not None
-            return failed
+        entity = await self._find(args["device"], ("cover",))
         if action == "position":
             percent = int(args["percent"])
             top, bottom = int(entity.config.get("position_open", 100)), int(entity.config.get("position_closed", 0))
@@ -507,22 +507,18 @@ class SmartHome:
     async def _position(self, args: dict[str, Any]) -> ToolResult:
         return await self._cover(args, "position")
 
-    async def _climate(self, args: dict[str, Any]) -> tuple[Entity | None, ToolResult | None]:
-        if (failed := await self._ready()) is not None:
-            return None, failed
+    async def _climate(self, args: dict[str, Any]) -> Entity:
+        await self._ready()
         said = args.get("device") or ""
         if not said:  # "set the heating to 21": the only thermostat, if there is one
             thermostats = [e for e in self.catalogue.entities.values() if e.component == "climate"]
             if len(thermostats) == 1:
-                return thermostats[0], None
+                return thermostats[0]
             said = "thermostat"
-        return await self._one(said, ("climate",))
+        return self._one(said, ("climate",))
 
     async def _temperature(self, args: dict[str, Any]) -> ToolResult:
-        entity, failed = await self._climate(args)
-        if entity is None:
-            assert failed is not None
-            return failed
+        entity = await self._climate(args)
         temperature = float(args["temperature"])
         low, high = float(entity.config.get("min_temp", 7)), float(entity.config.get("max_temp", 35))
         if not low <= temperature <= high:
@@ -536,10 +532,7 @@ class SmartHome:
                                            {"name": entity.name, "temperature": _speakable(temperature)}))
 
     async def _mode(self, args: dict[str, Any]) -> ToolResult:
-        entity, failed = await self._climate(args)
-        if entity is None:
-            assert failed is not None
-            return failed
+        entity = await self._climate(args)
         mode = args["mode"]
         modes = entity.config.get("modes") or ["auto", "off", "cool", "heat", "dry", "fan_only"]
         if mode not in modes:
@@ -550,34 +543,19 @@ class SmartHome:
                                            phrases={"mode": f"modes.{mode}"}))
 
     async def _fan(self, args: dict[str, Any]) -> ToolResult:
-        if (failed := await self._ready()) is not None:
-            return failed
-        entity, failed = await self._one(args["device"], ("fan",))
-        if entity is None:
-            assert failed is not None
-            return failed
+        entity = await self._find(args["device"], ("fan",))
         percent = int(args["percent"])
         return await self._send(entity, entity.topic("percentage_command_topic"), str(percent),
                                 ToolResult(True, {"percent": percent}, "home.fan_speed", {"name": entity.name},
                                            counts={"percent": (percent, "percent")}))
 
     async def _scene(self, args: dict[str, Any]) -> ToolResult:
-        if (failed := await self._ready()) is not None:
-            return failed
-        entity, failed = await self._one(args["scene"], ("scene",))
-        if entity is None:
-            assert failed is not None
-            return failed
+        entity = await self._find(args["scene"], ("scene",))
         return await self._send(entity, entity.topic("command_topic"), entity.payload("payload_on", "ON"),
                                 ToolResult(True, {}, "home.scene", {"name": entity.name}))
 
     async def _lock(self, args: dict[str, Any], lock: bool) -> ToolResult:
-        if (failed := await self._ready()) is not None:
-            return failed
-        entity, failed = await self._one(args["door"], ("lock",))
-        if entity is None:
-            assert failed is not None
-            return failed
+        entity = await self._find(args["door"], ("lock",))
         payload = entity.payload("payload_lock" if lock else "payload_unlock", "LOCK" if lock else "UNLOCK")
         return await self._send(entity, entity.topic("command_topic"), payload,
                                 ToolResult(True, {"locked": lock}, "home.locked" if lock else "home.unlocked",
@@ -590,15 +568,11 @@ class SmartHome:
         return await self._lock(args, False)
 
     async def _panel(self, mode: str) -> ToolResult:
-        if (failed := await self._ready()) is not None:
-            return failed
+        await self._ready()
         panels = [e for e in self.catalogue.entities.values() if e.component == "alarm_control_panel"]
         if not panels:
             return ToolResult(False, {"code": "home-unknown-device"}, "home.no_alarm_panel")
-        entity, failed = (panels[0], None) if len(panels) == 1 else await self._one("alarm", ("alarm_control_panel",))
-        if entity is None:
-            assert failed is not None
-            return failed
+        entity = panels[0] if len(panels) == 1 else self._one("alarm", ("alarm_control_panel",))
         key = {"home": "payload_arm_home", "away": "payload_arm_away", "night": "payload_arm_night",
                "disarm": "payload_disarm"}[mode]
         default = {"home": "ARM_HOME", "away": "ARM_AWAY", "night": "ARM_NIGHT", "disarm": "DISARM"}[mode]
@@ -615,12 +589,7 @@ class SmartHome:
     # -- questions ----------------------------------------------------------------------------------------
 
     async def _state(self, args: dict[str, Any]) -> ToolResult:
-        if (failed := await self._ready()) is not None:
-            return failed
-        entity, failed = await self._one(args["device"], CONTROLLABLE | {"binary_sensor"})
-        if entity is None:
-            assert failed is not None
-            return failed
+        entity = await self._find(args["device"], CONTROLLABLE | {"binary_sensor"})
         state = self.catalogue.states.get(entity.key, {})
         value = state.get("state")
         data = {"entity": entity.key, "state": state}
@@ -633,8 +602,7 @@ class SmartHome:
         return ToolResult(True, data, "home.state_unknown", values)
 
     async def _sensor(self, args: dict[str, Any]) -> ToolResult:
-        if (failed := await self._ready()) is not None:
-            return failed
+        await self._ready()
         quantity = args["quantity"]
         area = _area_in(str(args.get("area", "")).lower())
         # a thermostat's current temperature counts as a temperature sensor
@@ -673,7 +641,7 @@ class SmartHome:
 
         def tool(name: str, description: str, parameters: dict[str, Any], handler: Any,
                  consequential: bool = False) -> Tool:
-            return Tool(name, description, parameters, handler, family="home", consequential=consequential,
+            return Tool(name, description, parameters, _answering(handler), family="home", consequential=consequential,
                         offered=self._has(*KINDS[name]))
 
         return [
