@@ -57,3 +57,29 @@ def dbus_config(base_config: Config, dbus_address: str, monkeypatch: pytest.Monk
     cfg.agent.fast_path = True
     monkeypatch.delenv("XDG_SESSION_ID", raising=False)  # hearthd then locks the user's display session
     return cfg
+
+
+@pytest.fixture(scope="session")
+def default_model_gguf(base_config: Config) -> Path:
+    """The default agent model's GGUF, found (or assembled) the way hearthd finds it."""
+    from hearthd.daemon.components import make_store
+
+    return make_store(base_config).resolve(base_config.agent.model)
+
+
+@pytest.fixture(scope="session")
+def qwen35_xml_model(tmp_path_factory: pytest.TempPathFactory, default_model_gguf: Path) -> Path:
+    """A tiny random-weight qwen35 (hybrid recurrent + attention) GGUF with a Qwen3.5-style XML tool-call template."""
+    from .tinymodel import QWEN35_TEMPLATE, write_tiny_qwen35
+
+    out = tmp_path_factory.mktemp("qwen35") / "tiny-qwen35-xml.gguf"
+    return write_tiny_qwen35(out, default_model_gguf, QWEN35_TEMPLATE.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def qwen35_json_model(tmp_path_factory: pytest.TempPathFactory, default_model_gguf: Path) -> Path:
+    """The same tiny qwen35 with the default model's own chat template (JSON tool calls in <tool_call>)."""
+    from .tinymodel import read_chat_template, write_tiny_qwen35
+
+    out = tmp_path_factory.mktemp("qwen35") / "tiny-qwen35-json.gguf"
+    return write_tiny_qwen35(out, default_model_gguf, read_chat_template(default_model_gguf))
