@@ -217,23 +217,27 @@ def _eval_bfcl(args: argparse.Namespace, cfg: Config) -> int:
     def show(category: str, r: Any) -> None:
         if args.json:
             print(json.dumps({"type": "eval_case", "category": category, "id": r.id, "ok": r.ok, "reason": r.reason,
-                              "calls": r.calls, "abstained": r.abstained, "ms": round(r.ms, 1)}, ensure_ascii=False))
+                              "calls": r.calls, "abstained": r.abstained, "error": r.error, "ms": round(r.ms, 1)},
+                             ensure_ascii=False))
+        elif r.error:
+            print(f"  error {r.id}: {r.error}", file=sys.stderr)
         elif args.verbose and not r.ok:
             print(f"  miss {r.id}: {r.reason} {r.calls}", file=sys.stderr)
 
     reports = evaluate(model, root, cats, args.limit, show, cfg.agent.min_tool_probability,
-                       cfg.agent.min_relevance)
+                       cfg.agent.min_relevance, cfg.agent.thinking_budget)
     if args.json:
         for rep in reports:
             print(json.dumps(rep.summary()))
     else:
-        print(f"model: {model.path.name}")
-        print(f"{'category':<22}{'cases':>6}{'accuracy':>10}{'abstained':>11}{'p50 ms':>9}{'p95 ms':>9}")
+        print(f"model: {model.path.name} ({model.capabilities.summary()})")
+        print(f"{'category':<22}{'cases':>6}{'accuracy':>10}{'abstained':>11}{'errors':>8}{'p50 ms':>9}{'p95 ms':>9}")
         for rep in reports:
             s = rep.summary()
             print(f"{rep.category:<22}{s['cases']:>6}{100 * s['accuracy']:>9.1f}%{100 * s['abstention_rate']:>10.1f}%"
-                  f"{s['p50_ms']:>9.0f}{s['p95_ms']:>9.0f}")
-    return EXIT_OK
+                  f"{s['errors']:>8}{s['p50_ms']:>9.0f}{s['p95_ms']:>9.0f}")
+    # A case that crashed is not a miss: the run failed, and says so in its exit status.
+    return EXIT_OK if not any(rep.errors for rep in reports) else EXIT_FAIL
 
 
 def _eval_suites(args: argparse.Namespace, cfg: Config) -> int:
@@ -251,7 +255,7 @@ def _eval_suites(args: argparse.Namespace, cfg: Config) -> int:
         if not agents:
             agents.append(Agent(_eval_model(args, cfg), registry, state_dir=prompt_cache_dir(),
                                 min_tool_probability=cfg.agent.min_tool_probability,
-                                min_relevance=cfg.agent.min_relevance))
+                                min_relevance=cfg.agent.min_relevance, thinking=cfg.agent.thinking_budget))
         return agents[0]
 
     router = Router(None if args.no_fast_path else FastPath(registry), agent, cfg.agent.clarify_timeout_s,

@@ -99,6 +99,14 @@ class AgentConfig:
     clarify_turns: int = 2  # questions asked for one request before giving up
     max_calls: int = 3  # tool calls one utterance may make; more stops the turn and says so
     max_turn_s: float = 10.0  # wall time the model may spend on one turn; past it the turn stops and says so
+    # "off" (default, for latency), or a budget of N tokens the model may think before its call (models whose
+    # template has a thinking mode, e.g. Qwen3.5/BotPsy); `</think>` is forced at the budget
+    thinking: str = "off"
+
+    @property
+    def thinking_budget(self) -> int:
+        """Tokens the model may think before its call (0: thinking off)."""
+        return 0 if self.thinking.strip().lower() == "off" else int(self.thinking)
 
 
 @dataclass
@@ -231,6 +239,9 @@ def _type_name(tp: Any) -> str:
     return {str: "string", int: "integer", float: "number", bool: "boolean"}.get(tp, str(tp))
 
 
+_WORD_OR_NUMBER = {"agent.thinking"}  # text keys that also take a number
+
+
 def _coerce(value: Any, tp: Any, key: str) -> Any:
     """Check one value against a field type; ints are accepted where floats are expected."""
     origin = typing.get_origin(tp)
@@ -248,6 +259,8 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
         raise ConfigError("union types are not supported in config", key)
     if tp is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if key in _WORD_OR_NUMBER and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)  # `agent.thinking = 256` as well as `"off"`
     if tp is bool and not isinstance(value, bool):
         raise ConfigError(f"expected boolean, got {type(value).__name__} {value!r}", key)
     if tp in (int, float, str) and (not isinstance(value, tp) or isinstance(value, bool)):
@@ -294,6 +307,10 @@ def _validate(cfg: Config) -> None:
         raise ConfigError("must be between 1 and 50", "audio.volume_step")
     if cfg.dbus.timeout_s <= 0:
         raise ConfigError("must be positive", "dbus.timeout_s")
+    thinking = cfg.agent.thinking.strip().lower()
+    if thinking != "off" and not (thinking.isdigit() and 1 <= int(thinking) <= 4096):
+        raise ConfigError(f"expected \"off\" or a token budget from 1 to 4096, got {cfg.agent.thinking!r}",
+                          "agent.thinking")
 
 
 def _env_overrides(environ: typing.Mapping[str, str]) -> dict[str, Any]:

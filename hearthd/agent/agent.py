@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,7 +14,8 @@ import numpy as np
 from ..locale import system_prompt
 from ..numbers import digits_for_times
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
-from .grammar import CALL_TAIL, NO_TOOL, PREFILL, arguments_grammars, arguments_head, no_tool_schema
+from .dialect import dialect_named, typed_arguments
+from .grammar import NO_TOOL, arguments_grammars, no_tool_schema
 from .grounding import missing_arguments, read_arguments, ungrounded_arguments
 from .model import ChatModel
 from .parsing import ToolCall, ToolCallParseError, parse_tool_calls, strip_thinking
@@ -39,6 +39,10 @@ class Decision:
     relevance: float | None = None  # P(the chosen tool does what was asked), when the check ran
     say: str = ""  # phrase key of the reply when it is not the default one for the kind
     missing: str = ""  # clarify: the required argument to ask for (calls[0] is the call waiting for it)
+    evaluated: int = 0  # tokens the model evaluated for this turn (prompt, name choice, arguments, checks)
+    thinking: str = ""  # what the model thought before its call (agent.thinking on)
+    thinking_tokens: int = 0
+    tokens: list[int] = field(default_factory=list, repr=False, compare=False)  # the call after the prefill
 
 
 def time_context(now: datetime) -> str:
@@ -56,19 +60,23 @@ class Agent:
 
     def __init__(self, model: ChatModel, registry: ToolRegistry, state_dir: Path | None = None,
                  min_tool_probability: float = 0.0, min_relevance: float = 0.0, max_calls: int = 3,
-                 max_turn_s: float = 0.0) -> None:
+                 max_turn_s: float = 0.0, thinking: int = 0) -> None:
         self.model = model
         self.state_dir = state_dir
         self.registry = registry
-        self._grammars = arguments_grammars(registry)
+        self.dialect = dialect_named(model.capabilities.dialect)  # the call syntax the model was trained on
+        self._grammars = arguments_grammars(registry, self.dialect)
         self._offered: tuple[str, ...] = ()
         self._schemas: list[dict[str, Any]] = []
+        self._sequences: dict[str, list[int]] = {}
         self.min_tool_probability = min_tool_probability
         self.min_relevance = min_relevance
         self.max_calls = max_calls
         self.max_turn_s = max_turn_s  # 0: no limit
+        self.thinking = thinking if model.capabilities.thinking else 0  # a model without the mode cannot think
         self._deadline = float("inf")
         self._relevance = RelevanceCheck(model) if min_relevance > 0 else None
+        self.prefix_status = ""
 
     @property
     def _tools(self) -> list[dict[str, Any]]:
@@ -79,6 +87,7 @@ class Agent:
         if names != self._offered:
             # no_tool first: the catalogue's shared head stays one cacheable prefix whatever tools follow it
             self._offered, self._schemas = names, [no_tool_schema()] + [t.openai_schema() for t in offered]
+            self._sequences = {}
         return self._schemas
 
     def messages(self, text: str, lang: str, now: datetime) -> list[dict[str, Any]]:
@@ -89,47 +98,57 @@ class Agent:
             {"role": "user", "content": text},
         ]
 
+    def _render(self, text: str, lang: str, now: datetime | None = None) -> str:
+        return self.model.render(self.messages(text, lang, now or datetime.now().astimezone()), self._tools,
+                                 thinking=self.thinking > 0)
+
     def prefix(self, lang: str) -> str:
         """The part of every prompt in `lang` that comes before the user's words."""
         marker = "\u0000USER\u0000"
-        rendered = self.model.render(self.messages(marker, lang, datetime.now().astimezone()), self._tools)
+        rendered = self._render(marker, lang)
         return rendered[: rendered.index(marker)]
 
     def prompt(self, text: str, lang: str, now: datetime | None = None) -> str:
-        now = now or datetime.now().astimezone()
-        return self.model.render(self.messages(text, lang, now), self._tools) + PREFILL
+        """The turn's prompt as text, prefilled up to the tool name (without any thinking)."""
+        return self._render(text, lang, now) + self.dialect.prefill
 
-    def name_probabilities(self, prompt: str) -> dict[str, float]:
-        """P(first token of each tool name) after the prefill, renormalised over the declared names."""
-        logprobs = self.model.next_token_logprobs(prompt)
-        firsts: dict[str, int] = {}
-        for name in [t.name for t in self.registry.offered()] + [NO_TOOL]:
-            firsts[name] = self.model.tokens_plain(name)[0]
+    def _name_sequences(self) -> dict[str, list[int]]:
+        """Each offered name (and no_tool) as the model's tokens after the prefill, up to the end of the name."""
+        self._tools  # noqa: B018 — refreshes the offered names
+        if not self._sequences:
+            for name in [*self._offered, NO_TOOL]:
+                self._sequences[name] = [tok for piece in self.dialect.name_pieces(name)
+                                         for tok in self.model.tokens_plain(piece)]
+        return self._sequences
+
+    def name_probabilities(self, tokens: list[int]) -> tuple[dict[str, float], list[int]]:
+        """P(each declared name) at the first token where the names differ, renormalised over them; and the
+        tokens all names share before it (the XML form's `=`, when the vocabulary has no `=name` token)."""
+        seqs = self._name_sequences()
+        shared = _common_prefix(list(seqs.values()))
+        logprobs = self.model.logprobs_after(tokens + shared)
+        firsts = {name: seq[len(shared)] for name, seq in seqs.items()}
         by_token = {tok: float(np.exp(logprobs[tok])) for tok in set(firsts.values())}
         total = sum(by_token.values()) or 1.0
-        return {name: by_token[tok] / total for name, tok in firsts.items()}
+        return {name: by_token[tok] / total for name, tok in firsts.items()}, shared
 
-    def choose_tool(self, prompt: str, probs: dict[str, float]) -> str:
+    def choose_tool(self, tokens: list[int], probs: dict[str, float], shared: list[int]) -> str:
         """The most likely declared tool name. The first token decides among tools; where several names share
         it (calculate_area, calculate_volume) the names are followed token by token, as greedy decoding would."""
-        best = max((n for n in probs if n != NO_TOOL), key=lambda n: probs[n])
-        seqs = {n: self.model.tokens_plain(n) for n in probs if n != NO_TOOL}
-        group = [n for n in seqs if seqs[n][0] == seqs[best][0]]
-        prompt_tokens = self.model.tokens(prompt)
-        chosen = [seqs[best][0]]
-        quote = self.model.tokens_plain('"')[0]
+        seqs = {n: s for n, s in self._name_sequences().items() if n != NO_TOOL and n in probs}
+        best = max(seqs, key=lambda n: probs[n])
+        depth = len(shared)
+        chosen = [*shared, seqs[best][depth]]
+        group = [n for n in seqs if seqs[n][depth] == chosen[-1]]
         while len(group) > 1:
             depth = len(chosen)
-            logprobs = self.model.logprobs_after(prompt_tokens + chosen)
-
-            def score(name: str, lp: np.ndarray = logprobs, d: int = depth) -> float:
-                return float(lp[seqs[name][d]] if d < len(seqs[name]) else lp[quote])  # quote: the name ends
-
-            top = max(group, key=score)
-            if depth >= len(seqs[top]):
-                return top
+            done = [n for n in group if len(seqs[n]) <= depth]
+            if done:
+                return done[0]
+            logprobs = self.model.logprobs_after(tokens + chosen)
+            top = max(group, key=lambda n, lp=logprobs, d=depth: float(lp[seqs[n][d]]))  # type: ignore[misc]
             chosen.append(seqs[top][depth])
-            group = [n for n in group if depth < len(seqs[n]) and seqs[n][depth] == chosen[-1]]
+            group = [n for n in group if seqs[n][depth] == chosen[-1]]
         return group[0]
 
     def relevant(self, name: str, text: str) -> float | None:
@@ -142,26 +161,45 @@ class Agent:
         """Blocking: run the model once and check its answer (call from an executor thread). With `only`, the
         tool is already known (a clarification being answered) and just its arguments are decoded."""
         started = time.monotonic()
+        evaluated = self.model.evaluated_total
         self._deadline = started + self.max_turn_s if self.max_turn_s > 0 else float("inf")
+        self._thought: tuple[str, int] = ("", 0)
         text = digits_for_times(text, lang)  # "साढ़े छह" → "6:30": small models read digits far better
         try:
             if only:
-                decision = self._arguments(only, text, lang, {}, lambda: self._warm_prompt(text, lang, now))
+                decision = self._arguments(only, text, lang, {}, lambda: self._turn(text, lang, now))
             else:
                 decision = self._decide(text, lang, now)
         except TurnTooLong:
             decision = Decision("abstain", reason=f"over the {self.max_turn_s:.0f} s budget", say="agent.too_slow")
         decision.seconds = time.monotonic() - started
+        decision.evaluated = self.model.evaluated_total - evaluated
+        decision.thinking, decision.thinking_tokens = self._thought
         return decision
 
-    def _warm_prompt(self, text: str, lang: str, now: datetime | None) -> str:
-        prompt = self.prompt(text, lang, now)
-        self.prefix_status = self.model.ensure_prefix(self.prefix(lang), self.state_dir)
+    def _turn(self, text: str, lang: str, now: datetime | None) -> list[int]:
+        """The turn's tokens, ending with the prefill: the catalogue prefix made ready (cached, loaded or
+        evaluated), the user's words, and with agent.thinking on, what the model thought."""
+        rendered, prefix = self._render(text, lang, now), self.prefix(lang)
+        if not rendered.startswith(prefix):  # a template that renders the system turn differently per user turn
+            prefix = ""
+        self.prefix_status, tokens = self.model.prompt_tokens(prefix, rendered[len(prefix):], self.state_dir)
         if self.prefix_status != "warm" and self.max_turn_s > 0:
             # Evaluating (or loading) the catalogue prefix is a one-time cost per model, prompt and language, like
             # loading the model: the turn's budget starts once it is done.
             self._deadline = time.monotonic() + self.max_turn_s
-        return prompt
+        if self.thinking:
+            tokens = self._think(tokens)
+        return tokens + self.model.tokens_special(self.dialect.prefill)
+
+    def _think(self, tokens: list[int]) -> list[int]:
+        """Up to `thinking` tokens of free text after `<think>`; then `</think>` (forced at the budget)."""
+        self._in_time()
+        thought = self.model.complete(tokens, max_tokens=self.thinking, deadline=self._deadline, stop=("</think>",))
+        self._in_time()
+        self._thought = (thought.text.removesuffix("</think>").strip(), thought.completion_tokens)
+        close = "\n\n" if thought.stopped_at else ("</think>\n\n" if thought.text.endswith("\n") else "\n</think>\n\n")
+        return tokens + thought.tokens + self.model.tokens_special(close)
 
     def _decide(self, text: str, lang: str, now: datetime | None) -> Decision:
         names = [t.name for t in self.registry.offered()]
@@ -172,61 +210,65 @@ class Agent:
             if relevance is not None and relevance < self.min_relevance:
                 return Decision("abstain", reason=f"not something {names[0]} does (p={relevance:.2f})",
                                 relevance=relevance)
-        prompt = self._warm_prompt(text, lang, now)
-        decision = self._call(prompt, text, lang, relevance)
+        tokens = self._turn(text, lang, now)
+        decision = self._call(tokens, text, lang, relevance)
         several = len(split_requests(text, lang)) > 1  # only then is a second call worth a forward pass
+        context = tokens + decision.tokens
         while several and decision.kind == "call" and len(decision.calls) < self.max_calls:
-            # "turn off the light and set an alarm for seven": after a call the model may open another one.
-            prompt = prompt[: -len(PREFILL)] + decision.raw + "\n"
-            if not self._another_call(prompt):
+            # "turn off the light and set an alarm for seven": after a call the model may open another one. The
+            # context only grows (the call as it was decoded, then the next prefill): nothing is evaluated again.
+            after = context + self.model.tokens_special(self.dialect.tail + "\n")
+            if not self._another_call(after):
                 break
-            more = self._call(prompt + PREFILL, text, lang, None)
+            following = after + self.model.tokens_special(self.dialect.prefill)
+            more = self._call(following, text, lang, None)
             if more.kind != "call" or more.calls[0] in decision.calls:
                 break  # an extra call that is unusable or a repeat is dropped; the calls before it stand
             decision.calls += more.calls
             decision.raw += "\n" + more.raw
+            context = following + more.tokens
         return decision
 
-    def _another_call(self, prompt: str) -> bool:
+    def _another_call(self, tokens: list[int]) -> bool:
         call, end = self.model.special_token("<tool_call>"), self.model.special_token("<|im_end|>")
         if call < 0 or end < 0:
             return False
-        logprobs = self.model.next_token_logprobs(prompt)
+        logprobs = self.model.logprobs_after(tokens)
         return bool(logprobs[call] > logprobs[end])
 
     def _in_time(self) -> None:
         if time.monotonic() > self._deadline:
             raise TurnTooLong
 
-    def _call(self, prompt: str, text: str, lang: str, relevance: float | None) -> Decision:
-        """One call at the end of `prompt` (which ends with the prefill): the tool by probability, checked for
-        relevance, then its arguments."""
-        probs = self.name_probabilities(prompt)
+    def _call(self, tokens: list[int], text: str, lang: str, relevance: float | None) -> Decision:
+        """One call after `tokens` (which end with the prefill): the tool by probability, checked for relevance,
+        then its arguments."""
+        probs, shared = self.name_probabilities(tokens)
         self._in_time()
         best = max(probs, key=lambda n: probs[n])
         if best == NO_TOOL or probs[best] < self.min_tool_probability:
             # Decided at the first token: no need to decode a reason nobody will hear.
             why = "no tool fits" if best == NO_TOOL else f"unsure which tool ({best} p={probs[best]:.2f})"
             return Decision("abstain", reason=why, name_probs=probs, relevance=relevance)
-        best = self.choose_tool(prompt, probs)
+        best = self.choose_tool(tokens, probs, shared)
         if relevance is None:
             relevance = self.relevant(best, text)
             if relevance is not None and relevance < self.min_relevance:
                 return Decision("abstain", reason=f"not something {best} does (p={relevance:.2f})",
                                 name_probs=probs, relevance=relevance)
-        decision = self._arguments(best, text, lang, probs, lambda: prompt)
+        decision = self._arguments(best, text, lang, probs, lambda: tokens)
         decision.relevance = relevance
         return decision
 
     def _arguments(self, name: str, text: str, lang: str, probs: dict[str, float],
-                   prompt: Callable[[], str]) -> Decision:
+                   tokens: Callable[[], list[int]]) -> Decision:
         """The tool is decided: ask for a required argument the user has not said, or decode the values."""
         tool = self.registry.get(name)
         missing = missing_arguments(tool, text, lang)
         if missing:
             return Decision("clarify", calls=[ToolCall(name, {})], missing=missing[0], name_probs=probs,
                             reason=f"{name}: {missing[0]} not said")
-        head = arguments_head(name)
+        head = self.dialect.head(name)
         read = read_arguments(tool, text, lang)
         props = tool.parameters.get("properties", {})
         required = set(tool.parameters.get("required", []))
@@ -234,19 +276,24 @@ class Agent:
                                                    for k in props):
             # Every argument the user gave is a time, a duration or a name read by code; the named options they did
             # not say are left out. Nothing to decode.
-            decision = self.check(PREFILL + head + json.dumps(read) + CALL_TAIL, text, lang)
+            written = self.dialect.arguments_text(read)
+            decision = self.check(self.dialect.call_text(name, written), text, lang)
+            decision.tokens = self.model.tokens_special(head + written)
         else:
-            # Feed the name and the literal JSON around the arguments as prompt and decode only the argument
-            # values, under that one tool's schema.
+            # Feed the name and the syntax around the arguments as prompt and decode only the argument values,
+            # under that one tool's schema.
             self._in_time()
-            completion = self.model.complete(prompt() + head, grammar=self._grammars[name], deadline=self._deadline)
+            head_tokens = self.model.tokens_special(head)
+            completion = self.model.complete(tokens() + head_tokens, grammar=self._grammars[name],
+                                             deadline=self._deadline)
             self._in_time()
-            if completion.completion_tokens >= self.model.cfg.max_tokens:
+            if not completion.finished:
                 return Decision("abstain", reason=f"{name}: arguments longer than {self.model.cfg.max_tokens} tokens",
                                 say="agent.too_long", name_probs=probs)
-            decision = self.check(PREFILL + head + completion.text + CALL_TAIL, text, lang)
+            decision = self.check(self.dialect.call_text(name, completion.text), text, lang)
             decision.prompt_tokens = completion.prompt_tokens
             decision.completion_tokens = completion.completion_tokens
+            decision.tokens = head_tokens + completion.tokens
         decision.name_probs = probs
         return decision
 
@@ -262,6 +309,8 @@ class Agent:
         for call in calls:
             if call.name == NO_TOOL:
                 return Decision("abstain", reason=str(call.arguments.get("reason", ""))[:120], raw=raw)
+            if call.textual and call.name in self.registry:
+                call.arguments = typed_arguments(call.arguments, self.registry.get(call.name).parameters)
             try:
                 call.arguments = self.registry.validate(call.name, call.arguments)
             except (UnknownTool, SchemaError) as e:
@@ -276,3 +325,15 @@ class Agent:
                 # an optional detail the user never gave ("every day" added to "set an alarm for 7") is dropped
                 call.arguments = {k: v for k, v in call.arguments.items() if k not in bad}
         return Decision("call", calls=calls, raw=raw)
+
+
+def _common_prefix(seqs: list[list[int]]) -> list[int]:
+    """The tokens every sequence starts with, leaving at least one token of the shortest."""
+    if not seqs:
+        return []
+    out: list[int] = []
+    for column in zip(*seqs, strict=False):
+        if len(set(column)) != 1 or len(out) + 1 >= min(len(s) for s in seqs):
+            break
+        out.append(column[0])
+    return out

@@ -30,6 +30,7 @@ class CaseResult:
     calls: list[tuple[str, dict[str, Any]]]
     abstained: bool
     ms: float
+    error: str = ""  # the case could not be run (an exception): an error, never counted as an ordinary miss
 
 
 @dataclass
@@ -42,6 +43,10 @@ class Report:
     @property
     def accuracy(self) -> float:
         return sum(r.ok for r in self.results) / len(self.results) if self.results else 0.0
+
+    @property
+    def errors(self) -> int:
+        return sum(bool(r.error) for r in self.results)
 
     @property
     def abstention_rate(self) -> float:
@@ -57,6 +62,7 @@ class Report:
         return {
             "type": "eval", "suite": "bfcl", "category": self.category, "cases": len(self.results),
             "accuracy": round(self.accuracy, 4), "abstention_rate": round(self.abstention_rate, 4),
+            "errors": self.errors,
             "p50_ms": round(statistics.median([r.ms for r in self.results]) if self.results else 0.0, 1),
             "p95_ms": round(self.percentile(0.95), 1),
         }
@@ -72,32 +78,35 @@ def case_registry(case: bfcl.BfclCase) -> ToolRegistry:
 
 
 def run_bfcl(model: ChatModel, root: Path, category: str, limit: int | None = None,
-             min_tool_probability: float = 0.0, min_relevance: float = 0.0) -> Iterator[CaseResult]:
+             min_tool_probability: float = 0.0, min_relevance: float = 0.0,
+             thinking: int = 0) -> Iterator[CaseResult]:
     """Score the agent on each case of a category; yields results as they come."""
     for case in bfcl.load_cases(root, category, limit):
         text = "\n".join(m["content"] for m in case.messages if m.get("role") == "user")
         started = time.monotonic()
         try:
             agent = Agent(model, case_registry(case), state_dir=None, min_tool_probability=min_tool_probability,
-                          min_relevance=min_relevance)
+                          min_relevance=min_relevance, thinking=thinking)
             decision = agent.decide(text, language_of_text(text, ["en", "hi", "ru"]))
             calls = [(bfcl.resolve_name(case, c.name), c.arguments) for c in decision.calls]
             abstained = decision.kind == "abstain"
             verdict = bfcl.check_calls(case, calls)
             ok, reason = verdict.ok, verdict.reason or ("" if verdict.ok else decision.reason)
-        except Exception as e:  # one unusable case (e.g. a schema the grammar cannot express) is a miss, not a crash
+            error = ""
+        except Exception as e:  # one broken case (a schema the grammar cannot express, a model failure) ends no run
             calls, abstained, ok, reason = [], False, False, f"{type(e).__name__}: {e}"
-        yield CaseResult(case.id, ok, reason, calls, abstained, (time.monotonic() - started) * 1000)
+            error = reason
+        yield CaseResult(case.id, ok, reason, calls, abstained, (time.monotonic() - started) * 1000, error)
 
 
 def evaluate(model: ChatModel, root: Path, categories: list[str], limit: int | None,
              on_case: Callable[[str, CaseResult], None] | None = None,
-             min_tool_probability: float = 0.0, min_relevance: float = 0.0) -> list[Report]:
+             min_tool_probability: float = 0.0, min_relevance: float = 0.0, thinking: int = 0) -> list[Report]:
     """Run several categories; `on_case` sees every result (for --json output and progress)."""
     reports = []
     for category in categories:
         report = Report(category)
-        for result in run_bfcl(model, root, category, limit, min_tool_probability, min_relevance):
+        for result in run_bfcl(model, root, category, limit, min_tool_probability, min_relevance, thinking):
             report.results.append(result)
             if on_case:
                 on_case(category, result)

@@ -1,13 +1,22 @@
-"""The local tool-calling model: a llama.cpp session that renders prompts with the GGUF's own chat template."""
+"""The local tool-calling model: a llama.cpp session that renders prompts with the GGUF's own chat template.
+
+What the model is, is read from the GGUF, never assumed (`Capabilities`): a hybrid or recurrent model
+(Qwen3.5's `qwen35`: linear-attention layers with a recurrent state beside full attention) cannot drop the
+end of its cache, so `ChatModel` never relies on a partial rewind. Every `seq_rm` is checked; when it is
+refused, the context is restored from an in-memory snapshot of a prefix (the catalogue prompt) and only what
+follows is evaluated. Decoding is hearthd's own loop, so a completion only ever extends the cache.
+"""
 
 from __future__ import annotations
 
 import ctypes
 import hashlib
 import os
-from dataclasses import dataclass
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import llama_cpp
 import numpy as np
@@ -21,17 +30,70 @@ class ModelError(Exception):
     code = "agent-model-invalid"
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a GGUF is, read from its metadata and llama.cpp: architecture, memory kind, call dialect, thinking."""
+
+    architecture: str
+    hybrid: bool  # attention + recurrent layers (qwen35): the cache cannot be rewound part-way
+    recurrent: bool
+    dialect: Literal["json", "xml"]  # <tool_call>{"name": …} (Qwen2.5/Qwen3) or <function=…><parameter=…> (Qwen3.5)
+    thinking: bool  # the template has a thinking mode (enable_thinking / <think>)
+    tools: bool  # the template renders a `tools` list
+
+    @property
+    def rewinds(self) -> bool:
+        """True when the cache can drop its tail (a plain transformer); False: snapshots only."""
+        return not (self.hybrid or self.recurrent)
+
+    @classmethod
+    def read(cls, llm: Any, template: str) -> Capabilities:
+        model = llm.model
+        return cls(
+            architecture=str(llm.metadata.get("general.architecture", "")),
+            hybrid=bool(llama_cpp.llama_model_is_hybrid(model)),
+            recurrent=bool(llama_cpp.llama_model_is_recurrent(model)),
+            dialect="xml" if "<function=" in template else "json",
+            thinking="enable_thinking" in template or "<think>" in template,
+            tools="tools" in template,
+        )
+
+    def summary(self) -> str:
+        memory = "hybrid (recurrent + attention)" if self.hybrid else "recurrent" if self.recurrent else "attention"
+        return (f"{self.architecture or '?'}, {memory} cache, {self.dialect.upper()} tool calls, "
+                f"thinking {'available' if self.thinking else 'not available'}")
+
+
+def read_capabilities(path: Path) -> Capabilities:
+    """The capabilities of a GGUF without loading its weights (vocabulary and metadata only)."""
+    from llama_cpp import Llama
+
+    try:
+        llm = Llama(model_path=str(path), vocab_only=True, verbose=False)
+    except (ValueError, RuntimeError) as e:
+        raise ModelError(f"cannot read {path}: {e}") from e
+    try:
+        return Capabilities.read(llm, llm.metadata.get("tokenizer.chat_template") or "")
+    finally:
+        llm.close()
+
+
 @dataclass
 class Completion:
-    """Raw text the model produced, with token counts."""
+    """Text the model produced, its tokens, and whether it ended by itself (end of turn or grammar complete)."""
 
     text: str
     prompt_tokens: int
     completion_tokens: int
+    tokens: list[int] = field(default_factory=list)
+    finished: bool = True
+    stopped_at: str = ""  # the stop string that ended it, if any
 
 
 class ChatModel:
     """llama-cpp-python with the model's own Jinja chat template (Qwen2.5, Qwen3, Qwen3.5: `tools` aware)."""
+
+    SNAPSHOTS = 4  # prefix states kept in memory (one per language and catalogue in use)
 
     def __init__(self, path: Path, cfg: AgentConfig) -> None:
         from llama_cpp import Llama
@@ -52,13 +114,17 @@ class ChatModel:
         template = self.llm.metadata.get("tokenizer.chat_template")
         if not template:
             raise ModelError(f"{path} has no chat template in its metadata; hearthd needs a Qwen-family GGUF")
-        self.supports_tools = "tools" in template
+        self.capabilities = Capabilities.read(self.llm, template)
+        self.supports_tools = self.capabilities.tools
         eos = self._token_text(self.llm.token_eos())
         bos = self._token_text(self.llm.token_bos())
         self._formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
-        self.stop = ["<|im_end|>", "<|endoftext|>"] + ([eos] if eos else [])
         self._grammars: dict[str, Any] = {}
         self._side: ChatModel | None = None
+        self._snapshots: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
+        self._logits_live = False  # the context's last logits belong to its last cached token
+        self.evaluated = 0  # tokens decoded through this context, for the trace and bench/agent.py
+        self.restores = 0  # snapshot restores (each one instead of re-evaluating the prefix)
 
     def side(self, n_ctx: int) -> ChatModel:
         """A second context on the same weights (mmap-shared), for checks that must not evict the main
@@ -69,14 +135,20 @@ class ChatModel:
             self._side = ChatModel(self.path, replace(self.cfg, n_ctx=n_ctx))
         return self._side
 
+    @property
+    def evaluated_total(self) -> int:
+        """Tokens evaluated by this context and its side context."""
+        return self.evaluated + (self._side.evaluated if self._side is not None else 0)
+
     def _token_text(self, token: int) -> str:
         if token < 0:
             return ""
         return self.llm.detokenize([token], special=True).decode("utf-8", errors="replace")
 
-    def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
-        """The prompt text up to the assistant's turn; Qwen3 thinking is switched off."""
-        return self._formatter(messages=messages, tools=tools, enable_thinking=False).prompt  # type: ignore[arg-type]
+    def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+               thinking: bool = False) -> str:
+        """The prompt text up to the assistant's turn, with the template's thinking mode on or off."""
+        return self._formatter(messages=messages, tools=tools, enable_thinking=thinking).prompt  # type: ignore[arg-type]
 
     def grammar(self, text: str) -> Any:
         from llama_cpp import LlamaGrammar
@@ -86,58 +158,131 @@ class ChatModel:
         return self._grammars[text]
 
     def tokens(self, text: str) -> list[int]:
-        """Token ids the way create_completion tokenizes a prompt (special tokens parsed)."""
+        """Token ids of a whole prompt (BOS where the model wants one, special tokens parsed)."""
         return list(self.llm.tokenize(text.encode("utf-8"), add_bos=True, special=True))
+
+    def tokens_special(self, text: str) -> list[int]:
+        """Token ids of a fragment that continues a prompt (no BOS; `<tool_call>` and the like parsed)."""
+        return list(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
     def special_token(self, text: str) -> int:
         """The id of a special token such as `<tool_call>` or `<|im_end|>` (-1 when the vocabulary lacks it)."""
-        ids = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        ids = self.tokens_special(text)
         return ids[0] if len(ids) == 1 else -1
 
     def tokens_plain(self, text: str) -> list[int]:
         """Token ids of a text fragment (no BOS, no special tokens)."""
         return list(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
+    def detokenize(self, tokens: list[int]) -> str:
+        return self.llm.detokenize(tokens, special=True).decode("utf-8", errors="replace")
+
+    # -- the cache ---------------------------------------------------------------------------------------
+
+    def prompt_tokens(self, prefix: str, rest: str, state_dir: Path | None) -> tuple[str, list[int]]:
+        """`prefix` (system prompt + catalogue) made ready in the cache, and the tokens of prefix + rest. The
+        prefix is tokenised on its own so its snapshot is always a prefix of the turn's tokens."""
+        status = self.ensure_prefix(prefix, state_dir)
+        return status, self.tokens(prefix) + self.tokens_special(rest)
+
     def ensure_prefix(self, prefix: str, state_dir: Path | None) -> str:
-        """Have `prefix` (system prompt + tool catalogue) in the KV cache: already there, loaded from a saved
-        state, or evaluated once and saved, so a turn pays only for the user's words and the answer."""
-        llm = self.llm
+        """Have `prefix` ready for a turn: cached already ("warm"), loaded from a saved state ("loaded"), or
+        evaluated once and saved ("evaluated"), so a turn pays only for the user's words and the answer."""
         tokens = self.tokens(prefix)
-        if llm.n_tokens >= len(tokens) and llm.input_ids[: len(tokens)].tolist() == tokens:
+        key = tuple(tokens)
+        if self.capabilities.rewinds:
+            if self._cached_prefix(tokens) >= len(tokens):
+                return "warm"
+        elif key in self._snapshots:
+            self._snapshots.move_to_end(key)
             return "warm"
         file = None
         if state_dir is not None:
-            key = hashlib.sha256(
+            digest = hashlib.sha256(
                 f"{self.path.resolve()}|{self.path.stat().st_size}|{self.path.stat().st_mtime_ns}|"
                 f"{self.cfg.n_ctx}|{llama_cpp.__version__}|{prefix}".encode()
             ).hexdigest()[:24]
-            file = state_dir / f"{key}.kv"
+            file = state_dir / f"{digest}.kv"
             if file.is_file() and self._load_state(file, tokens):
+                self._remember(tokens)
                 return "loaded"
         self._evaluate(tokens)
+        self._remember(tokens)
         if file is not None:
             self._save_state(file)
         return "evaluated"
 
-    def _evaluate(self, tokens: list[int]) -> None:
-        """Bring the KV cache to exactly `tokens`, keeping the longest common prefix already there."""
+    def _cached_prefix(self, tokens: list[int]) -> int:
+        """How many leading `tokens` the cache holds now."""
         llm = self.llm
-        cached = llm.input_ids[: llm.n_tokens].tolist()
-        common = 0
-        for a, b in zip(cached, tokens, strict=False):
-            if a != b:
-                break
-            common += 1
-        common = min(common, len(tokens) - 1)  # at least one token is evaluated so logits are live
-        llm._ctx.kv_cache_seq_rm(-1, common, -1)
-        llm.n_tokens = common
-        llm.eval(tokens[common:])
+        n = min(llm.n_tokens, len(tokens))
+        if n == 0:
+            return 0
+        cached = np.asarray(llm.input_ids[:n])
+        diff = np.nonzero(cached != np.asarray(tokens[:n], dtype=cached.dtype))[0]
+        return int(diff[0]) if len(diff) else n
+
+    def _remember(self, tokens: list[int]) -> None:
+        """Keep the state of exactly `tokens` (the cache holds them now) for models that cannot rewind."""
+        if self.capabilities.rewinds or self.llm.n_tokens != len(tokens):
+            return
+        self._snapshots[tuple(tokens)] = self._state_bytes()
+        self._snapshots.move_to_end(tuple(tokens))
+        while len(self._snapshots) > self.SNAPSHOTS:
+            self._snapshots.popitem(last=False)
+
+    def _decode(self, tokens: list[int]) -> None:
+        if tokens:
+            self.llm.eval(tokens)
+            self.evaluated += len(tokens)
+            self._logits_live = True
+
+    def _evaluate(self, tokens: list[int]) -> None:
+        """Bring the cache to exactly `tokens` with live logits for the last one, evaluating as little as it can:
+        extend what is cached; drop a tail where the memory allows it; else restore the longest snapshot that
+        `tokens` extend; else start from empty."""
+        llm = self.llm
+        common = self._cached_prefix(tokens)
+        if common == llm.n_tokens and (common < len(tokens) or self._logits_live):
+            self._decode(tokens[common:])  # nothing to drop: extend (or nothing at all)
+            return
+        keep = min(common, len(tokens) - 1)  # at least one token is evaluated so logits are live
+        if keep > 0 and llm._ctx.kv_cache_seq_rm(-1, keep, -1):
+            llm.n_tokens = keep
+            self._decode(tokens[keep:])
+            return
+        for key in sorted(self._snapshots, key=len, reverse=True):
+            if len(key) < len(tokens) and tuple(tokens[: len(key)]) == key and self._restore(key):
+                self._decode(tokens[len(key):])
+                return
+        llm.reset()  # n_tokens = 0, and a recurrent state is cleared
+        llm._ctx.kv_cache_clear()
+        self._decode(tokens)
+
+    def _state_bytes(self) -> bytes:
+        ctx = self.llm._ctx.ctx
+        size = llama_cpp.llama_state_get_size(ctx)
+        buf = (ctypes.c_uint8 * size)()
+        n = llama_cpp.llama_state_get_data(ctx, buf, size)
+        return bytes(buf)[:n]
+
+    def _set_state(self, blob: bytes) -> bool:
+        buf = (ctypes.c_uint8 * len(blob)).from_buffer_copy(blob)
+        return bool(llama_cpp.llama_state_set_data(self.llm._ctx.ctx, buf, len(blob)) == len(blob))
+
+    def _restore(self, key: tuple[int, ...]) -> bool:
+        if not self._set_state(self._snapshots[key]):
+            return False
+        self.llm.input_ids[: len(key)] = key
+        self.llm.n_tokens = len(key)
+        self._logits_live = False  # logits are not part of what a restore brings back
+        self.restores += 1
+        self._snapshots.move_to_end(key)
+        return True
 
     def _save_state(self, file: Path) -> None:
         llm = self.llm
-        size = llama_cpp.llama_state_get_size(llm._ctx.ctx)
-        buf = (ctypes.c_uint8 * size)()
-        n = llama_cpp.llama_state_get_data(llm._ctx.ctx, buf, size)
+        blob = self._state_bytes()
         ids = np.asarray(llm.input_ids[: llm.n_tokens], dtype=np.int32)
         try:
             file.parent.mkdir(parents=True, exist_ok=True)
@@ -145,7 +290,7 @@ class ChatModel:
             with open(tmp, "wb") as f:
                 f.write(len(ids).to_bytes(4, "little"))
                 f.write(ids.tobytes())
-                f.write(bytes(buf)[:n])
+                f.write(blob)
             os.replace(tmp, file)
         except OSError:
             pass  # a cache that cannot be written only costs time
@@ -157,50 +302,65 @@ class ChatModel:
             count = int.from_bytes(data[:4], "little")
             ids = np.frombuffer(data[4 : 4 + 4 * count], dtype=np.int32)
             blob = data[4 + 4 * count :]
-            if ids.tolist() != tokens:
-                return False
-            buf = (ctypes.c_uint8 * len(blob)).from_buffer_copy(blob)
-            if llama_cpp.llama_state_set_data(llm._ctx.ctx, buf, len(blob)) != len(blob):
+            if ids.tolist() != tokens or not self._set_state(blob):
                 return False
         except (OSError, ValueError):
             return False
         llm.input_ids[:count] = ids
         llm.n_tokens = count
+        self._logits_live = False
         return True
 
-    def next_token_logprobs(self, prompt: str) -> np.ndarray:
-        """Log-probabilities of the token after `prompt`, evaluating only the part not already cached.
+    # -- reading and writing -------------------------------------------------------------------------------
 
-        The following `complete()` of the same prompt then starts sampling at once: llama-cpp-python sees the
-        whole prompt in its KV cache with live logits.
-        """
+    def next_token_logprobs(self, prompt: str) -> np.ndarray:
+        """Log-probabilities of the token after `prompt` (the part already cached is not evaluated again)."""
         return self.logprobs_after(self.tokens(prompt))
 
     def logprobs_after(self, tokens: list[int]) -> np.ndarray:
-        """Log-probabilities of the token after a token sequence (the cached common prefix is reused)."""
+        """Log-probabilities of the token after a token sequence."""
         llm = self.llm
         self._evaluate(tokens)
         logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(llm.n_vocab(),)).astype(np.float64)
         logits -= logits.max()
         return logits - np.log(np.exp(logits).sum())
 
-    def complete(self, prompt: str, grammar: str | None = None, max_tokens: int | None = None,
-                 deadline: float = float("inf")) -> Completion:
-        """Greedy completion; llama-cpp-python keeps the KV cache of the longest common prompt prefix. Decoding
-        stops at `deadline` (time.monotonic()), leaving an unfinished call that the caller refuses."""
-        import time
+    def complete(self, tokens: list[int], grammar: str | None = None, max_tokens: int | None = None,
+                 deadline: float = float("inf"), stop: tuple[str, ...] = ()) -> Completion:
+        """Decode after `tokens` (greedy at temperature 0), under `grammar` if given, until the end of the turn,
+        the grammar's end, a `stop` string, `max_tokens` or `deadline` (time.monotonic()). The cache is only ever
+        extended: it holds `tokens` and every token written except the final end-of-turn token."""
+        from llama_cpp._internals import LlamaSampler
 
-        from llama_cpp import StoppingCriteriaList
-
-        out = self.llm.create_completion(
-            prompt,
-            stopping_criteria=StoppingCriteriaList([lambda _ids, _logits: time.monotonic() > deadline]),
-            max_tokens=max_tokens or self.cfg.max_tokens,
-            temperature=self.cfg.temperature,
-            top_k=1 if self.cfg.temperature == 0 else 40,
-            stop=self.stop,
-            grammar=self.grammar(grammar) if grammar else None,
-        )
-        usage: dict[str, int] = dict(out.get("usage") or {})  # type: ignore[union-attr, arg-type]
-        text = out["choices"][0]["text"]  # type: ignore[index]
-        return Completion(text, usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0))
+        limit = max_tokens or self.cfg.max_tokens
+        self._evaluate(tokens)
+        sampler = LlamaSampler()
+        if grammar:
+            sampler.add_grammar(self.llm._model, self.grammar(grammar))
+        if self.cfg.temperature <= 0:
+            sampler.add_greedy()
+        else:
+            sampler.add_top_k(40)
+            sampler.add_temp(self.cfg.temperature)
+            sampler.add_dist(int(time.time_ns() & 0xFFFFFFFF))
+        vocab = self.llm._model.vocab
+        out: list[int] = []
+        text = b""
+        finished, stopped_at = False, ""
+        try:
+            while len(out) < limit and time.monotonic() <= deadline:
+                token = sampler.sample(self.llm._ctx, -1)
+                if llama_cpp.llama_vocab_is_eog(vocab, token):
+                    finished = True
+                    break
+                out.append(token)
+                text += self.llm.detokenize([token], special=True)
+                self._decode([token])
+                decoded = text.decode("utf-8", errors="ignore")
+                stopped_at = next((s for s in stop if decoded.endswith(s)), "")
+                if stopped_at:
+                    finished = True
+                    break
+        finally:
+            sampler.close()
+        return Completion(text.decode("utf-8", errors="replace"), len(tokens), len(out), out, finished, stopped_at)

@@ -1,4 +1,5 @@
-"""Tool-call extraction from model text: Qwen `<tool_call>` blocks, fenced JSON, or bare JSON."""
+"""Tool-call extraction from model text: Qwen `<tool_call>` blocks (JSON or the XML `<function=…>` form), fenced
+JSON, or bare JSON."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ class ToolCall:
 
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    textual: bool = field(default=False, compare=False)  # values are text (the XML form) until typed by the schema
 
 
 class ToolCallParseError(ValueError):
@@ -54,6 +56,27 @@ def _load(text: str) -> list[ToolCall]:
     return [_to_call(o) for o in objs]
 
 
+_FUNCTION = re.compile(r"<function=([^>\n]*)>\s*(.*?)\s*(?:</function>|$)", re.S)
+_PARAMETER = re.compile(r"<parameter=([^>\n]+)>\n?(.*?)\n?</parameter>", re.S)
+
+
+def _load_xml(block: str) -> list[ToolCall]:
+    """The `<function=…>` calls of one block; values stay text until the tool's schema types them."""
+    calls = []
+    for name, body in _FUNCTION.findall(block):
+        if not name.strip():
+            raise ToolCallParseError("a tool call has no name")
+        arguments = {key.strip(): value for key, value in _PARAMETER.findall(body)}
+        calls.append(ToolCall(name.strip(), arguments, textual=True))
+    if not calls:
+        raise ToolCallParseError(f"no <function=...> in the call: {block[:80]!r}")
+    return calls
+
+
+def _load_block(block: str) -> list[ToolCall]:
+    return _load_xml(block) if block.lstrip().startswith("<function") else _load(block)
+
+
 def _looks_like_call(text: str) -> bool:
     return text.startswith(("{", "[")) and '"name"' in text
 
@@ -62,7 +85,9 @@ def parse_tool_calls(text: str) -> list[ToolCall]:
     """All calls in `text`; [] when it is a plain answer; ToolCallParseError when a call is broken."""
     text = _THINK.sub("", text).strip()
     if "<tool_call>" in text:
-        return [c for block in _BLOCK.findall(text) for c in _load(block)]
+        return [c for block in _BLOCK.findall(text) for c in _load_block(block)]
+    if text.startswith("<function="):
+        return _load_xml(text)
     fences = [f for f in _FENCE.findall(text) if _looks_like_call(f.strip())]
     if fences:
         return [c for f in fences for c in _load(f)]

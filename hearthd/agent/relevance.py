@@ -79,17 +79,25 @@ class RelevanceCheck:
         return sorted({self.model.tokens_plain(w)[0] for w in words})
 
     def prompt(self, tool: Tool, text: str) -> str:
+        return self.model.render(self._messages(self._question(tool, text)), None)
+
+    @staticmethod
+    def _question(tool: Tool, text: str) -> str:
         request = " ".join(text.split())
-        messages = [
-            {"role": "system", "content": RELEVANCE_PROMPT},
-            {"role": "user", "content": f"Function: {signature(tool.name, tool.parameters, tool.description)}\n"
-                                        f"Request: {request}"},
-        ]
-        return self.model.render(messages, None)
+        return f"Function: {signature(tool.name, tool.parameters, tool.description)}\nRequest: {request}"
+
+    @staticmethod
+    def _messages(question: str) -> list[dict[str, str]]:
+        return [{"role": "system", "content": RELEVANCE_PROMPT}, {"role": "user", "content": question}]
 
     def probability(self, tool: Tool, text: str) -> float:
         side = self.model.side(SIDE_CONTEXT_TOKENS)
-        logprobs = side.next_token_logprobs(self.prompt(tool, text))
+        marker = "\u0000Q\u0000"
+        head = side.render(self._messages(marker), None)
+        prefix = head[: head.index(marker)]
+        # The examples are the side context's own prefix (kept as a snapshot where the cache cannot rewind).
+        _, tokens = side.prompt_tokens(prefix, self.prompt(tool, text)[len(prefix):], None)
+        logprobs = side.logprobs_after(tokens)
         yes = float(np.exp(logprobs[self._yes]).sum())
         no = float(np.exp(logprobs[self._no]).sum())
         return yes / (yes + no) if yes + no > 0 else 0.0

@@ -152,6 +152,6 @@ class Components:
             return Agent(ChatModel(path, self.cfg.agent), self.tools, state_dir=prompt_cache_dir(),
                          min_tool_probability=self.cfg.agent.min_tool_probability,
                          min_relevance=self.cfg.agent.min_relevance, max_calls=self.cfg.agent.max_calls,
-                         max_turn_s=self.cfg.agent.max_turn_s)
+                         max_turn_s=self.cfg.agent.max_turn_s, thinking=self.cfg.agent.thinking_budget)
 
         return self._once("agent", build)
