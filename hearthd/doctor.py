@@ -47,7 +47,36 @@ def check_models(cfg: Config, store: AssetStore) -> list[Finding]:
                                "" if ok else status.detail))
         except AssetError as e:
             out.append(Finding("models", f"{role}: {name or path}", False, e.message, e.message))
+    out.append(check_agent_model(cfg, store))
     return out
+
+
+def check_agent_model(cfg: Config, store: AssetStore) -> Finding:
+    """What the configured agent model is (architecture, cache kind, call dialect, thinking), read from its GGUF
+    without loading the weights; only where the file is already there (doctor never assembles or downloads)."""
+    try:
+        status = store.status(cfg.agent.model, explicit_path=cfg.agent.model_path or None)
+    except AssetError as e:
+        return Finding("models", "agent model", False, e.message, e.message)
+    if status.source not in ("path", "cache") or status.path is None:
+        return Finding("models", "agent model", False, "not read: the model is not in place yet",
+                       "hearthd models fetch", required=False)
+    from .agent.model import ModelError, read_capabilities
+
+    try:
+        caps = read_capabilities(status.path)
+    except ModelError as e:
+        return Finding("models", "agent model", False, str(e),
+                       "set agent.model_path to a Qwen-family tool-calling GGUF")
+    detail = caps.summary()
+    thinking = cfg.agent.thinking_budget
+    if thinking and not caps.thinking:
+        return Finding("models", "agent model", False, f"{detail}; agent.thinking = {thinking} is ignored",
+                       'set agent.thinking = "off"', required=False)
+    if not caps.tools:
+        return Finding("models", "agent model", False, f"{detail}; its template has no tools",
+                       "use a tool-calling GGUF (Qwen2.5, Qwen3, Qwen3.5/BotPsy)")
+    return Finding("models", "agent model", True, detail + (f"; thinking up to {thinking} tokens" if thinking else ""))
 
 
 def check_engines(cfg: Config) -> list[Finding]:

@@ -37,6 +37,9 @@ class EventType(StrEnum):
     LISTENING = "listening"
     BARGE_IN = "barge_in"
     METRICS = "metrics"
+    # the model's share of a turn: {evaluated: tokens evaluated (prompt past the cached prefix, name choice,
+    # arguments, checks), completion_tokens, thinking_tokens, prefix: warm|loaded|evaluated, restores}
+    MODEL = "model"
 
 
 @dataclass

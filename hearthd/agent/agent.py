@@ -40,6 +40,7 @@ class Decision:
     say: str = ""  # phrase key of the reply when it is not the default one for the kind
     missing: str = ""  # clarify: the required argument to ask for (calls[0] is the call waiting for it)
     evaluated: int = 0  # tokens the model evaluated for this turn (prompt, name choice, arguments, checks)
+    prefix: str = ""  # how the catalogue prefix was made ready: warm, loaded or evaluated
     thinking: str = ""  # what the model thought before its call (agent.thinking on)
     thinking_tokens: int = 0
     tokens: list[int] = field(default_factory=list, repr=False, compare=False)  # the call after the prefill
@@ -164,6 +165,7 @@ class Agent:
         evaluated = self.model.evaluated_total
         self._deadline = started + self.max_turn_s if self.max_turn_s > 0 else float("inf")
         self._thought: tuple[str, int] = ("", 0)
+        self.prefix_status = ""
         text = digits_for_times(text, lang)  # "साढ़े छह" → "6:30": small models read digits far better
         try:
             if only:
@@ -175,6 +177,7 @@ class Agent:
         decision.seconds = time.monotonic() - started
         decision.evaluated = self.model.evaluated_total - evaluated
         decision.thinking, decision.thinking_tokens = self._thought
+        decision.prefix = self.prefix_status
         return decision
 
     def _turn(self, text: str, lang: str, now: datetime | None) -> list[int]:

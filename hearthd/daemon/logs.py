@@ -81,6 +81,8 @@ def log_events(general: GeneralConfig) -> Listener:
                 events_log.debug("tool_call %s%s (%s)", f.get("name"), args, f.get("source"))
             case EventType.TOOL_RESULT:
                 events_log.debug("tool_result %s %s", f.get("name"), "ok" if f.get("ok") else "failed")
+            case EventType.MODEL:
+                events_log.debug("model %s tokens evaluated (prefix %s)", f.get("evaluated"), f.get("prefix"))
             case EventType.TIMING:
                 events_log.debug("timing %s %s ms", f.get("stage"), f.get("ms"))
 

@@ -211,6 +211,10 @@ class Pipeline:
             picked = self._chosen(result)
             decision = picked if picked is not None else await self._blocking(
                 Stage.AGENT, self.c.router().decide, result.transcript, result.lang)
+            if decision.evaluated:
+                self.trace.emit(EventType.MODEL, evaluated=decision.evaluated,
+                                completion_tokens=decision.completion_tokens,
+                                thinking_tokens=decision.thinking_tokens, prefix=decision.prefix)
             if decision.kind == "call" and len(decision.calls) > self.cfg.agent.max_calls:
                 decision = Decision("abstain", reason=f"{len(decision.calls)} calls, over agent.max_calls",
                                     source=decision.source, say="agent.too_many")

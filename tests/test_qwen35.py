@@ -1,0 +1,258 @@
+"""The agent on a real `qwen35` GGUF (hybrid recurrent + attention, built by the suite with random weights), once
+with a Qwen3.5-format template (XML calls, thinking) and once with the default model's (JSON calls): every path of
+the agent runs, turn after turn, on a cache that cannot be rewound part-way.
+
+Random weights give nonsense answers, so these tests assert what must hold whatever the model says: each decision
+is a call that parses in the model's own syntax and validates, or an abstention or a question; the same request
+gets the same decision; and a turn costs its own tokens, not the catalogue again.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hearthd.agent.agent import Agent, Decision
+from hearthd.agent.evaluate import evaluate, load_catalogue
+from hearthd.agent.model import ChatModel
+from hearthd.agent.parsing import parse_tool_calls
+from hearthd.config import Config
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOGUE = ROOT / "tests" / "data" / "commands" / "tools.yaml"
+BFCL = Path(os.environ.get("HEARTHD_BFCL_DIR", ROOT.parent / "shared" / "eval" / "bfcl"))
+
+# Requests that reach the model (no fast path in these tests), in the styles people use.
+REQUESTS = [
+    ("could you wake me up at half past six tomorrow", "en"),
+    ("it's too dark in here", "en"),
+    ("what's the capital of Peru", "en"),
+    ("поставь будильник на семь", "ru"),
+    ("बत्ती बंद कर दो", "hi"),
+]
+
+
+def tiny_config(base: Config, model: Path, **agent: Any) -> Config:
+    cfg = copy.deepcopy(base)
+    cfg.agent.model_path = str(model)
+    cfg.agent.threads = 1  # two spinning threads on a busy 2-core machine make each batch slower, not faster
+    cfg.agent.fast_path = False
+    for key, value in agent.items():
+        setattr(cfg.agent, key, value)
+    return cfg
+
+
+@pytest.fixture(scope="module", params=["xml", "json"])
+def tiny(request: pytest.FixtureRequest, base_config: Config) -> Iterator[tuple[str, Path, ChatModel]]:
+    """(dialect, path, loaded model): each tiny model is loaded once for this module."""
+    path: Path = request.getfixturevalue(f"qwen35_{request.param}_model")
+    model = ChatModel(path, tiny_config(base_config, path).agent)
+    yield request.param, path, model
+    model.llm.close()
+
+
+@pytest.fixture(scope="module")
+def catalogue():  # type: ignore[no-untyped-def]
+    return load_catalogue(CATALOGUE)
+
+
+def assert_well_formed(agent: Agent, decision: Decision) -> None:
+    """A call parses in the model's own syntax and validates; anything else is an abstention or a question."""
+    assert decision.kind in ("call", "abstain", "clarify"), decision
+    if decision.kind == "call":
+        assert decision.calls
+        for call in decision.calls:
+            assert call.name in agent.registry
+            agent.registry.validate(call.name, call.arguments)
+        if decision.source == "model" and decision.raw:
+            parsed = parse_tool_calls(decision.raw)
+            assert [c.name for c in parsed] == [c.name for c in decision.calls]
+            assert agent.dialect.prefill in decision.raw
+    elif decision.kind == "clarify":
+        assert decision.missing and decision.calls
+
+
+def summary(d: Decision) -> tuple[Any, ...]:
+    return d.kind, [(c.name, c.arguments) for c in d.calls], d.missing, d.reason
+
+
+def test_capabilities_come_from_the_gguf(tiny) -> None:  # type: ignore[no-untyped-def]
+    dialect, _, model = tiny
+    caps = model.capabilities
+    assert (caps.architecture, caps.hybrid, caps.rewinds) == ("qwen35", True, False)
+    assert caps.dialect == dialect
+    assert caps.thinking == (dialect == "xml")  # the default model's template has no thinking mode
+    assert Agent(model, load_catalogue(CATALOGUE)).dialect.name == dialect
+
+
+def test_turn_after_turn_on_a_cache_that_cannot_rewind(tiny, catalogue, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _, _, model = tiny
+    agent = Agent(model, catalogue, state_dir=tmp_path, min_relevance=0.55, max_calls=3)
+    first = [agent.decide(text, lang) for text, lang in REQUESTS]
+    again = [agent.decide(text, lang) for text, lang in REQUESTS]
+    for d in first + again:
+        assert_well_formed(agent, d)
+    assert [summary(d) for d in again] == [summary(d) for d in first]  # the same request, the same decision
+    # The catalogue prefix is evaluated once; later turns restore its snapshot and pay for their own tokens.
+    prefix = len(model.tokens(agent.prefix("en")))
+    assert first[0].prefix == "evaluated" and all(d.prefix == "warm" for d in again)
+    assert max(d.evaluated for d in again) < prefix / 4, [d.evaluated for d in again]
+    assert model.restores >= len(again)
+
+
+def test_the_prefix_saved_and_loaded_gives_the_same_probabilities(tiny, catalogue, base_config: Config,
+                                                                  tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _, path, _ = tiny
+    text = "set an alarm for 7:30 please"
+    runs = []
+    for _ in range(2):  # two processes' worth: the first evaluates and saves, the second loads
+        model = ChatModel(path, tiny_config(base_config, path).agent)
+        try:
+            agent = Agent(model, catalogue, state_dir=tmp_path)
+            tokens = agent._turn(text, "en", None)
+            status = agent.prefix_status
+            probs, _ = agent.name_probabilities(tokens)
+            agent._turn(text, "en", None)
+            runs.append((status, probs, agent.prefix_status, model.evaluated))
+        finally:
+            model.llm.close()
+    (saved, expected, warm1, evaluated1), (loaded, got, warm2, evaluated2) = runs
+    assert (saved, loaded, warm1, warm2) == ("evaluated", "loaded", "warm", "warm")
+    assert list(tmp_path.glob("*.kv"))
+    assert got.keys() == expected.keys()
+    assert all(abs(got[k] - expected[k]) < 1e-6 for k in got)
+    assert evaluated2 < evaluated1 / 4  # the loaded process evaluated the user's words, not the catalogue
+
+
+def test_a_missing_detail_is_asked_for_and_the_answer_decoded(tiny, catalogue) -> None:  # type: ignore[no-untyped-def]
+    _, _, model = tiny
+    agent = Agent(model, catalogue)
+    question = agent.decide("set an alarm please", "en", only="set_alarm")
+    assert (question.kind, question.missing, question.calls[0].name) == ("clarify", "time", "set_alarm")
+    # The answer to "which device?" is decoded under the grammar of the one tool already chosen.
+    for answer in ("the one by the window", "the lamp in the kids room"):
+        decisions = [agent.decide(answer, "en", only="turn_on") for _ in range(2)]
+        for d in decisions:
+            assert_well_formed(agent, d)
+        assert summary(decisions[0]) == summary(decisions[1])
+
+
+def test_arguments_are_decoded_in_the_models_own_syntax(tiny, catalogue) -> None:  # type: ignore[no-untyped-def]
+    dialect, _, model = tiny
+    agent = Agent(model, catalogue)
+    decoded = 0
+    # an integer with bounds, an enum, a free device name: all need decoding (nothing here is read by code)
+    for name, text in (("set_brightness", "dim the lamp a bit"), ("set_volume", "make it quieter"),
+                       ("media", "skip this one"), ("turn_on", "switch on the thing over there")):
+        d = agent.decide(text, "en", only=name)
+        assert_well_formed(agent, d)
+        if d.raw:  # decoded (not an over-long abstention): it parses whatever it says
+            head = "<function=" if dialect == "xml" else '{"name": '
+            assert head in d.raw and parse_tool_calls(d.raw)[0].name == name
+            decoded += d.completion_tokens > 0
+    assert decoded >= 2
+
+
+class Steered(Agent):
+    """The real agent with the tool choice pinned to a list of names, one per call: random weights rarely pick two
+    useful tools in a row, and the continuation after a call is what is under test."""
+
+    def __init__(self, *args: Any, picks: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.picks = picks
+        self.calls_made = 0
+
+    def name_probabilities(self, tokens: list[int]) -> tuple[dict[str, float], list[int]]:
+        probs, shared = super().name_probabilities(tokens)  # evaluates the real prompt
+        pick = self.picks[min(self.calls_made, len(self.picks) - 1)]
+        self.calls_made += 1
+        return {n: (1.0 if n == pick else 0.0) for n in probs}, shared
+
+    def choose_tool(self, tokens: list[int], probs: dict[str, float], shared: list[int]) -> str:
+        super().choose_tool(tokens, probs, shared)  # follows the names sharing the first token on the real model
+        return max(probs, key=lambda n: probs[n])
+
+    def _another_call(self, tokens: list[int]) -> bool:
+        super()._another_call(tokens)  # evaluates the real continuation
+        return self.calls_made < len(self.picks)
+
+
+def test_two_requests_in_one_utterance_continue_the_same_context(tiny, catalogue) -> None:  # type: ignore[no-untyped-def]
+    _, _, model = tiny
+    text = "turn on the kitchen light and set a timer for 5 minutes"
+    outcomes = []
+    for _ in range(2):
+        agent = Steered(model, catalogue, picks=["turn_on", "set_timer"], max_calls=3)
+        before = model.evaluated_total
+        d = agent.decide(text, "en")
+        outcomes.append((summary(d), model.evaluated_total - before))
+        assert [(c.name, c.arguments) for c in d.calls] == [("turn_on", {"device": "kitchen light"}),
+                                                            ("set_timer", {"seconds": 300})]
+        assert d.raw.count("<tool_call>") == 2
+    assert outcomes[0][0] == outcomes[1][0]
+
+
+def test_the_relevance_check_keeps_its_own_prefix(tiny, catalogue) -> None:  # type: ignore[no-untyped-def]
+    _, _, model = tiny
+    agent = Agent(model, catalogue, min_relevance=0.5)
+    texts = ["wake me at six", "how tall is the eiffel tower", "wake me at six"]
+    values = [agent.relevant("set_alarm", t) for t in texts]
+    assert all(v is not None and 0.0 <= v <= 1.0 for v in values)
+    assert values[0] == pytest.approx(values[2], abs=1e-6)
+    side = model.side(0)
+    before = side.evaluated
+    agent.relevant("set_alarm", "wake me at six")
+    assert side.evaluated - before < 60  # the request and the signature, not the worked examples again
+
+
+def test_thinking_is_bounded_and_then_the_call_follows(tiny, catalogue) -> None:  # type: ignore[no-untyped-def]
+    dialect, _, model = tiny
+    agent = Agent(model, catalogue, thinking=12)
+    decisions = [agent.decide("could you wake me up at half past six tomorrow", "en") for _ in range(2)]
+    for d in decisions:
+        assert_well_formed(agent, d)
+    assert summary(decisions[0]) == summary(decisions[1])
+    if dialect == "xml":
+        assert agent.thinking == 12 and 0 < decisions[0].thinking_tokens <= 12
+    else:
+        assert agent.thinking == 0 and decisions[0].thinking_tokens == 0  # no thinking mode in this template
+
+
+@pytest.mark.skipif(not (BFCL / "BFCL_v4_simple_python.json").is_file(), reason=f"no BFCL data in {BFCL}")
+def test_bfcl_cases_run_without_errors(tiny) -> None:  # type: ignore[no-untyped-def]
+    _, _, model = tiny
+    reports = evaluate(model, BFCL, ["simple_python", "irrelevance"], 3, min_relevance=0.55)
+    assert [len(r.results) for r in reports] == [3, 3]
+    assert [r.errors for r in reports] == [0, 0], [x.error for r in reports for x in r.results]
+
+
+def _events(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+
+
+def test_ask_answers_turn_after_turn_in_one_process(tiny, base_config: Config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _, path, _ = tiny
+    config = tmp_path / "config.toml"
+    config.write_text(f'[agent]\nmodel_path = "{path}"\nthreads = 1\nfast_path = false\n')
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    texts = ["set an alarm for 7:30", "it's too dark in here", "what's the capital of Peru", "set an alarm for 7:30",
+             "поставь будильник на семь"]
+    args = [sys.executable, "-m", "hearthd", "--config", str(config), "ask", texts[0], "--json"]
+    for text in texts[1:]:
+        args += ["--then", text]
+    out = subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "internal" not in out.stderr
+    events = _events(out.stdout)
+    assert not [e for e in events if e["type"] == "error"]
+    assert len([e for e in events if e["type"] == "reply"]) == 5
+    model_turns = [e for e in events if e["type"] == "model"]
+    assert len(model_turns) >= 4  # the clarification answered by code needs no model
