@@ -159,26 +159,75 @@ def cmd_doctor(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_models(args: argparse.Namespace, cfg: Config) -> int:
+    import contextlib
+
     from .assets import CATALOGUE, make_progress_printer
     from .daemon.components import make_store
 
     store = make_store(cfg, progress=make_progress_printer())
-    names = args.names or (sorted(CATALOGUE) if args.action == "list" else _default_models(cfg))
+    if args.quant and not args.names:
+        print("hearthd models: --quant needs a model name, e.g. `hearthd models fetch botpsy --quant Q8_0`",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if args.names:  # aliases (botpsy) and groups (voices) stand for catalogue names
+        names = [n for name in args.names for n in store.expand(name, args.quant)]
+    else:
+        names = sorted(CATALOGUE) if args.action == "list" else _default_models(cfg)
     failed = 0
     for name in names:
         if args.action == "list":
             spec = store.spec(name)
             status = store.status(name)
-            size = spec.total_size / 1e6
-            print(f"{name:<20} {spec.kind:<4} {size:8.1f} MB  {status.source:<8} {status.detail}")
+            with contextlib.suppress(AssetError):
+                spec = store.pinned_spec(name)
+            size = f"{spec.total_size / 1e6:8.1f}" if spec.total_size else f"{'?':>8}"
+            print(f"{name:<20} {spec.kind:<4} {size} MB  {status.source:<8} {status.detail}")
         elif args.action == "fetch":
-            path = store.fetch(name)
+            try:
+                # Naming a download-only model is the consent to download it (assets.allow_download aside).
+                path = store.fetch(name, force=args.force, refresh=args.refresh, consent=bool(args.names))
+            except AssetError as e:
+                print(f"hearthd: {e.code}: {e.message}", file=sys.stderr)
+                failed += 1
+                continue
             print(f"{name}: {path}")
+            for hint in _fetch_hints(cfg, store, name, path):
+                print(f"  {hint}")
         else:
             problems = store.verify(name)
             print(f"{name}: {'ok' if not problems else '; '.join(problems)}")
             failed += bool(problems)
     return EXIT_FAIL if failed else EXIT_OK
+
+
+def _fetch_hints(cfg: Config, store: Any, name: str, path: Path) -> list[str]:
+    """What was verified against what, and how the config uses the fetched model."""
+    from .config import TtsConfig
+
+    spec = store.spec(name)
+    hints = []
+    pins = store.pins(name)
+    if pins:
+        hints.append(f"verified against the sha256 the hub lists for {spec.hub_repo}@{spec.hub_revision}; "
+                     f"pinned in {store.pins_path(name)}")
+    if spec.kind == "llm":
+        if cfg.agent.model_path:
+            hints.append(f'agent.model_path is set ({cfg.agent.model_path}); to use this model set '
+                         f'[agent] model_path = "{path}" or clear it and set model = "{name}"')
+        elif store.canonical(cfg.agent.model) == name:
+            hints.append("the config's agent.model already names it")
+        else:
+            hints.append(f'to use it: [agent] model = "{name}" in the config (or model_path = "{path}")')
+    elif spec.kind == "tts" and spec.config_key.startswith("tts.voices."):
+        lang = spec.config_key.rsplit(".", 1)[1]
+        voice = cfg.tts.voices.get(lang, "")
+        if voice == f"piper:{name}":
+            hints.append(f"tts.voices.{lang} uses it")
+        elif voice.startswith("espeak:") and voice == TtsConfig().voices.get(lang):
+            hints.append(f"speaks {lang} in place of espeak-ng (tts.voices.{lang} is the default)")
+        else:
+            hints.append(f'tts.voices.{lang} is "{voice}"; set it to "piper:{name}" to use this voice')
+    return hints
 
 
 def _default_models(cfg: Config) -> list[str]:
@@ -388,9 +437,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     command("doctor", cmd_doctor, "check models, audio devices, D-Bus and MQTT, and say how to fix what is missing")
 
-    p = command("models", cmd_models, "list, fetch (assemble) or verify the models")
+    p = command("models", cmd_models, "list, fetch (assemble or download) or verify the models")
     p.add_argument("action", choices=["list", "fetch", "verify"])
-    p.add_argument("names", nargs="*", help="asset names (default: the configured ones)")
+    p.add_argument("names", nargs="*",
+                   help="asset names, `botpsy`, or `voices` (a natural voice per language); default: the configured "
+                        "ones. Naming a download-only model is the consent to download it")
+    p.add_argument("--quant", metavar="TAG",
+                   help="the named model's quantisation: Q4_K_M (default), Q8_0 or bf16 for botpsy")
+    p.add_argument("--force", action="store_true", help="with fetch: re-hash cached files instead of trusting them")
+    p.add_argument("--refresh", action="store_true",
+                   help="with fetch: read the hub's listing again and take a changed file instead of refusing it")
 
     p = command("eval", cmd_eval, "score the agent on BFCL v4 cases or on hearthd's own command suites")
     p.add_argument("--bfcl", metavar="DIR", help="a directory with BFCL_v4_<category>.json and possible_answer/")

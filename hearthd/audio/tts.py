@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 import shutil
 import subprocess
 import wave
@@ -77,12 +78,18 @@ class EspeakTextToSpeech:
 
 
 class VoiceBank:
-    """One voice per language, built on first use from `piper:<asset or path>` / `espeak:<voice>` specs."""
+    """One voice per language, built on first use from `piper:<asset or path>` / `espeak:<voice>` specs.
 
-    def __init__(self, specs: dict[str, str], piper_path: Callable[[str], Path], length_scale: float = 1.0):
+    `installed_piper(lang)`, when given, names a Piper voice already installed for a language whose spec is
+    espeak-ng (the fallback): that voice speaks instead, and espeak-ng only if it cannot be loaded.
+    """
+
+    def __init__(self, specs: dict[str, str], piper_path: Callable[[str], Path], length_scale: float = 1.0,
+                 installed_piper: Callable[[str], Path | None] | None = None):
         self.specs = specs
         self._piper_path = piper_path
         self._length_scale = length_scale
+        self._installed_piper = installed_piper
         self._voices: dict[str, TextToSpeech] = {}
 
     def voice(self, lang: str) -> TextToSpeech:
@@ -94,10 +101,21 @@ class VoiceBank:
             if engine == "piper":
                 self._voices[lang] = PiperTextToSpeech(self._piper_path(name), self._length_scale)
             elif engine == "espeak":
-                self._voices[lang] = EspeakTextToSpeech(name)
+                self._voices[lang] = self._natural(lang) or EspeakTextToSpeech(name)
             else:
                 raise TtsError(f"unknown TTS engine {engine!r} (tts.voices.{lang})")
         return self._voices[lang]
+
+    def _natural(self, lang: str) -> TextToSpeech | None:
+        path = self._installed_piper(lang) if self._installed_piper else None
+        if path is None:
+            return None
+        try:
+            return PiperTextToSpeech(path, self._length_scale)
+        except Exception as err:  # noqa: BLE001 - any failure to load it leaves the espeak-ng voice
+            logging.getLogger(__name__).warning("Piper voice %s for %s did not load (%s); using espeak-ng",
+                                                path, lang, err)
+            return None
 
     def synthesize(self, text: str, lang: str) -> Speech:
         return self.voice(lang).synthesize(text)

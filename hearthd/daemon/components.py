@@ -16,7 +16,7 @@ from ..audio.stt import WhisperSpeechToText
 from ..audio.tts import TtsError, VoiceBank
 from ..audio.vad import Endpointer, SpeechProbability
 from ..audio.wake import MicroWakeWordDetector
-from ..config import Config, state_dir, xdg_dir
+from ..config import Config, TtsConfig, state_dir, xdg_dir
 from ..tools.alarms import AlarmBook
 from ..tools.battery import Battery
 from ..tools.bus import Bus
@@ -74,7 +74,7 @@ class Components:
         self.done_requests = DoneRequests(state_dir() / "requests.db")
         self.last_lang: str | None = None  # the conversation's language, for turns that do not show theirs
         self.choice: Any = None  # a tool's open "which one?" question (daemon.choice.Choice)
-        self.voices = VoiceBank(cfg.tts.voices, self._piper_voice_path, cfg.tts.length_scale)
+        self.voices = VoiceBank(cfg.tts.voices, self._piper_voice_path, cfg.tts.length_scale, self._fetched_voice)
 
     def desktop_tools(self) -> list[Tool]:
         """Volume (the sound server's client), and with dbus.enabled media, power, screen, battery and Wi-Fi."""
@@ -126,6 +126,13 @@ class Components:
                 raise TtsError(f"Piper voice {path} does not exist (tts.voices)")
             return path
         return self.store.resolve(name)
+
+    def _fetched_voice(self, lang: str) -> Path | None:
+        """A Piper voice for `lang` in the model cache (`hearthd models fetch voices`), spoken instead of the
+        default espeak-ng voice; an espeak-ng voice the config chose (anything but the default) is kept."""
+        if self.cfg.tts.voices.get(lang) != TtsConfig().voices.get(lang):
+            return None
+        return self.store.natural_voice(lang)
 
     def wake(self) -> MicroWakeWordDetector:
         return self._once("wake", lambda: MicroWakeWordDetector(self.cfg.wake.model))
