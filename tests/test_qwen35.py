@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -256,3 +257,65 @@ def test_ask_answers_turn_after_turn_in_one_process(tiny, base_config: Config, t
     assert len([e for e in events if e["type"] == "reply"]) == 5
     model_turns = [e for e in events if e["type"] == "model"]
     assert len(model_turns) >= 4  # the clarification answered by code needs no model
+
+
+async def test_the_headless_daemon_answers_model_requests_over_dbus(qwen35_xml_model: Path, dbus_address: str,
+                                                                    tmp_path: Path) -> None:
+    """`hearthd run --headless` with the qwen35 model configured: ten Ask calls that all reach the model (no fast
+    path) are all answered, repeats get the same decision, and the tokens each turn evaluates stay flat."""
+    import asyncio
+
+    from .test_dbus_service import Client
+
+    (tmp_path / "hearthd").mkdir()
+    (tmp_path / "hearthd" / "config.toml").write_text(
+        f'[agent]\nmodel_path = "{qwen35_xml_model}"\nthreads = 1\nfast_path = false\n[mqtt]\nenabled = false\n')
+    env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": dbus_address, "DBUS_SYSTEM_BUS_ADDRESS": dbus_address,
+           "XDG_CONFIG_HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    daemon = await asyncio.create_subprocess_exec(sys.executable, "-m", "hearthd", "run", "--headless", "--json",
+                                                  env=env, cwd=ROOT, stdout=subprocess.PIPE)
+    assert daemon.stdout is not None
+    events: list[dict[str, Any]] = []
+
+    async def until(kind: str, timeout: float = 120) -> dict[str, Any]:
+        async def scan() -> dict[str, Any]:
+            assert daemon.stdout is not None
+            while line := await daemon.stdout.readline():
+                if line.startswith(b"{"):
+                    events.append(json.loads(line))
+                    if events[-1]["type"] == kind:
+                        return events[-1]
+            raise AssertionError(f"the daemon ended before a {kind!r} event")
+
+        return await asyncio.wait_for(scan(), timeout)
+
+    client = None
+    texts = ["it's too dark in here", "what's the capital of Peru", "could you wake me up at half past six",
+             "сделай погромче", "बत्ती बंद कर दो"] * 2
+    try:
+        await until("ready", 90)
+        client = await Client.connect(dbus_address)
+        replies, turns = [], []
+        for text in texts:
+            replies.append(await client.ask(text))
+            reply = await until("reply")
+            turn = events[events.index(reply) - 1::-1]
+            start = next(i for i, e in enumerate(turn) if e["type"] == "transcript")
+            turns.append(turn[: start + 1][::-1])
+        assert all(replies) and not [e for e in events if e["type"] == "error"]
+        decisions = [[(e["type"], e.get("name"), json.dumps(e.get("arguments"), sort_keys=True)) for e in turn
+                      if e["type"] in ("tool_call", "abstain", "clarify", "confirm_request")] for turn in turns]
+        assert decisions[:5] == decisions[5:]
+        assert replies[:5] == replies[5:]
+        evaluated = [next(e["evaluated"] for e in turn if e["type"] == "model") for turn in turns]
+        print("tokens evaluated per turn:", evaluated)
+        # the first turn in each language evaluates that language's catalogue prefix; every later one only its own
+        # words and answer
+        assert max(evaluated[5:]) < evaluated[0] / 4
+        assert max(evaluated[5:]) <= 2 * min(evaluated[5:]) + 60
+    finally:
+        if client is not None:
+            client.bus.disconnect()
+        daemon.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(daemon.wait(), 30) == 0
