@@ -70,7 +70,10 @@ def main() -> int:
     ap.add_argument("-n", type=int, default=1, help="passes over the suites (latency is the median of all)")
     ap.add_argument("--model", type=Path, help="a GGUF (default: the configured agent model)")
     ap.add_argument("--stride", type=int, default=1, help="every K-th case of each suite")
+    ap.add_argument("--tokens-only", action="store_true", help="only the tokens-per-turn table")
     args = ap.parse_args()
+    if args.tokens_only:
+        return tokens_per_turn(args)
     with tempfile.NamedTemporaryFile("w", suffix=".toml") as empty:
         cfg = load_config(empty.name, environ={})
     path = args.model or make_store(cfg).resolve(cfg.agent.model)
@@ -107,6 +110,46 @@ def main() -> int:
     for name in ("model", "hearthd"):
         ratio = statistics.median(times[name]) / statistics.median(times["naive"])
         print(f"all languages: median latency {name}/naive = {ratio:.4f}x")
+    print()
+    return tokens_per_turn(args)
+
+
+def tokens_per_turn(args: argparse.Namespace) -> int:
+    """Tokens evaluated per model-path turn, the default model and a tiny qwen35 side by side."""
+    from tests.tinymodel import QWEN35_TEMPLATE, write_tiny_qwen35
+
+    with tempfile.NamedTemporaryFile("w", suffix=".toml") as empty:
+        cfg = load_config(empty.name, environ={})
+    default = args.model or make_store(cfg).resolve(cfg.agent.model)
+    registry = load_catalogue(ROOT / "tests" / "data" / "commands" / "tools.yaml")
+    cases = [c for lang in ("en", "ru", "hi")
+             for c in load_suite(ROOT / "tests" / "data" / "commands" / f"{lang}.yaml", lang)[::max(args.stride, 8)]]
+    with tempfile.TemporaryDirectory() as tmp:
+        tiny = write_tiny_qwen35(Path(tmp) / "tiny-qwen35.gguf", default, QWEN35_TEMPLATE.read_text(encoding="utf-8"))
+        print(f"tokens evaluated per model-path turn, {len(cases)} requests (en, ru, hi) in one process")
+        header = (f"{'model':<28}{'cache':<9}{'calls':<6}{'prefix':>8}{'first':>8}{'later p50':>11}{'later max':>11}"
+                  f"{'restores':>10}{'turn p50 ms':>13}")
+        print(header)
+        print("-" * len(header))
+        for path, threads in ((default, 0), (tiny, 1)):
+            cfg.agent.threads = threads
+            model = ChatModel(path, cfg.agent)
+            agent = Agent(model, registry, min_relevance=cfg.agent.min_relevance)
+            counts, times, firsts = [], [], {}
+            for case in cases:
+                started = time.monotonic()
+                d = agent.decide(case.text, case.lang)
+                times.append((time.monotonic() - started) * 1000)
+                if d.prefix == "warm":
+                    counts.append(d.evaluated)
+                else:
+                    firsts[case.lang] = d.evaluated
+            caps = model.capabilities
+            prefix = len(model.tokens(agent.prefix("en")))
+            print(f"{path.name[:27]:<28}{'hybrid' if caps.hybrid else 'kv':<9}{caps.dialect:<6}{prefix:>8}"
+                  f"{firsts.get('en', 0):>8}{statistics.median(counts):>11.0f}{max(counts):>11}{model.restores:>10}"
+                  f"{statistics.median(times):>13.0f}")
+            model.llm.close()
     return 0
 
 

@@ -197,7 +197,18 @@ def cmd_models(args: argparse.Namespace, cfg: Config) -> int:
             problems = store.verify(name)
             print(f"{name}: {'ok' if not problems else '; '.join(problems)}")
             failed += bool(problems)
+    if args.action == "list":
+        print(_agent_model_line(cfg, store))
     return EXIT_FAIL if failed else EXIT_OK
+
+
+def _agent_model_line(cfg: Config, store: Any) -> str:
+    """The configured agent model and what its GGUF says it is (read without loading the weights)."""
+    from .doctor import check_agent_model
+
+    finding = check_agent_model(cfg, store)
+    where = cfg.agent.model_path or cfg.agent.model
+    return f"agent model ({where}): {finding.detail}" + (f" — {finding.fix}" if finding.fix else "")
 
 
 def _fetch_hints(cfg: Config, store: Any, name: str, path: Path) -> list[str]:

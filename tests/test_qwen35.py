@@ -319,3 +319,21 @@ async def test_the_headless_daemon_answers_model_requests_over_dbus(qwen35_xml_m
             client.bus.disconnect()
         daemon.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(daemon.wait(), 30) == 0
+
+
+def test_doctor_and_models_list_say_what_the_model_is(tiny, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    dialect, path, _ = tiny
+    config = tmp_path / "config.toml"
+    config.write_text(f'[agent]\nmodel_path = "{path}"\nthinking = 32\n')
+    said = f"qwen35, hybrid (recurrent + attention) cache, {dialect.upper()} tool calls"
+    listed = subprocess.run([sys.executable, "-m", "hearthd", "--config", str(config), "models", "list"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    last = listed.stdout.strip().splitlines()[-1]
+    assert last.startswith(f"agent model ({path})") and said in last
+    assert ("thinking up to 32 tokens" in last) == (dialect == "xml")
+    assert ("agent.thinking = 32 is ignored" in last) == (dialect == "json")
+    doctor = subprocess.run([sys.executable, "-m", "hearthd", "--config", str(config), "doctor"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert said in doctor.stdout
+    assert "Traceback" not in doctor.stderr

@@ -65,17 +65,45 @@ class Capabilities:
 
 
 def read_capabilities(path: Path) -> Capabilities:
-    """The capabilities of a GGUF without loading its weights (vocabulary and metadata only)."""
-    from llama_cpp import Llama
+    """The capabilities of a GGUF without loading its weights or making a context (vocabulary and metadata only)."""
+    import logging
 
+    from llama_cpp import _logger
+
+    params = llama_cpp.llama_model_default_params()
+    params.vocab_only = True
+    level = _logger.logger.level
+    _logger.logger.setLevel(logging.CRITICAL + 1)  # llama.cpp's loader chatter; a failure is our ModelError
     try:
-        llm = Llama(model_path=str(path), vocab_only=True, verbose=False)
-    except (ValueError, RuntimeError) as e:
-        raise ModelError(f"cannot read {path}: {e}") from e
-    try:
-        return Capabilities.read(llm, llm.metadata.get("tokenizer.chat_template") or "")
+        model = llama_cpp.llama_model_load_from_file(str(path).encode(), params)
     finally:
-        llm.close()
+        _logger.logger.setLevel(level)
+    if not model:
+        raise ModelError(f"cannot read {path}: not a GGUF llama.cpp can load")
+    try:
+        template = _meta(model, "tokenizer.chat_template")
+        return Capabilities(
+            architecture=_meta(model, "general.architecture"),
+            hybrid=bool(llama_cpp.llama_model_is_hybrid(model)),
+            recurrent=bool(llama_cpp.llama_model_is_recurrent(model)),
+            dialect="xml" if "<function=" in template else "json",
+            thinking="enable_thinking" in template or "<think>" in template,
+            tools="tools" in template,
+        )
+    finally:
+        llama_cpp.llama_model_free(model)
+
+
+def _meta(model: Any, key: str) -> str:
+    size = 4096
+    while True:
+        buf = ctypes.create_string_buffer(size)
+        n = llama_cpp.llama_model_meta_val_str(model, key.encode(), buf, size)
+        if n < 0:
+            return ""
+        if n < size:
+            return buf.value.decode("utf-8", errors="replace")
+        size = n + 1
 
 
 @dataclass
