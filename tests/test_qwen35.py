@@ -337,3 +337,33 @@ def test_doctor_and_models_list_say_what_the_model_is(tiny, tmp_path: Path) -> N
                             capture_output=True, text=True, timeout=120)
     assert said in doctor.stdout
     assert "Traceback" not in doctor.stderr
+
+
+async def test_a_consequential_call_from_the_model_waits_for_a_yes(tiny, base_config: Config, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """The daemon's text chain on the qwen35 model: the model's call to cancel every alarm is asked back; a no
+    keeps them, a yes cancels them, and model turns go on working around the question."""
+    from hearthd.daemon.components import Components
+    from hearthd.daemon.pipeline import Pipeline
+    from hearthd.events import EventType, Trace
+
+    _, path, model = tiny
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    cfg = tiny_config(base_config, path, min_relevance=0.0)
+    c = Components(cfg)
+    c._cache["agent"] = Steered(model, c.tools, picks=["cancel_all_alarms"])  # what a trained model would pick
+    trace = Trace()
+    pipeline = Pipeline(c, trace)
+    for at in ("06:45", "07:15"):  # two alarms to lose
+        assert (await c.tools.get("set_alarm").handler({"time": at})).ok
+    assert len(c.alarms.pending()) == 2
+    for answer, left in (("no", 2), ("yes", 0)):
+        c._cache["agent"].calls_made = 0
+        first = len(trace.events)
+        reply = (await pipeline.run_text("could you get rid of every alarm I have")).reply
+        asked = [e.fields for e in trace.events[first:] if e.type == EventType.CONFIRM_REQUEST]
+        assert asked and asked[0]["name"] == "cancel_all_alarms" and reply == asked[0]["question"]
+        assert len(c.alarms.pending()) == 2  # nothing done before the answer
+        await pipeline.run_text(answer)
+        assert len(c.alarms.pending()) == left
+    await c.close()
