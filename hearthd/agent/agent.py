@@ -109,10 +109,6 @@ class Agent:
         rendered = self._render(marker, lang)
         return rendered[: rendered.index(marker)]
 
-    def prompt(self, text: str, lang: str, now: datetime | None = None) -> str:
-        """The turn's prompt as text, prefilled up to the tool name (without any thinking)."""
-        return self._render(text, lang, now) + self.dialect.prefill
-
     def _name_sequences(self) -> dict[str, list[int]]:
         """Each offered name (and no_tool) as the model's tokens after the prefill, up to the end of the name."""
         self._tools  # noqa: B018 — refreshes the offered names

@@ -341,10 +341,6 @@ class ChatModel:
 
     # -- reading and writing -------------------------------------------------------------------------------
 
-    def next_token_logprobs(self, prompt: str) -> np.ndarray:
-        """Log-probabilities of the token after `prompt` (the part already cached is not evaluated again)."""
-        return self.logprobs_after(self.tokens(prompt))
-
     def logprobs_after(self, tokens: list[int]) -> np.ndarray:
         """Log-probabilities of the token after a token sequence."""
         llm = self.llm
