@@ -367,3 +367,68 @@ async def test_a_consequential_call_from_the_model_waits_for_a_yes(tiny, base_co
         await pipeline.run_text(answer)
         assert len(c.alarms.pending()) == left
     await c.close()
+
+
+@pytest.mark.parametrize(("lang", "text"), [("en", "please set an alarm for half past seven and "),
+                                            ("ru", "пожалуйста, поставь будильник на семь тридцать и "),
+                                            ("hi", "कृपया साढ़े सात बजे का अलार्म लगा दो और ")])
+async def test_a_request_too_long_for_the_context_is_refused_in_its_language(tiny, base_config: Config,
+                                                                             tmp_path: Path, lang: str, text: str,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from hearthd.daemon.components import Components
+    from hearthd.daemon.pipeline import Pipeline
+    from hearthd.events import EventType, Trace
+    from hearthd.locale import phrase
+
+    _, path, model = tiny
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    c = Components(tiny_config(base_config, path, min_relevance=0.55))
+    c._cache["agent"] = Agent(model, c.tools, min_relevance=0.55)
+    trace = Trace()
+    pipeline = Pipeline(c, trace)
+    for size in (80, 400):  # over the relevance check's room, then over the whole context
+        before = model.evaluated_total
+        result = await pipeline.run_text(text * size, language=lang)
+        assert result.reply == phrase(lang, "agent.too_much")
+        assert model.evaluated_total == before  # refused before anything was evaluated
+    assert not trace.of_type(EventType.ERROR)
+    assert (await pipeline.run_text("what's the capital of Peru", language="en")).reply  # and it goes on
+    await c.close()
+
+
+async def test_a_failed_decode_is_one_error_and_the_next_turn_works(tiny, base_config: Config, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """llama.cpp refusing a batch ("llama_decode returned -1", as a hybrid cache did on a bad rewind) ends that
+    turn with one error event and an apology; the context is cleared and the next turn is decided as before."""
+    from hearthd.daemon.components import Components
+    from hearthd.daemon.pipeline import Pipeline
+    from hearthd.events import EventType, Trace
+    from hearthd.locale import phrase
+
+    _, path, _ = tiny
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    cfg = tiny_config(base_config, path)
+    c = Components(cfg)
+    model = ChatModel(path, cfg.agent)
+    c._cache["agent"] = Agent(model, c.tools, min_relevance=0.55)
+    trace = Trace()
+    pipeline = Pipeline(c, trace)
+    text = "it's too dark in here"
+    expected = (await pipeline.run_text(text, language="en")).reply
+    real_eval = model.llm.eval
+    calls = {"n": 0}
+
+    def failing_once(tokens: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("llama_decode returned -1")
+        real_eval(tokens)
+
+    monkeypatch.setattr(model.llm, "eval", failing_once)
+    failed = await pipeline.run_text("and now set a timer, the usual one", language="en")
+    errors = [e.fields for e in trace.of_type(EventType.ERROR)]
+    assert [e["code"] for e in errors] == ["agent-model-failed"]
+    assert failed.reply == phrase("en", "error.internal") and model.llm.n_tokens == 0
+    assert (await pipeline.run_text(text, language="en")).reply == expected
+    model.llm.close()
+    await c.close()

@@ -17,7 +17,7 @@ from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from .dialect import dialect_named, typed_arguments
 from .grammar import NO_TOOL, arguments_grammars, no_tool_schema
 from .grounding import missing_arguments, read_arguments, ungrounded_arguments
-from .model import ChatModel
+from .model import ChatModel, RequestTooLong
 from .parsing import ToolCall, ToolCallParseError, parse_tool_calls, strip_thinking
 from .relevance import RelevanceCheck
 from .split import split_requests
@@ -170,6 +170,8 @@ class Agent:
                 decision = self._decide(text, lang, now)
         except TurnTooLong:
             decision = Decision("abstain", reason=f"over the {self.max_turn_s:.0f} s budget", say="agent.too_slow")
+        except RequestTooLong as e:
+            decision = Decision("abstain", reason=str(e), say="agent.too_much")
         decision.seconds = time.monotonic() - started
         decision.evaluated = self.model.evaluated_total - evaluated
         decision.thinking, decision.thinking_tokens = self._thought
@@ -182,6 +184,14 @@ class Agent:
         rendered, prefix = self._render(text, lang, now), self.prefix(lang)
         if not rendered.startswith(prefix):  # a template that renders the system turn differently per user turn
             prefix = ""
+        # What the model may still write after the request: thinking, the call, a second call, the checks.
+        headroom = self.thinking + self.max_calls * (self.model.cfg.max_tokens + 32)
+        words = len(self.model.tokens_special(rendered[len(prefix):]))
+        room = self.model.room() - headroom - len(self.model.tokens(prefix))
+        if words > room:
+            raise RequestTooLong(f"the request is {words} tokens; the context has room for {max(room, 0)}")
+        if self._relevance is not None:
+            self._relevance.check_room(text)
         self.prefix_status, tokens = self.model.prompt_tokens(prefix, rendered[len(prefix):], self.state_dir)
         if self.prefix_status != "warm" and self.max_turn_s > 0:
             # Evaluating (or loading) the catalogue prefix is a one-time cost per model, prompt and language, like

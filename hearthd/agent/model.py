@@ -30,6 +30,16 @@ class ModelError(Exception):
     code = "agent-model-invalid"
 
 
+class RequestTooLong(Exception):
+    """The request does not fit the model's context beside its prompt and the answer: the user is asked to say less."""
+
+
+class ModelFailed(ModelError):
+    """llama.cpp could not evaluate a batch (e.g. no room left in the context); the context was cleared."""
+
+    code = "agent-model-failed"
+
+
 @dataclass(frozen=True)
 class Capabilities:
     """What a GGUF is, read from its metadata and llama.cpp: architecture, memory kind, call dialect, thinking."""
@@ -259,11 +269,24 @@ class ChatModel:
         while len(self._snapshots) > self.SNAPSHOTS:
             self._snapshots.popitem(last=False)
 
+    def room(self) -> int:
+        """Tokens the context holds at most."""
+        return int(self.llm.n_ctx())
+
     def _decode(self, tokens: list[int]) -> None:
-        if tokens:
+        if not tokens:
+            return
+        if self.llm.n_tokens + len(tokens) > self.room():
+            raise ModelFailed(f"{self.llm.n_tokens + len(tokens)} tokens do not fit the context of {self.room()}")
+        try:
             self.llm.eval(tokens)
-            self.evaluated += len(tokens)
-            self._logits_live = True
+        except RuntimeError as e:  # "llama_decode returned N": what the cache holds is no longer known
+            self._logits_live = False
+            self.llm.reset()
+            self.llm._ctx.kv_cache_clear()
+            raise ModelFailed(f"the model could not evaluate {len(tokens)} tokens: {e}") from e
+        self.evaluated += len(tokens)
+        self._logits_live = True
 
     def _evaluate(self, tokens: list[int]) -> None:
         """Bring the cache to exactly `tokens` with live logits for the last one, evaluating as little as it can:

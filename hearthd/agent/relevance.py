@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..tools.registry import Tool
-from .model import ChatModel
+from .model import ChatModel, RequestTooLong
 
 # Calibrated on the BFCL irrelevance/simple/multiple cases (see the note of issue 3); the examples are our
 # own, none comes from the benchmark.
@@ -59,6 +59,7 @@ Request: put on something by Queen
 Answer: yes"""
 
 SIDE_CONTEXT_TOKENS = 1536
+SIGNATURE_ROOM = 900  # the worked examples (~600 tokens), a tool's signature and the answer
 
 
 def signature(name: str, parameters: dict[str, Any], description: str) -> str:
@@ -90,13 +91,23 @@ class RelevanceCheck:
     def _messages(question: str) -> list[dict[str, str]]:
         return [{"role": "system", "content": RELEVANCE_PROMPT}, {"role": "user", "content": question}]
 
+    def check_room(self, text: str) -> None:
+        """RequestTooLong, before anything is evaluated, when `text` could not fit the check's context."""
+        side = self.model.side(SIDE_CONTEXT_TOKENS)
+        if len(side.tokens_special(text)) > side.room() - SIGNATURE_ROOM:
+            raise RequestTooLong(f"the request does not fit the relevance check's context ({side.room()} tokens)")
+
     def probability(self, tool: Tool, text: str) -> float:
         side = self.model.side(SIDE_CONTEXT_TOKENS)
         marker = "\u0000Q\u0000"
         head = side.render(self._messages(marker), None)
         prefix = head[: head.index(marker)]
         # The examples are the side context's own prefix (kept as a snapshot where the cache cannot rewind).
-        _, tokens = side.prompt_tokens(prefix, self.prompt(tool, text)[len(prefix):], None)
+        rest = self.prompt(tool, text)[len(prefix):]
+        room = side.room() - len(side.tokens(prefix)) - 8
+        if len(side.tokens_special(rest)) > room:
+            raise RequestTooLong(f"the request does not fit the relevance check's context ({room} tokens)")
+        _, tokens = side.prompt_tokens(prefix, rest, None)
         logprobs = side.logprobs_after(tokens)
         yes = float(np.exp(logprobs[self._yes]).sum())
         no = float(np.exp(logprobs[self._no]).sum())

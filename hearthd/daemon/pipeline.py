@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..agent.agent import Decision
+from ..agent.model import ModelError
 from ..agent.parsing import ToolCall
 from ..audio.tts import Speech
 from ..audio.vad import EndpointState
@@ -209,8 +210,11 @@ class Pipeline:
             decision, confirmed = Decision("call", calls=calls, source="confirmed"), True
         else:
             picked = self._chosen(result)
-            decision = picked if picked is not None else await self._blocking(
-                Stage.AGENT, self.c.router().decide, result.transcript, result.lang)
+            try:
+                decision = picked if picked is not None else await self._blocking(
+                    Stage.AGENT, self.c.router().decide, result.transcript, result.lang)
+            except ModelError as e:  # a model that cannot load or evaluate ends this turn, not the daemon
+                raise PipelineError(e.code, str(e), "error.internal") from e
             if decision.evaluated:
                 self.trace.emit(EventType.MODEL, evaluated=decision.evaluated,
                                 completion_tokens=decision.completion_tokens,
