@@ -432,3 +432,20 @@ async def test_a_failed_decode_is_one_error_and_the_next_turn_works(tiny, base_c
     assert (await pipeline.run_text(text, language="en")).reply == expected
     model.llm.close()
     await c.close()
+
+
+def test_a_reload_turns_thinking_on_only_where_the_model_can_think(tiny, base_config: Config, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from hearthd.config import load_config
+    from hearthd.daemon.components import Components
+    from hearthd.daemon.reload import apply_config
+
+    dialect, path, model = tiny
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    c = Components(tiny_config(base_config, path))
+    agent = c._cache["agent"] = Agent(model, c.tools)
+    (tmp_path / "new.toml").write_text(f'[agent]\nmodel_path = "{path}"\nthreads = 1\nfast_path = false\n'
+                                       "thinking = 24\n")
+    done = apply_config(c, load_config(tmp_path / "new.toml", environ={}))
+    assert "agent.thinking" in done.changed
+    assert agent.thinking == (24 if dialect == "xml" else 0)

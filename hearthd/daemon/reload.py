@@ -24,7 +24,7 @@ LIVE: dict[str, tuple[str, ...] | None] = {
     "policy": ("confirm", "confirm_timeout_s", "audit_max_bytes", "audit_keep"),
     "alarms": None,
     "agent": ("max_tokens", "temperature", "min_tool_probability", "min_relevance", "fast_path",
-              "clarify_timeout_s", "clarify_turns", "max_calls", "max_turn_s"),
+              "clarify_timeout_s", "clarify_turns", "max_calls", "max_turn_s", "thinking"),
 }
 
 
@@ -95,6 +95,7 @@ def _propagate(c: Components, scheduler: Scheduler | None) -> None:
         agent.min_relevance = cfg.agent.min_relevance
         agent.max_calls = cfg.agent.max_calls
         agent.max_turn_s = cfg.agent.max_turn_s
+        agent.thinking = cfg.agent.thinking_budget if agent.model.capabilities.thinking else 0
         if cfg.agent.min_relevance > 0 and agent._relevance is None:  # it was built with the check off
             from ..agent.relevance import RelevanceCheck
 
