@@ -11,3 +11,9 @@ __version__ = "0.1.0"
 # that shares the machine all day takes the bounded worst case. Set OMP_WAIT_POLICY yourself to choose otherwise;
 # it must be set before the libraries load, so it is set here.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+# onnxruntime (Piper's voices, the silero VAD) ships with Microsoft's telemetry on: importing it writes a device
+# id and an event queue under ~/.cache/Microsoft/DeveloperTools/.onnxruntime/, to be uploaded later. Nothing
+# hearthd hears or does leaves the machine, so it is switched off here, before anything can load the library
+# (the variable is read once, when onnxruntime initialises; hearthd.private.no_telemetry also turns events off).
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"

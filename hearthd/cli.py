@@ -12,7 +12,7 @@ from typing import Any
 
 from . import __version__
 from .assets import AssetError
-from .config import Config, ConfigError, dump_toml, load_config
+from .config import Config, ConfigError, dump_toml, load_config, masked_dict
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -400,7 +400,7 @@ def cmd_service(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_config(args: argparse.Namespace, cfg: Config) -> int:
-    print(json.dumps(cfg.to_dict(), indent=2, ensure_ascii=False) if args.json else dump_toml(cfg), end="")
+    print(json.dumps(masked_dict(cfg), indent=2, ensure_ascii=False) if args.json else dump_toml(cfg), end="")
     return EXIT_OK
 
 

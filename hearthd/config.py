@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 import types
 import typing
@@ -373,10 +374,25 @@ def _toml_value(value: Any) -> str:
     raise TypeError(type(value))
 
 
+MASK = "********"
+_SECRET = re.compile(r"password|passwd|secret|token|credential", re.IGNORECASE)
+
+
+def masked_dict(cfg: Config) -> dict[str, Any]:
+    """`cfg.to_dict()` with every secret that is set (mqtt.password, any text key named like a password, token or
+    secret) shown as MASK; an empty one stays empty, so the output still says whether it is set."""
+    data = cfg.to_dict()
+    for values in data.values():
+        for key, value in values.items():
+            if isinstance(value, str) and value and _SECRET.search(key):
+                values[key] = MASK
+    return data
+
+
 def dump_toml(cfg: Config) -> str:
-    """The effective config as TOML (what `hearthd config show` prints)."""
+    """The effective config as TOML (what `hearthd config show` prints), its secrets masked."""
     lines = [f"# effective configuration (from {cfg.source})"]
-    for section, values in cfg.to_dict().items():
+    for section, values in masked_dict(cfg).items():
         lines.append(f"\n[{section}]")
         tables = []
         for key, value in values.items():

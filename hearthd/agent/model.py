@@ -336,9 +336,9 @@ class ChatModel:
         blob = self._state_bytes()
         ids = np.asarray(llm.input_ids[: llm.n_tokens], dtype=np.int32)
         try:
-            file.parent.mkdir(parents=True, exist_ok=True)
+            file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             tmp = file.with_suffix(f".tmp-{os.getpid()}")
-            with open(tmp, "wb") as f:
+            with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:  # the prompt: 0600
                 f.write(len(ids).to_bytes(4, "little"))
                 f.write(ids.tobytes())
                 f.write(blob)

@@ -45,6 +45,9 @@ class PiperTextToSpeech:
     def __init__(self, model: Path, length_scale: float = 1.0) -> None:
         from piper import PiperVoice, SynthesisConfig
 
+        from ..private import no_telemetry
+
+        no_telemetry()
         self.voice = PiperVoice.load(str(model))
         self._syn = SynthesisConfig(length_scale=length_scale)
 

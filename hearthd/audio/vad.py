@@ -22,6 +22,9 @@ class SpeechProbability:
         import onnxruntime
         from faster_whisper.utils import get_assets_path
 
+        from ..private import no_telemetry
+
+        no_telemetry()
         opts = onnxruntime.SessionOptions()
         opts.inter_op_num_threads = 1
         opts.intra_op_num_threads = 1

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..events import Event, EventType
+from ..private import open_private, private_dir, private_file
 
 
 class AuditLog:
@@ -28,6 +29,7 @@ class AuditLog:
         self.keep = keep
         self.privacy = privacy
         self._lock = threading.Lock()
+        self._tightened = False  # files an older hearthd left looser than 0600 are tightened on the first write
 
     def turn(self, utterance: str, lang: str, events: list[Event]) -> dict[str, Any]:
         """The record of one turn, from its trace events."""
@@ -67,10 +69,14 @@ class AuditLog:
         line = json.dumps(entry, ensure_ascii=False) + "\n"
         with self._lock:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                private_dir(self.path.parent)  # the words in clear: 0700 directory, 0600 files
+                if not self._tightened:
+                    for name in self._files():
+                        private_file(name)
+                    self._tightened = True
                 if self.path.exists() and self.path.stat().st_size + len(line.encode()) > self.max_bytes:
                     self._rotate()
-                with open(self.path, "a", encoding="utf-8") as f:
+                with open(open_private(self.path, os.O_WRONLY | os.O_APPEND), "a", encoding="utf-8") as f:
                     f.write(line)
                     f.flush()
                     os.fsync(f.fileno())
@@ -84,11 +90,14 @@ class AuditLog:
                 os.replace(older, self.path.with_name(f"{self.path.name}.{i + 1}"))
         os.replace(self.path, self.path.with_name(f"{self.path.name}.1"))
 
+    def _files(self) -> list[Path]:
+        """The log and its rotated files, newest first."""
+        return [self.path] + [self.path.with_name(f"{self.path.name}.{i}") for i in range(1, self.keep + 1)]
+
     def tail(self, n: int) -> list[dict[str, Any]]:
         """The last n records, oldest first, across rotated files."""
         out: list[dict[str, Any]] = []
-        files = [self.path] + [self.path.with_name(f"{self.path.name}.{i}") for i in range(1, self.keep + 1)]
-        for file in files:
+        for file in self._files():
             if len(out) >= n or not file.exists():
                 continue
             lines = file.read_text(encoding="utf-8").splitlines()

@@ -13,13 +13,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..private import create_private, private_dir, private_sqlite
 from ..tools.registry import ToolResult
 
 
 class DoneRequests:
     def __init__(self, path: Path | None, ttl: float = 86400.0) -> None:
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+        if path is not None:  # a 0700 directory, the database (and its journal) 0600
+            private_dir(path.parent)
+            create_private(path)
+            private_sqlite(path)
         self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
         self.ttl = ttl

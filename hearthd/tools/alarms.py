@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from ..private import create_private, private_dir, private_sqlite
 from .registry import Tool, ToolResult
 
 TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
@@ -118,13 +119,15 @@ class AlarmBook:
         self._now = now or (lambda: datetime.now(tz))
         self.snooze_minutes = snooze_minutes
         self.path = path
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+        if path is not None:  # the user's alarms: a 0700 directory, the database (and its -wal/-shm) 0600
+            private_dir(path.parent)
+            create_private(path)
         self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
         with self._lock:
             if path is not None:
                 self._db.execute("PRAGMA journal_mode=WAL")
+                private_sqlite(path)  # -wal/-shm left looser by an older hearthd
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(SCHEMA)
             have = {row[1] for row in self._db.execute("PRAGMA table_info(alarms)")}

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..private import private_dir
 from .discovery import Discovery, Entity
 from .registry import Tool, ToolResult
 
@@ -144,7 +145,7 @@ class Catalogue:
     def save(self) -> None:
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)  # mkstemp makes the file 0600; the rename keeps that
         data = {"entities": [e.to_dict() for e in self.entities.values()], "states": self.states}
         # write-then-rename: a crash mid-write leaves the previous catalogue, never half of one
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".devices.", suffix=".json")
