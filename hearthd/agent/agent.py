@@ -70,6 +70,7 @@ class Agent:
         self._offered: tuple[str, ...] = ()
         self._schemas: list[dict[str, Any]] = []
         self._sequences: dict[str, list[int]] = {}
+        self._prefixes: dict[tuple[str, tuple[str, ...], bool], str] = {}
         self.min_tool_probability = min_tool_probability
         self.min_relevance = min_relevance
         self.max_calls = max_calls
@@ -104,10 +105,15 @@ class Agent:
                                  thinking=self.thinking > 0)
 
     def prefix(self, lang: str) -> str:
-        """The part of every prompt in `lang` that comes before the user's words."""
-        marker = "\u0000USER\u0000"
-        rendered = self._render(marker, lang)
-        return rendered[: rendered.index(marker)]
+        """The part of every prompt in `lang` that comes before the user's words (kept per language, catalogue
+        and thinking mode: every turn needs it)."""
+        self._tools  # noqa: B018 — refreshes the offered names
+        key = (lang, self._offered, self.thinking > 0)
+        if key not in self._prefixes:
+            marker = "\u0000USER\u0000"
+            rendered = self._render(marker, lang)
+            self._prefixes[key] = rendered[: rendered.index(marker)]
+        return self._prefixes[key]
 
     def _name_sequences(self) -> dict[str, list[int]]:
         """Each offered name (and no_tool) as the model's tokens after the prefill, up to the end of the name."""
@@ -187,7 +193,7 @@ class Agent:
         # What the model may still write after the request: thinking, the call, a second call, the checks.
         headroom = self.thinking + self.max_calls * (self.model.cfg.max_tokens + 32)
         words = len(self.model.tokens_special(rendered[len(prefix):]))
-        room = self.model.room() - headroom - len(self.model.tokens(prefix))
+        room = self.model.room() - headroom - len(self.model.prefix_tokens(prefix))
         if words > room:
             raise RequestTooLong(f"the request is {words} tokens; the context has room for {max(room, 0)}")
         if self._relevance is not None:

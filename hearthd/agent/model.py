@@ -163,6 +163,7 @@ class ChatModel:
         self._logits_live = False  # the context's last logits belong to its last cached token
         self.evaluated = 0  # tokens decoded through this context, for the trace and bench/agent.py
         self.restores = 0  # snapshot restores (each one instead of re-evaluating the prefix)
+        self._prefix_tokens: dict[str, list[int]] = {}
 
     def side(self, n_ctx: int) -> ChatModel:
         """A second context on the same weights (mmap-shared), for checks that must not evict the main
@@ -199,6 +200,14 @@ class ChatModel:
         """Token ids of a whole prompt (BOS where the model wants one, special tokens parsed)."""
         return list(self.llm.tokenize(text.encode("utf-8"), add_bos=True, special=True))
 
+    def prefix_tokens(self, prefix: str) -> list[int]:
+        """`tokens(prefix)` for a prompt prefix, kept: every turn needs its catalogue prefix's tokens."""
+        if prefix not in self._prefix_tokens:
+            if len(self._prefix_tokens) >= 4 * self.SNAPSHOTS:
+                self._prefix_tokens.clear()
+            self._prefix_tokens[prefix] = self.tokens(prefix)
+        return list(self._prefix_tokens[prefix])
+
     def tokens_special(self, text: str) -> list[int]:
         """Token ids of a fragment that continues a prompt (no BOS; `<tool_call>` and the like parsed)."""
         return list(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
@@ -221,12 +230,12 @@ class ChatModel:
         """`prefix` (system prompt + catalogue) made ready in the cache, and the tokens of prefix + rest. The
         prefix is tokenised on its own so its snapshot is always a prefix of the turn's tokens."""
         status = self.ensure_prefix(prefix, state_dir)
-        return status, self.tokens(prefix) + self.tokens_special(rest)
+        return status, self.prefix_tokens(prefix) + self.tokens_special(rest)
 
     def ensure_prefix(self, prefix: str, state_dir: Path | None) -> str:
         """Have `prefix` ready for a turn: cached already ("warm"), loaded from a saved state ("loaded"), or
         evaluated once and saved ("evaluated"), so a turn pays only for the user's words and the answer."""
-        tokens = self.tokens(prefix)
+        tokens = self.prefix_tokens(prefix)
         key = tuple(tokens)
         if self.capabilities.rewinds:
             if self._cached_prefix(tokens) >= len(tokens):

@@ -104,7 +104,7 @@ class RelevanceCheck:
         prefix = head[: head.index(marker)]
         # The examples are the side context's own prefix (kept as a snapshot where the cache cannot rewind).
         rest = self.prompt(tool, text)[len(prefix):]
-        room = side.room() - len(side.tokens(prefix)) - 8
+        room = side.room() - len(side.prefix_tokens(prefix)) - 8
         if len(side.tokens_special(rest)) > room:
             raise RequestTooLong(f"the request does not fit the relevance check's context ({room} tokens)")
         _, tokens = side.prompt_tokens(prefix, rest, None)
