@@ -71,7 +71,7 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
         return _run_live(args, cfg)
     if args.no_wake:
         cfg.wake.enabled = False
-    audio = read_wav(args.input)
+    audio = read_wav(args.input, cfg.audio.max_input_s)
     trace = _trace(args)
     pipeline = Pipeline(_components(cfg, trace), trace)
     result = asyncio.run(pipeline.run_audio(audio, language=args.lang))
@@ -107,7 +107,7 @@ def cmd_transcribe(args: argparse.Namespace, cfg: Config) -> int:
 
     trace = _trace(args)
     components = _components(cfg, trace)
-    audio = read_wav(args.file)
+    audio = read_wav(args.file, cfg.audio.max_input_s)
     stt = components.stt()
     import time
 

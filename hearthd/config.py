@@ -129,6 +129,7 @@ class AudioConfig:
     sample_rate: int = 16000
     volume_backend: str = "auto"  # system volume: wpctl (PipeWire), pactl (PulseAudio/pipewire-pulse), auto
     volume_step: int = 10  # percent per "louder"/"quieter"
+    max_input_s: float = 300.0  # a WAV given to `run --input`/`transcribe` longer than this is refused unread
 
 
 @dataclass
@@ -306,6 +307,8 @@ def _validate(cfg: Config) -> None:
         raise ConfigError("must be auto, wpctl or pactl", "audio.volume_backend")
     if not 1 <= cfg.audio.volume_step <= 50:
         raise ConfigError("must be between 1 and 50", "audio.volume_step")
+    if not cfg.audio.max_input_s > 0:
+        raise ConfigError("must be positive", "audio.max_input_s")
     if cfg.dbus.timeout_s <= 0:
         raise ConfigError("must be positive", "dbus.timeout_s")
     thinking = cfg.agent.thinking.strip().lower()

@@ -105,7 +105,8 @@ class Pipeline:
         if state not in (EndpointState.DONE, EndpointState.TIMEOUT):
             state = endpointer.flush()
         if state != EndpointState.DONE or endpointer.segment is None:
-            raise PipelineError("stt-no-speech", "no speech after the wake word", "error.no_speech")
+            where = "after the wake word" if self.cfg.wake.enabled else "in the audio"
+            raise PipelineError("stt-no-speech", f"no speech {where}", "error.no_speech")
         seg = endpointer.segment
         return offset + seg.start, offset + seg.end
 
