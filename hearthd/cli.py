@@ -381,13 +381,19 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
         if args.json:
             print(json.dumps(row, ensure_ascii=False))
             continue
-        said = row.get("utterance", f"<sha256 {str(row.get('utterance_sha256', ''))[:12]}>")
-        calls = ", ".join(f"{c['name']}{json.dumps(c.get('arguments') or {}, ensure_ascii=False)}"
-                          for c in row.get("proposed", []))
-        done = ", ".join(f"{r['name']}:{'ok' if r['ok'] else 'failed'}" for r in row.get("results", []))
+        try:
+            said = row.get("utterance", f"<sha256 {str(row.get('utterance_sha256', ''))[:12]}>")
+            calls = ", ".join(f"{c['name']}{json.dumps(c.get('arguments') or {}, ensure_ascii=False)}"
+                              for c in row.get("proposed", []))
+            done = ", ".join(f"{r['name']}:{'ok' if r['ok'] else 'failed'}" for r in row.get("results", []))
+        except (KeyError, TypeError, AttributeError):  # a record damaged into other JSON: skipped, counted
+            log.skipped += 1
+            continue
         extra = f" answer={row['answer']}" if "answer" in row else ""
         print(f"{row.get('ts', '')} [{row.get('lang', '')}] {said!r} -> {calls or '-'} policy={row.get('policy')}"
               f"{extra} ran={done or '-'} reply={row.get('reply', '')!r}")
+    if log.skipped:
+        print(f"skipped {log.skipped} unreadable line{'s' if log.skipped != 1 else ''} of {log.path}", file=sys.stderr)
     if not rows and not args.json:
         print(f"no history yet ({log.path})")
     return EXIT_OK

@@ -29,6 +29,7 @@ class AuditLog:
         self.keep = keep
         self.privacy = privacy
         self._lock = threading.Lock()
+        self.skipped = 0  # lines the last tail() could not read
         self._tightened = False  # files an older hearthd left looser than 0600 are tightened on the first write
 
     def turn(self, utterance: str, lang: str, events: list[Event]) -> dict[str, Any]:
@@ -95,17 +96,28 @@ class AuditLog:
         return [self.path] + [self.path.with_name(f"{self.path.name}.{i}") for i in range(1, self.keep + 1)]
 
     def tail(self, n: int) -> list[dict[str, Any]]:
-        """The last n records, oldest first, across rotated files."""
+        """The last n records, oldest first, across rotated files. A line that is no record (a torn last line after a
+        crash, a bad byte, JSON that is not an object) is skipped and counted in `self.skipped`, never fatal."""
         out: list[dict[str, Any]] = []
+        self.skipped = 0
         for file in self._files():
             if len(out) >= n or not file.exists():
                 continue
-            lines = file.read_text(encoding="utf-8").splitlines()
+            try:
+                lines = file.read_bytes().splitlines()
+            except OSError:
+                continue  # an unreadable rotated file: the others still show
             rows = []
             for line in lines:
+                if not line.strip():
+                    continue
                 try:
-                    rows.append(json.loads(line))
-                except ValueError:
-                    continue  # a torn last line after a crash is skipped, not fatal
+                    row = json.loads(line.decode("utf-8"))
+                except ValueError:  # UnicodeDecodeError and JSONDecodeError both
+                    row = None
+                if isinstance(row, dict):
+                    rows.append(row)
+                else:
+                    self.skipped += 1
             out = rows[-(n - len(out)):] + out
         return out[-n:]

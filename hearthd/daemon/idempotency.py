@@ -13,23 +13,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..private import create_private, private_dir, private_sqlite
+from ..private import PrivateStore, open_sqlite
 from ..tools.registry import ToolResult
 
 
 class DoneRequests:
     def __init__(self, path: Path | None, ttl: float = 86400.0) -> None:
-        if path is not None:  # a 0700 directory, the database (and its journal) 0600
-            private_dir(path.parent)
-            create_private(path)
-            private_sqlite(path)
-        self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False, isolation_level=None)
+        # a 0700 directory, the database (and its journal) 0600; a corrupt one moved aside and a fresh one made
+        self.store = PrivateStore()
+        self._db = open_sqlite(path, self._setup, self.store)
         self._lock = threading.Lock()
         self.ttl = ttl
-        with self._lock:
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS done (key TEXT PRIMARY KEY, at REAL NOT NULL, "
-                             "result TEXT NOT NULL)")
+
+    @staticmethod
+    def _setup(db: sqlite3.Connection) -> None:
+        db.execute("PRAGMA synchronous=FULL")
+        db.execute("CREATE TABLE IF NOT EXISTS done (key TEXT PRIMARY KEY, at REAL NOT NULL, result TEXT NOT NULL)")
 
     @staticmethod
     def key(request_id: str, position: int, name: str, arguments: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ..private import create_private, private_dir, private_sqlite
+from ..private import PrivateStore, open_sqlite
 from .registry import Tool, ToolResult
 
 TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
@@ -119,21 +119,20 @@ class AlarmBook:
         self._now = now or (lambda: datetime.now(tz))
         self.snooze_minutes = snooze_minutes
         self.path = path
-        if path is not None:  # the user's alarms: a 0700 directory, the database (and its -wal/-shm) 0600
-            private_dir(path.parent)
-            create_private(path)
-        self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False, isolation_level=None)
+        self.store = PrivateStore()  # a corrupt alarms.db moved aside, or an empty one: what was found on open
+        # the user's alarms: a 0700 directory, the database (and its -wal/-shm) 0600
+        self._db = open_sqlite(path, self._setup, self.store)
         self._lock = threading.Lock()
-        with self._lock:
-            if path is not None:
-                self._db.execute("PRAGMA journal_mode=WAL")
-                private_sqlite(path)  # -wal/-shm left looser by an older hearthd
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.executescript(SCHEMA)
-            have = {row[1] for row in self._db.execute("PRAGMA table_info(alarms)")}
-            for column in ("repeat", "wall"):  # a store written before recurrence existed
-                if column not in have:
-                    self._db.execute(f"ALTER TABLE alarms ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
+
+    def _setup(self, db: sqlite3.Connection) -> None:
+        if self.path is not None:
+            db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        db.executescript(SCHEMA)
+        have = {row[1] for row in db.execute("PRAGMA table_info(alarms)")}
+        for column in ("repeat", "wall"):  # a store written before recurrence existed
+            if column not in have:
+                db.execute(f"ALTER TABLE alarms ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         self._db.close()

@@ -8,6 +8,7 @@ device (and its last state) before the broker replays its retained messages.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import logging
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..private import private_dir
+from ..private import move_aside, private_dir
 from .discovery import Discovery, Entity
 from .registry import Tool, ToolResult
 
@@ -128,19 +129,36 @@ class Catalogue:
         self.available: dict[str, bool] = {}
         self.aliases = {k.lower(): v for k, v in (aliases or {}).items()}  # "кухонный свет" → "Kitchen Light"
         self.min_score = min_score
+        self.moved_aside: Path | None = None  # a saved catalogue that was no catalogue, kept under this name
         self.load()
 
     # -- persistence --------------------------------------------------------------------------------------
 
     def load(self) -> None:
+        """The saved catalogue. One that is not a catalogue (bad JSON, a list, entries that make no entity) is moved
+        aside (kept as devices.json.corrupt-<UTC time>, with a warning) and discovery rebuilds it; one that cannot be
+        read (permissions, I/O) is left where it is."""
         if self.path is None or not self.path.is_file():
             return
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            self.entities = {e["key"]: Entity.from_dict(e) for e in data.get("entities", [])}
-            self.states = {k: v for k, v in data.get("states", {}).items() if k in self.entities}
-        except (OSError, ValueError, KeyError, TypeError) as e:
+            raw = self.path.read_bytes()
+        except OSError as e:
             log.warning("ignoring an unreadable device catalogue %s: %s", self.path, e)
+            return
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            if not isinstance(data, dict):
+                raise TypeError(f"a JSON {type(data).__name__}, not an object")
+            entities = {e["key"]: Entity.from_dict(e) for e in data.get("entities", [])}
+            states = {k: v for k, v in data.get("states", {}).items() if k in entities and isinstance(v, dict)}
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            try:
+                self.moved_aside = move_aside(self.path, f"not a device catalogue: {e}")
+            except OSError as moved:
+                log.warning("ignoring an unreadable device catalogue %s: %s (could not move it aside: %s)",
+                            self.path, e, moved)
+            return
+        self.entities, self.states = entities, states
 
     def save(self) -> None:
         if self.path is None:
@@ -149,9 +167,14 @@ class Catalogue:
         data = {"entities": [e.to_dict() for e in self.entities.values()], "states": self.states}
         # write-then-rename: a crash mid-write leaves the previous catalogue, never half of one
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".devices.", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, ensure_ascii=False)
-        os.replace(tmp, self.path)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f, ensure_ascii=False)
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
     # -- learning ---------------------------------------------------------------------------------------
 

@@ -1,0 +1,187 @@
+"""State that degrades, never takes everything down: a corrupt alarms.db / requests.db / devices.json is moved aside
+(kept, renamed with a UTC timestamp, 0600), reported, and a fresh store used; a locked store is left alone; a bad
+line of audit.jsonl is skipped by `hearthd history`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hearthd.config import state_dir
+from hearthd.daemon.audit import AuditLog
+from hearthd.daemon.idempotency import DoneRequests
+from hearthd.tools.alarms import AlarmBook
+from hearthd.tools.registry import ToolResult
+from hearthd.tools.smarthome import Catalogue
+
+ROOT = Path(__file__).resolve().parent.parent
+GARBAGE = b"this is not an sqlite database \x00\xff\xfe" * 64
+
+
+@pytest.fixture
+def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    d = state_dir()
+    d.mkdir(parents=True, mode=0o700)
+    yield d
+
+
+def kept(path: Path) -> Path:
+    """The one moved-aside copy of `path`, checked to be named <name>.corrupt-YYYYmmddTHHMMSSZ and 0600."""
+    copies = sorted(p for p in path.parent.glob(path.name + ".corrupt-*") if not p.name.endswith(("-wal", "-shm")))
+    assert len(copies) == 1, copies
+    stamp = copies[0].name.rsplit(".corrupt-", 1)[1]
+    assert len(stamp) == 16 and stamp[8] == "T" and stamp.endswith("Z") and stamp[:8].isdigit(), stamp
+    assert stat.S_IMODE(copies[0].stat().st_mode) & 0o077 == 0
+    return copies[0]
+
+
+def test_a_garbage_alarms_db_is_kept_aside_and_a_fresh_one_works(state: Path,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    path = state / "alarms.db"
+    path.write_bytes(GARBAGE)
+    with caplog.at_level(logging.WARNING):
+        book = AlarmBook(path=path)
+    copy = kept(path)
+    assert copy.read_bytes() == GARBAGE
+    assert book.store.moved_aside == copy
+    assert any(str(copy) in r.getMessage() and "corrupt" in r.getMessage() for r in caplog.records)
+    asyncio.run(book.set_alarm({"time": "07:30"}))
+    listed = asyncio.run(book.list_alarms({}))
+    assert [a["time"] for a in listed.data["alarms"]] == ["07:30"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    book.close()
+    again = AlarmBook(path=path)  # the fresh store is a sound one: kept across a restart, nothing moved again
+    assert [a.hhmm for a in again.pending()] == ["07:30"] and again.store.moved_aside is None
+    kept(path)
+
+
+def test_a_malformed_alarms_db_is_kept_aside(state: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A real SQLite header with damaged pages ("database disk image is malformed"), not just garbage."""
+    path = state / "alarms.db"
+    book = AlarmBook(path=path)
+    for _ in range(50):
+        book.add("07:30", "x" * 30)
+    book.close()
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(path.read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    data[page + 100: 2 * page] = b"\xa5" * (page - 100)  # page 2 overwritten
+    data[2 * page: 3 * page] = b"\x5a" * page
+    path.write_bytes(bytes(data))
+    with caplog.at_level(logging.WARNING):
+        fresh = AlarmBook(path=path)
+    assert kept(path).read_bytes() == bytes(data)
+    assert fresh.pending() == []
+    asyncio.run(fresh.set_alarm({"time": "06:00"}))
+    assert [a.hhmm for a in fresh.pending()] == ["06:00"]
+
+
+def test_an_empty_alarms_db_is_new_but_reported(state: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = state / "alarms.db"
+    path.write_bytes(b"")
+    with caplog.at_level(logging.WARNING):
+        book = AlarmBook(path=path)
+    assert book.store.was_empty and book.store.moved_aside is None
+    assert any("empty file where a database was expected" in r.getMessage() and str(path) in r.getMessage()
+               for r in caplog.records)
+    asyncio.run(book.set_alarm({"time": "07:30"}))
+    assert [a.hhmm for a in book.pending()] == ["07:30"]
+
+
+def test_a_new_alarms_db_is_not_reported(state: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        book = AlarmBook(path=state / "alarms.db")
+        book.close()
+        AlarmBook(path=state / "alarms.db").close()
+    assert not caplog.records
+    assert not list(state.glob("*.corrupt-*"))
+
+
+def test_a_locked_alarms_db_is_not_moved_aside(state: Path) -> None:
+    path = state / "alarms.db"
+    book = AlarmBook(path=path)
+    book.add("07:30")
+    book.close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            AlarmBook(path=path)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert not list(state.glob("*.corrupt-*"))
+    assert [a.hhmm for a in AlarmBook(path=path).pending()] == ["07:30"]
+
+
+def test_a_garbage_requests_db_is_kept_aside_and_requests_are_recorded(state: Path,
+                                                                       caplog: pytest.LogCaptureFixture) -> None:
+    path = state / "requests.db"
+    path.write_bytes(GARBAGE)
+    with caplog.at_level(logging.WARNING):
+        done = DoneRequests(path)
+    copy = kept(path)
+    assert copy.read_bytes() == GARBAGE and done.store.moved_aside == copy
+    assert any(str(copy) in r.getMessage() for r in caplog.records)
+    key = DoneRequests.key("r1", 0, "set_alarm", {"time": "07:30"})
+    done.put(key, ToolResult(True, {"id": 1}, "alarm.set"))
+    again = DoneRequests(path).get(key)
+    assert again is not None and again.ok and again.data == {"id": 1}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("content", [b"[]", b"{not json", b"\xff\xfe garbage", b'{"entities": [{"key": 1}]}', b"42"])
+def test_a_devices_json_that_is_no_catalogue_is_kept_aside(state: Path, caplog: pytest.LogCaptureFixture,
+                                                          content: bytes) -> None:
+    path = state / "devices.json"
+    path.write_bytes(content)
+    with caplog.at_level(logging.WARNING):
+        cat = Catalogue(path)
+    copy = kept(path)
+    assert copy.read_bytes() == content and cat.moved_aside == copy
+    assert any(str(copy) in r.getMessage() for r in caplog.records)
+    assert cat.entities == {} and not path.exists()
+    cat.save()  # the fresh catalogue is written; the kept copy is untouched
+    assert json.loads(path.read_text()) == {"entities": [], "states": {}}
+    assert copy.read_bytes() == content
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_a_good_devices_json_is_loaded_not_moved(state: Path) -> None:
+    path = state / "devices.json"
+    path.write_text(json.dumps({"entities": [], "states": {}}))
+    assert Catalogue(path).moved_aside is None and path.exists()
+    assert not list(state.glob("*.corrupt-*"))
+
+
+def test_history_skips_a_bad_line_of_the_audit_log(state: Path) -> None:
+    audit = AuditLog(state / "audit.jsonl")
+    audit.write({"ts": "2026-12-01T10:00:00+00:00", "lang": "en", "utterance": "set an alarm for seven",
+                 "proposed": [{"name": "set_alarm", "arguments": {"time": "07:00"}}], "policy": "not_needed",
+                 "results": [{"name": "set_alarm", "ok": True}], "reply": "Alarm set for 7:00."})
+    with open(state / "audit.jsonl", "ab") as f:
+        f.write(b'{"ts": "2026-12-01T10:01:00+00:00", "utter\xff\xfeance": "bro\x00ken\n')
+        f.write(b"[1, 2]\n")
+    audit.write({"ts": "2026-12-01T10:02:00+00:00", "lang": "ru", "utterance": "какая погода",
+                 "proposed": [], "policy": "not_needed", "results": [], "reply": "Не знаю."})
+    assert [r["lang"] for r in audit.tail(20)] == ["en", "ru"] and audit.skipped == 2
+    env = {**os.environ, "XDG_STATE_HOME": str(state.parent)}
+    out = subprocess.run([sys.executable, "-m", "hearthd", "history"], env=env, capture_output=True, text=True,
+                         timeout=60, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "set an alarm for seven" in out.stdout and "какая погода" in out.stdout
+    assert "set_alarm:ok" in out.stdout
+    assert "skipped 2 unreadable lines" in out.stderr
