@@ -31,7 +31,10 @@ def private_file(path: Path) -> None:
 
 def create_private(path: Path) -> None:
     """The file exists and is 0600 (or tighter): created so when missing, tightened when it was looser."""
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    # Never open an existing store: closing any descriptor of a file drops every POSIX lock this process holds on
+    # it, SQLite's included, and another connection in the process then fails ("disk I/O error").
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     private_file(path)
 
 

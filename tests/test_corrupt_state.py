@@ -185,3 +185,22 @@ def test_history_skips_a_bad_line_of_the_audit_log(state: Path) -> None:
     assert "set an alarm for seven" in out.stdout and "какая погода" in out.stdout
     assert "set_alarm:ok" in out.stdout
     assert "skipped 2 unreadable lines" in out.stderr
+
+
+def test_opening_a_store_twice_in_one_process_keeps_the_first_connection_working(state: Path) -> None:
+    """The daemon and a one-shot part (a reload, a test's Components) open the same alarms.db in one process.
+    Opening the file again must not drop the first connection's SQLite locks (closing any descriptor of a file
+    releases all of a process's POSIX locks on it): otherwise another process, seeing no one else, removes the
+    WAL files when it closes, and the first connection fails with "disk I/O error"."""
+    db = state / "alarms.db"
+    first = AlarmBook(path=db)
+    first.add("06:10")
+    AlarmBook(path=db).add("07:10")  # a second opening in this process
+    other = ("import sys; from pathlib import Path; from hearthd.tools.alarms import AlarmBook; "
+             "AlarmBook(path=Path(sys.argv[1])).add('08:10')")
+    subprocess.run([sys.executable, "-c", other, str(db)], check=True, timeout=60)
+    first.add("09:10")
+    again = AlarmBook(path=db)  # a new connection in this process shares the first one's view of the WAL index
+    again.add("10:10")
+    assert [a.hhmm for a in first.pending()] == ["06:10", "07:10", "08:10", "09:10", "10:10"]
+    assert first._db.execute("PRAGMA quick_check").fetchall() == [("ok",)]
