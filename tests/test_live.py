@@ -8,6 +8,7 @@ import asyncio
 import copy
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -221,3 +222,28 @@ def test_only_a_whole_stop_utterance_counts(text: str, lang: str, stop: bool) ->
     from hearthd.daemon.policy import is_stop
 
     assert is_stop(text, lang) is stop
+
+
+async def test_a_turn_that_raises_ends_alone_and_the_loop_listens_again(live_components: Components,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever a stage lets escape (here the first turn's pipeline raises, as a model failing to load on first use
+    did) ends that turn with an error event and the error chime; the loop goes back to waiting, never stays stuck
+    in THINKING, and the next utterance is heard and done."""
+    audio = np.concatenate([silence(1.0), read_wav(SAMPLES / "en_alarm_0730.wav"), silence(4.0, seed=7),
+                            read_wav(SAMPLES / "en_wakeup_0600.wav"), silence(1.0, seed=8)])
+    trace = Trace()
+    loop = LiveLoop(live_components, trace, WavSource(audio, tail_s=None), MemorySink())
+    real = loop.pipeline.run_utterance
+    calls = {"n": 0}
+
+    async def first_one_raises(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("a stage let this escape")
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(loop.pipeline, "run_utterance", first_one_raises)
+    await run_until(loop, lambda: loop.turns_done >= 1, 90)
+    assert [(e["code"], e["message"]) for e in of(trace, EventType.ERROR)] == [("internal", "a stage let this escape")]
+    assert [(c["name"], c["arguments"].get("time")) for c in of(trace, EventType.TOOL_CALL)] == [("set_alarm", "06:00")]
+    await live_components.tools.get("cancel_all_alarms").handler({})

@@ -449,3 +449,30 @@ def test_a_reload_turns_thinking_on_only_where_the_model_can_think(tiny, base_co
     done = apply_config(c, load_config(tmp_path / "new.toml", environ={}))
     assert "agent.thinking" in done.changed
     assert agent.thinking == (24 if dialect == "xml" else 0)
+
+
+@pytest.mark.parametrize("broken", ["missing", "not-a-gguf"])
+async def test_a_model_that_cannot_load_ends_its_turn_and_the_fast_path_keeps_working(
+        base_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: str) -> None:
+    from hearthd.daemon.components import Components
+    from hearthd.daemon.pipeline import Pipeline
+    from hearthd.events import EventType, Trace
+    from hearthd.locale import phrase
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    path = tmp_path / "model.gguf"
+    if broken == "not-a-gguf":
+        path.write_bytes(b"GGUF but not really" * 100)
+    cfg = tiny_config(base_config, path, fast_path=True)
+    c = Components(cfg)
+    trace = Trace()
+    pipeline = Pipeline(c, trace)
+    for _ in range(2):  # every model turn says so; none takes the daemon down
+        result = await pipeline.run_text("tell me something about the moon", language="en")
+        assert result.reply == phrase("en", "error.internal")
+    codes = [e.fields["code"] for e in trace.of_type(EventType.ERROR)]
+    assert codes == 2 * ["asset-path-missing" if broken == "missing" else "agent-model-invalid"], codes
+    done = await pipeline.run_text("set an alarm for 7:30", language="en")  # the templates need no model
+    assert [e.fields["name"] for e in trace.of_type(EventType.TOOL_CALL)] == ["set_alarm"]
+    assert done.reply and len(c.alarms.pending()) == 1
+    await c.close()

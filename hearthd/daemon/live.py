@@ -279,7 +279,14 @@ class LiveLoop:
                     transcript = await speculation
                 self.trace.emit(EventType.TIMING, stage="stt_speculative", ms=round(
                     (time.monotonic() - end_of_speech) * 1000, 1), used=transcript is not None)
-            result = await self.pipeline.run_utterance(speech, transcript=transcript)
+            try:
+                result = await self.pipeline.run_utterance(speech, transcript=transcript)
+            except Exception as e:  # whatever a stage let escape ends this turn only: the loop goes back to waiting
+                self.trace.emit(EventType.ERROR, code=getattr(e, "code", "internal"), message=str(e))
+                with contextlib.suppress(Exception):
+                    await self._play_chime(ERROR_NOTES)
+                self._set(LoopState.WAITING)
+                return
             self.trace.timing("end_of_speech_to_action", time.monotonic() - end_of_speech)
             await self._speak_reply(result, end_of_speech)
             self.turns_done += 1

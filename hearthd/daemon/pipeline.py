@@ -17,6 +17,7 @@ import numpy as np
 from ..agent.agent import Decision
 from ..agent.model import ModelError
 from ..agent.parsing import ToolCall
+from ..assets import AssetError
 from ..audio.tts import Speech
 from ..audio.vad import EndpointState
 from ..audio.wavio import SAMPLE_RATE
@@ -214,7 +215,7 @@ class Pipeline:
             try:
                 decision = picked if picked is not None else await self._blocking(
                     Stage.AGENT, self.c.router().decide, result.transcript, result.lang)
-            except ModelError as e:  # a model that cannot load or evaluate ends this turn, not the daemon
+            except (ModelError, AssetError) as e:  # a model that cannot load or evaluate ends this turn, not the daemon
                 raise PipelineError(e.code, str(e), "error.internal") from e
             if decision.evaluated:
                 self.trace.emit(EventType.MODEL, evaluated=decision.evaluated,
