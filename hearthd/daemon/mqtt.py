@@ -25,11 +25,9 @@ from typing import Any
 from ..config import MqttConfig
 from ..tools.discovery import DiscoveryError, parse_discovery
 from ..tools.smarthome import Catalogue, CommandNotSent
+from .ha_device import HaDevice
 
 log = logging.getLogger(__name__)
-
-ASSIST_STATES = ("idle", "listening", "thinking", "speaking")
-
 
 def node_id(cfg: MqttConfig) -> str:
     raw = cfg.node_id or socket.gethostname() or "hearthd"
@@ -70,8 +68,7 @@ class MqttLink:
         self.node = node_id(cfg)
         self.base = f"{cfg.topic_base}/{self.node}"
         self.client_id = cfg.client_id or (f"hearthd-{self.node}-{os.getpid()}" if one_shot else f"hearthd-{self.node}")
-        self.status: dict[str, Any] = {"assist_state": "idle", "transcript": "", "reply": "", "language": languages[0],
-                                       "muted": "OFF"}
+        self.device = HaDevice(self)
         self._queue: deque[Command] = deque()
         self._wake = asyncio.Event()
         self._connected = asyncio.Event()
@@ -203,11 +200,11 @@ class MqttLink:
         await self._subscribe_states(client)
         if not self.one_shot:
             await client.subscribe(f"{prefix}/status", qos=1)
-            for name in ("ask", "announce", "mute/set", "listen", "language/set"):
+            for name in ("ask", "announce", *self.device.commands):
                 await client.subscribe(f"{self.base}/{name}", qos=1)
         self._connected.set()
         if not self.one_shot and self.cfg.publish_self:
-            await self.publish_self(client)
+            await self.device.publish_self(client)
 
     async def _subscribe_states(self, client: Any = None) -> None:
         client = client or self._client
@@ -256,7 +253,7 @@ class MqttLink:
         text = payload.decode("utf-8", errors="replace")
         if topic == f"{prefix}/status":
             if text.strip().lower() == "online" and self.cfg.publish_self:
-                await self.publish_self(client)  # Home Assistant restarted: tell it about hearthd again
+                await self.device.publish_self(client)  # Home Assistant restarted: tell it about hearthd again
             return
         if topic.startswith(self.base + "/"):
             await self._on_own(topic[len(self.base) + 1:], text)
@@ -283,77 +280,8 @@ class MqttLink:
                                                                       ensure_ascii=False))
             elif name == "announce" and h.announce is not None:
                 await h.announce(request["text"], lang)
-        elif name == "mute/set" and text.upper() in ("ON", "OFF"):
-            if h.mute is not None:
-                h.mute(text.upper() == "ON")
-            await self.update(muted=text.upper())
-        elif name == "listen" and h.listen is not None:
-            h.listen()
-        elif name == "language/set" and text in self.languages:
-            if h.language is not None:
-                h.language(text)
-            await self.update(language=text)
-
-    # -- hearthd as a device -----------------------------------------------------------------------------
-
-    def discovery(self) -> tuple[str, dict[str, Any]]:
-        """hearthd's device-based discovery message: an assist-state sensor, last transcript and reply, a mute
-        switch, a listen button and a language select, all sharing one state topic and one availability."""
-        state = f"{self.base}/state"
-        cmps: dict[str, dict[str, Any]] = {
-            "assist_state": {"p": "sensor", "name": "Assist state", "stat_t": state, "ic": "mdi:account-voice",
-                             "val_tpl": "{{ value_json.assist_state }}", "dev_cla": "enum",
-                             "ops": list(ASSIST_STATES), "uniq_id": f"{self.node}_assist_state"},
-            "transcript": {"p": "sensor", "name": "Last transcript", "stat_t": state, "ic": "mdi:text",
-                           "val_tpl": "{{ value_json.transcript }}", "uniq_id": f"{self.node}_transcript"},
-            "reply": {"p": "sensor", "name": "Last reply", "stat_t": state, "ic": "mdi:message-reply-text",
-                      "val_tpl": "{{ value_json.reply }}", "uniq_id": f"{self.node}_reply"},
-            "mute": {"p": "switch", "name": "Mute", "stat_t": state, "cmd_t": f"{self.base}/mute/set",
-                     "val_tpl": "{{ value_json.muted }}", "pl_on": "ON", "pl_off": "OFF", "ic": "mdi:microphone-off",
-                     "uniq_id": f"{self.node}_mute"},
-            "listen": {"p": "button", "name": "Start listening", "cmd_t": f"{self.base}/listen", "pl_prs": "PRESS",
-                       "ic": "mdi:microphone", "uniq_id": f"{self.node}_listen"},
-            "language": {"p": "select", "name": "Language", "stat_t": state, "cmd_t": f"{self.base}/language/set",
-                         "val_tpl": "{{ value_json.language }}", "ops": list(self.languages), "ic": "mdi:translate",
-                         "uniq_id": f"{self.node}_language"},
-        }
-        payload = {
-            "dev": {"ids": [f"hearthd_{self.node}"], "name": f"hearthd {self.node}", "mf": "hearthd",
-                    "mdl": "voice assistant", "sw": _version()},
-            "o": {"name": "hearthd", "sw": _version()},
-            "avty_t": f"{self.base}/availability",
-            "qos": 1,
-            "cmps": cmps,
-        }
-        return f"{self.cfg.discovery_prefix}/device/hearthd_{self.node}/config", payload
-
-    async def publish_self(self, client: Any = None) -> None:
-        client = client or self._client
-        if client is None:
-            return
-        topic, payload = self.discovery()
-        await client.publish(topic, json.dumps(payload, ensure_ascii=False), qos=1, retain=True)
-        await client.publish(f"{self.base}/availability", "online", qos=1, retain=True)
-        await client.publish(f"{self.base}/state", json.dumps(self._state_payload(), ensure_ascii=False), qos=1,
-                             retain=True)
-
-    def _state_payload(self) -> dict[str, Any]:
-        out = dict(self.status)
-        if self.privacy:
-            out["transcript"] = ""  # privacy mode: what was said stays on this machine
-        return out
-
-    async def update(self, **changes: Any) -> None:
-        """Change hearthd's published state (assist_state, transcript, reply, language, muted)."""
-        if "assist_state" in changes and changes["assist_state"] not in ASSIST_STATES:
-            raise ValueError(changes["assist_state"])
-        changes = {k: (v[:250] if isinstance(v, str) else v) for k, v in changes.items()}  # HA state limit 255
-        if all(self.status.get(k) == v for k, v in changes.items()):
-            return
-        self.status.update(changes)
-        if self.cfg.publish_self and not self.one_shot:
-            await self.send_now(f"{self.base}/state", json.dumps(self._state_payload(), ensure_ascii=False),
-                                retain=True)
+        else:
+            await self.device.on_command(name, text)
 
     async def send_now(self, topic: str, payload: str, retain: bool = False) -> None:
         """Best effort, not queued: hearthd's own state is republished whole on reconnect anyway."""
@@ -363,8 +291,14 @@ class MqttLink:
         with contextlib.suppress(Exception):
             await client.publish(topic, payload, qos=1, retain=retain)
 
+    # -- hearthd as a device (ha_device.py) ---------------------------------------------------------------
 
-def _version() -> str:
-    from .. import __version__
+    @property
+    def status(self) -> dict[str, Any]:
+        return self.device.status
 
-    return __version__
+    async def update(self, **changes: Any) -> None:
+        await self.device.update(**changes)
+
+    def discovery(self) -> tuple[str, dict[str, Any]]:
+        return self.device.discovery()
