@@ -615,3 +615,30 @@ def open_source(cfg: AudioConfig) -> SoundDeviceSource:
 def open_sink(cfg: AudioConfig) -> SoundDeviceSink:
     """The configured speaker (audio.output_device, chosen like the input)."""
     return SoundDeviceSink(_device_setting(cfg.output_device))
+
+
+class VolumeSink:
+    """Any sink at `volume` percent of the voice's level (Home Assistant's Volume control): the audio is scaled
+    before it is handed on, so it works the same on every sink; 100 passes the samples through untouched."""
+
+    def __init__(self, sink: AudioSink, volume: int = 100) -> None:
+        self.sink = sink
+        self.volume = volume
+
+    @property
+    def playing(self) -> bool:
+        return self.sink.playing
+
+    def stop(self) -> None:
+        self.sink.stop()
+
+    async def play(self, audio: np.ndarray, rate: int) -> bool:
+        if self.volume < 100:
+            scaled = as_int16(audio).astype(np.float32) * (max(0, self.volume) / 100.0)
+            audio = np.rint(scaled).astype(np.int16)
+        return await self.sink.play(audio, rate)
+
+    def __getattr__(self, name: str) -> object:  # what a particular sink has besides the Protocol (tests read it)
+        if name == "sink":
+            raise AttributeError(name)
+        return getattr(self.sink, name)

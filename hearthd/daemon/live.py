@@ -79,6 +79,7 @@ class LiveLoop:
         self._barge: Endpointer | None = None  # a second VAD listening for "stop" while hearthd speaks
         self._barge_audio: list[np.ndarray] = []
         self._prepared = False
+        self.wake: Any = None  # the wake word detector (run() loads it; set_wake_word replaces it)
 
     # -- states ---------------------------------------------------------------------------------------
 
@@ -89,6 +90,17 @@ class LiveLoop:
             self.state = state
             if self.on_state is not None:
                 self.on_state(state.value)
+
+    async def set_wake_word(self, name: str) -> None:
+        """Listen for another wake word from now on (Home Assistant's Wake word select); the model loads off the
+        loop, and the old one listens until the new one is ready. An unknown name raises WakeWordError."""
+        from ..audio.wake import MicroWakeWordDetector
+
+        if not self.cfg.wake.enabled:
+            return
+        detector = await asyncio.get_running_loop().run_in_executor(None, MicroWakeWordDetector, name)
+        self.wake = detector
+        self.trace.emit(EventType.LISTENING, state=self.state.value, wake_word=name)
 
     def set_muted(self, muted: bool) -> None:
         """Muted: the wake word and Listen() are ignored (a ring or a reply still plays)."""
@@ -138,8 +150,8 @@ class LiveLoop:
     async def run(self, stopping: asyncio.Event) -> None:
         """Read and dispatch audio until `stopping` is set; the turn in progress is finished first."""
         await self.prepare()
-        wake = self.c.wake() if self.cfg.wake.enabled else None
-        reader = asyncio.create_task(self._read(wake))
+        self.wake = self.c.wake() if self.cfg.wake.enabled else None
+        reader = asyncio.create_task(self._read())
         stop = asyncio.create_task(stopping.wait())
         try:
             await asyncio.wait({reader, stop}, return_when=asyncio.FIRST_COMPLETED)
@@ -154,7 +166,7 @@ class LiveLoop:
             self.trace.emit(EventType.METRICS, blocks=self._blocks, frames_dropped=int(self.source.dropped),
                             turns=self.turns_done)
 
-    async def _read(self, wake: Any) -> None:
+    async def _read(self) -> None:
         pre_roll: deque[np.ndarray] = deque(maxlen=max(1, int(self.cfg.vad.pre_roll_ms / 30) + 1))
         while True:
             block = await self.source.read()
@@ -173,6 +185,7 @@ class LiveLoop:
                     continue
                 if self.state == LoopState.SPEAKING and not self.muted:
                     self._hear_stop(block)
+                wake = self.wake  # read each block: set_wake_word swaps it while the loop runs
                 if wake is not None and not self.muted and now >= self._refractory_until:
                     detection = wake.process(block)
                     if detection is not None:
