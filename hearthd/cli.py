@@ -500,8 +500,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _undecodable(args: argparse.Namespace) -> str:
+    """The first text argument that is not valid UTF-8 (Python keeps such argv bytes as lone surrogates, which
+    fail later, far from their cause), said as the byte that is wrong; "" when all are fine."""
+    texts = [("text", getattr(args, "text", None))] + [("--then", t) for t in getattr(args, "then", None) or []]
+    for name, text in texts:
+        if not isinstance(text, str):
+            continue
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            fix = "use a UTF-8 locale (LANG=C.UTF-8)"
+            try:
+                raw = text.encode("utf-8", "surrogateescape")
+                at = len(text[: e.start].encode("utf-8", "surrogateescape"))
+            except UnicodeEncodeError:  # a surrogate no byte stands for (not from argv)
+                return f"{name} is not valid Unicode text (a lone surrogate at character {e.start}); {fix}"
+            return f"{name} is not valid UTF-8 (byte 0x{raw[at]:02x} at offset {at}); {fix}"
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if bad := _undecodable(args):
+        print(f"hearthd {args.command}: {bad}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         cfg = load_config(args.config)
         return int(args.fn(args, cfg))

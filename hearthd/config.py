@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 import tomllib
@@ -103,6 +104,9 @@ class AgentConfig:
     # "off" (default, for latency), or a budget of N tokens the model may think before its call (models whose
     # template has a thinking mode, e.g. Qwen3.5/BotPsy); `</think>` is forced at the budget
     thinking: str = "off"
+    # the longest text one request may carry (D-Bus Ask/Say, `hearthd ask`, and any other text front end): longer
+    # is refused with a clear error before anything is evaluated
+    max_text_chars: int = 2000
 
     @property
     def thinking_budget(self) -> int:
@@ -315,6 +319,46 @@ def _validate(cfg: Config) -> None:
     if thinking != "off" and not (thinking.isdigit() and 1 <= int(thinking) <= 4096):
         raise ConfigError(f"expected \"off\" or a token budget from 1 to 4096, got {cfg.agent.thinking!r}",
                           "agent.thinking")
+    _check_ranges(cfg)
+
+
+# Numbers that take nonsense otherwise (a zero queue that can send nothing, a negative timeout, `nan`): key, lowest,
+# highest (None: no bound), and whether the lowest itself is refused (a duration that must be above zero).
+_RANGES: tuple[tuple[str, float, float | None, bool], ...] = (
+    ("wake.refractory_s", 0, None, False),
+    ("vad.min_speech_ms", 0, None, False), ("vad.end_silence_ms", 0, None, True), ("vad.pre_roll_ms", 0, None, False),
+    ("vad.max_speech_s", 0, None, True), ("vad.no_speech_timeout_s", 0, None, True),
+    ("vad.speculate_ms", 0, None, False), ("vad.follow_up_s", 0, None, False),
+    ("stt.beam_size", 1, None, False), ("stt.temperature", 0, None, False), ("stt.max_new_tokens", 1, None, False),
+    ("stt.min_language_probability", 0, 1, False), ("stt.threads", 0, None, False),
+    ("agent.n_ctx", 256, None, False), ("agent.threads", 0, None, False), ("agent.max_tokens", 1, None, False),
+    ("agent.temperature", 0, None, False), ("agent.min_tool_probability", 0, 1, False),
+    ("agent.min_relevance", 0, 1, False), ("agent.clarify_timeout_s", 0, None, True),
+    ("agent.clarify_turns", 1, None, False), ("agent.max_calls", 1, None, False), ("agent.max_turn_s", 0, None, True),
+    ("agent.max_text_chars", 1, None, False),
+    ("tts.length_scale", 0, None, True),
+    ("audio.sample_rate", 8000, 192000, False),
+    ("mqtt.keepalive_s", 1, 65535, False), ("mqtt.command_timeout_s", 0, None, True),
+    ("mqtt.queue_max", 1, None, False),
+    ("mqtt.settle_s", 0, None, False), ("mqtt.min_match", 0, 1, False),
+    ("alarms.grace_s", 0, None, False), ("alarms.repeat_s", 0, None, True), ("alarms.max_rings", 1, None, False),
+    ("alarms.snooze_minutes", 1, 60, False),
+    ("policy.confirm_timeout_s", 0, None, True), ("policy.audit_max_bytes", 1024, None, False),
+    ("policy.audit_keep", 1, None, False),
+)
+
+
+def _check_ranges(cfg: Config) -> None:
+    for key, low, high, above in _RANGES:
+        section, name = key.split(".")
+        value = getattr(getattr(cfg, section), name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"must be a finite number, got {value!r}", key)
+        if above and not value > low:
+            raise ConfigError(f"must be above {low:g}, got {value!r}", key)
+        if value < low or (high is not None and value > high):
+            bounds = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
+            raise ConfigError(f"must be {bounds}, got {value!r}", key)
 
 
 def _env_overrides(environ: typing.Mapping[str, str]) -> dict[str, Any]:
@@ -348,6 +392,9 @@ def load_config(path: str | Path | None = None, environ: typing.Mapping[str, str
             data = tomllib.loads(file.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"not valid TOML: {e}", str(file)) from e
+        except UnicodeDecodeError as e:  # a binary file, or one saved in another encoding
+            raise ConfigError(f"not a UTF-8 TOML file (byte 0x{e.object[e.start]:02x} at offset {e.start})",
+                              str(file)) from None
         except OSError as e:
             raise ConfigError(f"cannot read: {e.strerror}", str(file)) from e
         try:

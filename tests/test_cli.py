@@ -63,3 +63,19 @@ def test_ask_cancel_all_alarms_asks_and_no_changes_nothing() -> None:
     assert [e["answer"] for e in events if e["type"] == "confirm_answer"] == ["no"]
     assert [e["text"] for e in events if e["type"] == "reply"] == ["Cancel all your alarms? Please say yes or no.",
                                                                      "Okay, I didn't do it."]
+
+
+def test_invalid_utf8_in_argv_is_a_clear_usage_error() -> None:
+    """`hearthd ask $'\\xff'` was `hearthd: internal: 'utf-8' codec can't encode character '\\udcff'`."""
+    import os
+
+    proc = subprocess.run([os.fsencode(sys.executable), b"-m", b"hearthd", b"ask", b"caf\xc3\xa9 \xff lights"],
+                          capture_output=True, timeout=60, env={**os.environ, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"})
+    err = proc.stderr.decode("utf-8")
+    assert proc.returncode == 2, err
+    assert "hearthd ask: text is not valid UTF-8 (byte 0xff at offset 6)" in err
+    assert "surrogate" not in err and "Traceback" not in err and "internal" not in err
+    then = subprocess.run([os.fsencode(sys.executable), b"-m", b"hearthd", b"ask", b"cancel all my alarms",
+                           b"--then", b"\xfe"], capture_output=True, timeout=60,
+                          env={**os.environ, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"})
+    assert then.returncode == 2 and b"--then is not valid UTF-8 (byte 0xfe" in then.stderr

@@ -104,3 +104,57 @@ def test_cli_config_show_and_error(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "vad.end_silence" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("text, key", [
+    ("[mqtt]\nqueue_max = 0\n", "mqtt.queue_max"),  # accepted before, and then nothing could be sent
+    ("[mqtt]\ncommand_timeout_s = -1\n", "mqtt.command_timeout_s"),
+    ("[mqtt]\nkeepalive_s = 0\n", "mqtt.keepalive_s"),
+    ("[agent]\nmax_turn_s = 0\n", "agent.max_turn_s"),
+    ("[agent]\nmax_turn_s = nan\n", "agent.max_turn_s"),
+    ("[agent]\nmax_calls = 0\n", "agent.max_calls"),
+    ("[agent]\nmax_text_chars = 0\n", "agent.max_text_chars"),
+    ("[agent]\nmin_relevance = 1.5\n", "agent.min_relevance"),
+    ("[vad]\nend_silence_ms = 0\n", "vad.end_silence_ms"),
+    ("[vad]\nmax_speech_s = inf\n", "vad.max_speech_s"),
+    ("[stt]\nbeam_size = 0\n", "stt.beam_size"),
+    ("[alarms]\nrepeat_s = 0\n", "alarms.repeat_s"),
+    ("[alarms]\nsnooze_minutes = -5\n", "alarms.snooze_minutes"),
+    ("[policy]\nconfirm_timeout_s = 0\n", "policy.confirm_timeout_s"),
+    ("[policy]\naudit_keep = 0\n", "policy.audit_keep"),
+    ("[audio]\nsample_rate = 0\n", "audio.sample_rate"),
+])
+def test_a_number_that_makes_no_sense_is_refused_naming_its_key(tmp_path: Path, text: str, key: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        load_config(write(tmp_path, text), environ={})
+    assert e.value.key == key and key in str(e.value)
+
+
+def test_a_number_from_the_environment_is_checked_too(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as e:
+        load_config(write(tmp_path, ""), environ={"HEARTHD__MQTT__QUEUE_MAX": "0"})
+    assert e.value.key == "mqtt.queue_max"
+
+
+def test_sane_edges_are_accepted(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, "[mqtt]\nqueue_max = 1\n[vad]\nspeculate_ms = 0\n[agent]\nmin_relevance = 0\n"),
+                      environ={})
+    assert cfg.mqtt.queue_max == 1 and cfg.vad.speculate_ms == 0 and cfg.agent.min_relevance == 0
+
+
+def test_a_binary_config_file_is_a_clear_config_error(tmp_path: Path) -> None:
+    """It was `hearthd: internal: 'utf-8' codec can't decode byte ...`."""
+    bad = tmp_path / "config.toml"
+    bad.write_bytes(b"[mqtt]\nhost = \"\xff\xfe\x00\x89PNG\"\n")
+    proc = subprocess.run([sys.executable, "-m", "hearthd", "--config", str(bad), "config", "show"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert "config error" in proc.stderr and "not a UTF-8 TOML file" in proc.stderr and str(bad) in proc.stderr
+    assert "codec" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_queue_max_zero_is_refused_by_the_cli(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "hearthd", "--config", str(write(tmp_path, "[mqtt]\nqueue_max = 0\n")),
+                           "config", "show"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "mqtt.queue_max: must be at least 1, got 0" in proc.stderr
