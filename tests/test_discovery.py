@@ -514,3 +514,58 @@ def test_a_null_availability_means_none() -> None:
     assert found is not None
     (entity,) = found.entities
     assert "availability" not in entity.config
+
+
+# -- hostile discovery (issue 14) -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("payload", [b'{"cmd_t": "c", "pos_open": 1e999}', b'{"cmd_t": "c", "x": -1e400}',
+                                     b'{"cmd_t": "c", "bri_scl": ' + b"9" * 300 + b"}",
+                                     b'{"cmd_t": "c", "x": Infinity}', b'{"cmd_t": "c", "x": -Infinity}'])
+def test_numbers_that_are_not_finite_are_refused_at_parse(payload: bytes) -> None:
+    """1e999 used to parse to inf and later broke `round()` in the commands and the state tracking."""
+    with pytest.raises(DiscoveryError, match="not JSON"):
+        parse_discovery("homeassistant/cover/x/config", payload)
+
+
+def test_nesting_is_refused_before_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deep nesting never reaches json.loads (where it used to raise RecursionError), and a limit is a limit."""
+    import hearthd.tools.discovery as discovery
+    from hearthd.tools.discovery import json_depth_within, load_json
+
+    def loads(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("json.loads reached")
+
+    deep = '{"cmd_t": "c", "x": ' + "[" * 40 + "]" * 40 + "}"
+    monkeypatch.setattr(discovery.json, "loads", loads)
+    with pytest.raises(DiscoveryError, match="nested deeper than 32"):
+        parse_discovery("homeassistant/light/x/config", deep)
+    monkeypatch.undo()
+    assert parse_discovery("homeassistant/light/x/config", deep, max_depth=64) is not None
+    assert json_depth_within('{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}', 2)  # brackets in strings
+    assert json_depth_within('["\\"[[[[[["]', 1)
+    assert not json_depth_within("[[[", 2)
+    assert load_json("[[1]]", 2) == [[1]]
+
+
+@pytest.mark.parametrize("name", ["+", "-1", "1", "+/-", "💡", "12.5"])
+def test_a_name_without_a_letter_is_not_catalogued(name: str) -> None:
+    """The fuzz left 910 entries like these in devices.json, and then "Which one: + or -1?"."""
+    with pytest.raises(DiscoveryError, match="no letter"):
+        parse_discovery("homeassistant/light/x_1/config", json.dumps({"cmd_t": "c", "name": name,
+                                                                      "dev": {"name": name}}))
+    with pytest.raises(DiscoveryError, match="no letter"):  # nor by an object id that is no name
+        parse_discovery("homeassistant/light/-1/config", json.dumps({"cmd_t": "c"}))
+
+
+@pytest.mark.parametrize("name", ["Lamp", "Лампа", "लैंप", "Lamp 2"])
+def test_names_in_every_script_are_kept(name: str) -> None:
+    assert one("homeassistant/light/x/config", {"cmd_t": "c", "name": name}).name == name
+
+
+def test_a_junk_component_of_a_device_leaves_the_others() -> None:
+    found = parse_discovery("homeassistant/device/d/config", json.dumps({
+        "dev": {"ids": "d", "name": "-"}, "cmps": {"a": {"p": "light", "cmd_t": "a", "name": "+"},
+                                                   "b": {"p": "light", "cmd_t": "b", "name": "Desk Lamp"}}}))
+    assert found is not None
+    assert [e.name for e in found.entities] == ["Desk Lamp"]

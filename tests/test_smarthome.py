@@ -58,7 +58,18 @@ def test_state_tracking_and_availability(home: Catalogue) -> None:
     ("{{ value }}", "ON", "ON"),
     ("{{ value_json.missing }}", '{"POWER": "OFF"}', None),
     ("{{ value_json.x }}", "not json", None),
-    ("{% if value == 'x' %}1{% endif %}", "x", None),  # richer templates: not guessed at
+    ("{% if value == 'x' %}1{% endif %}", "x", "1"),  # Home Assistant's templates, in a sandbox
+    ("{{ value_json.t | round(1) }}", '{"t": 19.456}', "19.5"),
+    ("{{ value_json.b | default('off') }}", '{"a": 1}', "off"),
+    ("{{ value_json.a }}", '{"a": {"b": 3}}', '{"b": 3}'),
+    ("{% for i in range(9) %}{% for j in range(9) %}x{% endfor %}{% endfor %}", "x", None),  # no loops
+    ("{{ value.center(1000000000) }}", "x", None),  # no calls
+    ("{{ 'x' * 1000000000 }}", "x", None),  # no allocation without limit
+    ("{{ 9 ** 9 ** 9 ** 9 ** 9 ** 9 }}", "x", None),
+    ("{{ '%999999999d' % 1 }}", "x", None),
+    ("{{ value.__class__.__mro__ }}", "x", None),  # the sandbox
+    ("{{ value_json.x }}", "[" * 100_000, None),  # no RecursionError: refused before parsing
+    ("{{ value_json.x }}", '{"x": Infinity}', None),
 ])
 def test_value_templates(template: str, payload: str, value: str | None) -> None:
     assert render_value_template(template, payload) == value
@@ -81,3 +92,136 @@ def test_which_one_is_read_from_the_answer(answer: str, picked: str | None) -> N
     assert chosen(choice, answer) == picked
     if picked:
         assert resolved_call(choice, picked).arguments == {"device": picked}
+
+
+# -- hostile state (issue 14): a retained bad state must not break tracking, a restart or `hearthd ask` ---------
+
+
+@pytest.mark.parametrize("payload", ["inf", "nan", "1e999", "-inf", "9" * 400, "Infinity"])
+@pytest.mark.parametrize("key,field", [("position_topic", "position"), ("percentage_state_topic", "percentage"),
+                                       ("brightness_state_topic", "brightness")])
+def test_a_non_finite_number_on_a_state_topic_is_no_reading(payload: str, key: str, field: str) -> None:
+    """Was `cannot convert float infinity to integer` out of on_message, which ended the MQTT link."""
+    catalogue = Catalogue(None)
+    e = entity("c", "cover", "Blinds", **{key: "c/value"})
+    catalogue.entities[e.key] = e
+    catalogue.on_message("c/value", "40")
+    catalogue.on_message("c/value", payload)
+    assert catalogue.states[e.key][field] in (40, round(100 * 40 / 255))
+
+
+@pytest.mark.parametrize("payload", ['{"state":"ON","brightness":1e999}', '{"state":"ON","brightness":NaN}',
+                                     '{"state":"ON","brightness":' + "9" * 400 + "}", "[" * 50_000,
+                                     '{"state":"ON","x":' + "[" * 5000 + "]" * 5000 + "}"])
+def test_a_json_light_state_that_is_not_finite_or_too_deep_is_ignored(payload: str) -> None:
+    catalogue = Catalogue(None)
+    e = entity("k", "light", "Kitchen Light", schema="json")
+    catalogue.entities[e.key] = e
+    catalogue.on_message("k", '{"state": "ON", "brightness": 127}')
+    catalogue.on_message("k", payload)
+    assert catalogue.states[e.key] == {"state": "on", "brightness": 50}
+
+
+def test_a_deep_value_json_state_and_an_odd_scale_spoil_only_their_entity() -> None:
+    catalogue = Catalogue(None)
+    a = entity("a", "sensor", "Temperature", value_template="{{ value_json.t }}", state_topic="shared")
+    b = entity("b", "light", "Lamp", brightness_state_topic="shared", brightness_scale="not a number")
+    c = entity("c", "sensor", "Humidity", state_topic="shared")
+    for e in (a, b, c):
+        catalogue.entities[e.key] = e
+    catalogue.on_message("shared", "[" * 100_000)  # RecursionError before
+    assert "sensor.a" not in catalogue.states or catalogue.states["sensor.a"].get("state") != "[" * 10
+    catalogue.on_message("shared", "12")
+    assert catalogue.states["sensor.c"] == {"state": "12"}
+    assert catalogue.states["light.b"] == {"brightness": 5}  # the scale that is no number: HA's 255
+
+
+def test_a_state_longer_than_home_assistant_allows_is_not_kept() -> None:
+    catalogue = Catalogue(None)
+    e = entity("s", "sensor", "Note")
+    catalogue.entities[e.key] = e
+    catalogue.on_message("s", "x" * 100_000)
+    assert catalogue.states.get(e.key, {}) == {}
+
+
+def test_the_catalogue_refuses_entities_beyond_its_bound() -> None:
+    from hearthd.tools.discovery import Discovery
+    from hearthd.tools.smarthome import CatalogueFull
+
+    catalogue = Catalogue(None, max_entities=3)
+    for i in range(3):
+        catalogue.apply(Discovery(f"l{i}", [entity(f"l{i}", "light", f"Lamp {i}")]))
+    with pytest.raises(CatalogueFull):
+        catalogue.apply(Discovery("l3", [entity("l3", "light", "Lamp 3")]))
+    assert len(catalogue.entities) == 3
+    catalogue.apply(Discovery("l0", [entity("l0", "light", "Lamp zero")]))  # a known one may still change
+    assert catalogue.entities["light.l0"].name == "Lamp zero"
+    catalogue.apply(Discovery("l1", []))  # and go
+    catalogue.apply(Discovery("l3", [entity("l3", "light", "Lamp 3")]))
+    assert len(catalogue.entities) == 3
+
+
+# -- command templates: what Home Assistant would send -----------------------------------------------------------
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
+
+    async def publish(self, topic: str, payload: str, retain: bool = False) -> None:
+        self.sent.append((topic, payload))
+
+
+async def _command(config: dict[str, object], component: str, tool: str, args: dict[str, object]) -> list:
+    from hearthd.tools.smarthome import SmartHome
+
+    catalogue = Catalogue(None)
+    e = entity("d", component, "Front Door", **config)
+    catalogue.entities[e.key] = e
+    recorder = Recorder()
+
+    async def link() -> Recorder:
+        return recorder
+
+    (found,) = [t for t in SmartHome(catalogue, link).tools() if t.name == tool]
+    result = await found.handler(args)
+    return [result.ok, *recorder.sent]
+
+
+@pytest.mark.parametrize("component,tool,args,config,sent", [
+    # Zigbee2MQTT's lock: HA renders command_template (was a bare LOCK)
+    ("lock", "lock_door", {"door": "front door"}, {"command_template": '{"state": "{{ value }}"}'},
+     ("d/set", '{"state": "LOCK"}')),
+    ("lock", "unlock_door", {"door": "front door"},
+     {"command_template": '{"state": "{{ value }}"}', "payload_unlock": "OPEN"}, ("d/set", '{"state": "OPEN"}')),
+    ("lock", "lock_door", {"door": "front door"}, {}, ("d/set", "LOCK")),  # no template: the payload itself
+    ("fan", "set_fan_speed", {"device": "front door", "percent": 60},
+     {"percentage_command_topic": "d/pct", "percentage_command_template": '{"speed": {{ value }}}'},
+     ("d/pct", '{"speed": 60}')),
+    ("fan", "turn_on", {"device": "front door"}, {"command_template": '{"state": "{{ value }}"}'},
+     ("d/set", '{"state": "ON"}')),
+    ("cover", "set_cover_position", {"device": "front door", "percent": 30},
+     {"set_position_topic": "d/pos", "set_position_template": '{"position": {{ position }}}'},
+     ("d/pos", '{"position": 30}')),
+    ("light", "set_brightness", {"device": "front door", "percent": 50},
+     {"brightness_command_topic": "d/bri", "brightness_command_template": "Dimmer {{ value }}"},
+     ("d/bri", "Dimmer 128")),
+    ("light", "set_color", {"device": "front door", "color": "red"},
+     {"rgb_command_topic": "d/rgb", "rgb_command_template": "{{ '%02x%02x%02x' | format(red, green, blue) }}"},
+     None),  # `format` is not among the sandbox's filters: refused, nothing sent
+    ("light", "set_color", {"device": "front door", "color": "blue"},
+     {"rgb_command_topic": "d/rgb", "rgb_command_template": '{"r": {{ red }}, "g": {{ green }}, "b": {{ blue }}}'},
+     ("d/rgb", '{"r": 0, "g": 0, "b": 255}')),
+    ("climate", "set_climate_mode", {"device": "front door", "mode": "heat"},
+     {"mode_command_topic": "d/mode", "mode_command_template": '{"system_mode": "{{ value }}"}'},
+     ("d/mode", '{"system_mode": "heat"}')),
+])
+async def test_command_templates_are_rendered_as_home_assistant_does(component: str, tool: str,
+                                                                     args: dict[str, object],
+                                                                     config: dict[str, object],
+                                                                     sent: tuple[str, str] | None) -> None:
+    outcome = await _command(config, component, tool, args)
+    if sent is None:
+        assert outcome == [False]
+    else:
+        assert outcome == [True, sent]

@@ -8,6 +8,7 @@ empty payload as a removal. Pure functions: no MQTT here, so parsing is tested (
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,72 @@ COMPONENTS = ("light", "switch", "fan", "cover", "climate", "lock", "alarm_contr
 
 class DiscoveryError(ValueError):
     """A discovery payload that cannot be used (not JSON, not an object, unknown component…)."""
+
+
+class JunkName(DiscoveryError):
+    """An entity whose name has no letter in any script ("+", "-1"): nobody can say it, so it is not catalogued."""
+
+
+class UnsafeJson(ValueError):
+    """JSON hearthd refuses before or while parsing it: nested too deeply, or a number that is not finite."""
+
+
+MAX_JSON_DEPTH = 32  # discovery nests 4-5 levels; a state rarely more. Deeper is refused before json.loads
+MAX_JSON_INT = 10**18  # beyond it an integer cannot be a brightness, a position or a topic base, and float() of
+# it (10**400) overflows where state is scaled
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+
+
+def json_depth_within(text: str, max_depth: int) -> bool:
+    """Whether the arrays and objects of `text` nest at most `max_depth` deep, counted without parsing (strings
+    skipped), so that a payload of 100,000 '[' never reaches json.loads and its RecursionError."""
+    if text.count("[") + text.count("{") <= max_depth:
+        return True
+    depth = 0
+    for ch in _NOT_BRACKETS.sub("", _STRINGS.sub("", text)):
+        if ch in "[{":
+            depth += 1
+            if depth > max_depth:
+                return False
+        else:
+            depth -= 1
+    return True
+
+
+def _reject_constant(name: str) -> Any:
+    raise UnsafeJson(f"{name} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999
+        raise UnsafeJson(f"{text[:20]} is not a finite number")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    value = int(text)
+    if abs(value) > MAX_JSON_INT:
+        raise UnsafeJson(f"{text[:20]}… is out of range")
+    return value
+
+
+def load_json(text: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """`json.loads` for what arrives from the network: nesting beyond `max_depth` is refused before parsing, and
+    NaN/Infinity, numbers that overflow to infinity and integers beyond 10**18 are refused while parsing.
+    Raises ValueError (json.JSONDecodeError or UnsafeJson)."""
+    if not json_depth_within(text, max_depth):
+        raise UnsafeJson(f"nested deeper than {max_depth}")
+    try:
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int)
+    except RecursionError:  # the count above should make this unreachable; belt and braces
+        raise UnsafeJson("nested too deeply") from None
+
+
+def has_letter(name: str) -> bool:
+    """A name someone can say: at least one letter, in any script."""
+    return any(ch.isalpha() for ch in name)
 
 
 @dataclass
@@ -302,11 +369,7 @@ def _text(value: object, what: str) -> str:
     raise DiscoveryError(f"{what} must be a string, not {_json_type(value)}")
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _load(payload: bytes | str) -> dict[str, Any] | None:
+def _load(payload: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> dict[str, Any] | None:
     """The payload's JSON object; None for an empty payload (a removal)."""
     if isinstance(payload, (bytes, bytearray, memoryview)):
         try:
@@ -320,9 +383,7 @@ def _load(payload: bytes | str) -> dict[str, Any] | None:
     if not text.strip():
         return None
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
-    except RecursionError:
-        raise DiscoveryError("payload is nested too deeply") from None
+        data = load_json(text, max_depth)
     except ValueError as exc:  # JSONDecodeError, and ints beyond Python's digit limit
         raise DiscoveryError(f"payload is not JSON: {exc}") from None
     if not isinstance(data, dict):
@@ -396,6 +457,8 @@ def _entity(source: str, component: str, node_id: str, object_id: str, label: st
     # gets the same here: HA's own default ("MQTT Light") is no name anyone would say.
     name = (_text(config.get("name"), f"{component} name") or device_name
             or " ".join(label.replace("_", " ").split()) or label.strip() or component)
+    if not has_letter(name):
+        raise JunkName(f"{component}: the name {name[:40]!r} has no letter")
     area = _text(device.get("suggested_area"), "suggested_area")
     if not area:  # not an HA option, but some publishers put the room on the entity itself
         area = next((value.strip() for value in (config.get("suggested_area"), config.get("area"))
@@ -441,20 +504,25 @@ def _device_entities(source: str, node_id: str, device_id: str, data: dict[str, 
         _apply_base(comp)  # after merging, as HA does, so inherited "~…" topics get the component's base
         # As in HA, the device id is the components' node id, and a node id in the topic prefixes each object id.
         object_id = f"{node_id}_{cid}" if node_id else cid
-        entities.append(_entity(source, platform, device_id, object_id, cid, comp))
+        try:
+            entities.append(_entity(source, platform, device_id, object_id, cid, comp))
+        except JunkName:
+            continue  # one component nobody can name does not take the device's others with it
     return entities
 
 
-def parse_discovery(topic: str, payload: bytes | str, prefix: str = "homeassistant") -> Discovery | None:
+def parse_discovery(topic: str, payload: bytes | str, prefix: str = "homeassistant",
+                    max_depth: int = MAX_JSON_DEPTH) -> Discovery | None:
     """The entities a discovery message defines; None when `topic` is not a discovery config topic.
-    Raises DiscoveryError for a config topic whose payload cannot be used."""
+    Raises DiscoveryError for a config topic whose payload cannot be used (JSON nested beyond `max_depth`,
+    non-finite numbers, an entity whose name has no letter among them)."""
     parsed = _parse_topic(topic, prefix)
     if parsed is None:
         return None
     component, node_id, object_id = parsed
     source = "/".join(part for part in (component, node_id, object_id) if part)
     try:
-        data = _load(payload)
+        data = _load(payload, max_depth)
         # An empty payload removes; so does a migration request (the entities move to another config topic).
         if data is None or data.get("migrate_discovery", data.get("migr_discvry")) is True:
             return Discovery(source, [])

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import json
 import logging
+import math
 import os
 import re
 import tempfile
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..private import move_aside, private_dir
-from .discovery import Discovery, Entity
+from .discovery import MAX_JSON_DEPTH, Discovery, Entity, load_json
 from .registry import Tool, ToolResult
 
 log = logging.getLogger(__name__)
@@ -94,36 +96,139 @@ class Match:
     score: float = 0.0
 
 
-def render_value_template(template: str, payload: str) -> str | None:
-    """The subset of Home Assistant value templates devices publish: `{{ value }}`, `{{ value_json.a.b }}`,
-    `{{ value_json['a'] }}`. Anything richer gives None (the raw payload is used instead)."""
-    m = re.fullmatch(r"\s*\{\{\s*(value(?:_json(?:\.[A-Za-z_][\w]*|\[['\"][^'\"]+['\"]\])*)?)\s*(\|[^}]*)?\}\}\s*",
-                     template)
-    if not m:
+TEMPLATE_MAX_CHARS = 2000  # a template longer than this is no device's: refused
+RENDERED_MAX_CHARS = 4096  # nor is a rendering longer than this
+STATE_MAX_CHARS = 255  # Home Assistant's own limit for a state; longer ones are not kept
+# Filters of Jinja2 and of Home Assistant that device templates use, each bounded in time and memory by its input.
+_FILTERS = ("int", "float", "round", "lower", "upper", "trim", "string", "default", "d", "abs", "length", "count",
+            "bool", "title", "capitalize", "first", "last", "min", "max", "join", "tojson", "to_json", "from_json",
+            "is_defined", "list", "float_or_none")
+
+
+class _Environment:
+    """A sandboxed Jinja2 environment for templates that arrive over MQTT: expressions, `if` and `set` only (no
+    loops, macros, calls or includes), a fixed set of filters, and operators that could allocate without limit
+    (`'x' * 10**9`, `9 ** 9 ** 9`, `'%999999999d' % 1`) refused."""
+
+    _env: Any = None
+
+    @classmethod
+    def get(cls) -> Any:
+        if cls._env is None:
+            from jinja2 import StrictUndefined
+            from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+
+            class Sandbox(ImmutableSandboxedEnvironment):
+                intercepted_binops = frozenset({"*", "**", "%", "//"})
+
+                def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+                    if operator == "%" and isinstance(left, str):
+                        raise SecurityError("string formatting is not allowed")
+                    if operator == "**" and isinstance(left, int) and isinstance(right, int) and abs(left) > 1 \
+                            and (right > 64 or left.bit_length() * right > 8192):
+                        raise SecurityError("result too large")
+                    if operator == "*":
+                        for seq, n in ((left, right), (right, left)):
+                            if isinstance(seq, (str, list, tuple)) and isinstance(n, int) \
+                                    and len(seq) * n > RENDERED_MAX_CHARS:
+                                raise SecurityError("result too large")
+                    return super().call_binop(context, operator, left, right)
+
+            def finalize(value: Any) -> Any:
+                if isinstance(value, (dict, list)):
+                    return json.dumps(value, ensure_ascii=False)
+                return "" if value is None else value
+
+            def is_defined(value: Any) -> Any:
+                if isinstance(value, StrictUndefined):
+                    raise ValueError("undefined")
+                return value
+
+            def float_or_none(value: Any) -> Any:
+                return _number(str(value))
+
+            env = Sandbox(undefined=StrictUndefined, finalize=finalize, autoescape=False)
+            dumps = lambda value: json.dumps(value, ensure_ascii=False)  # noqa: E731 - HA's to_json: no escaping
+            extra: dict[str, Any] = {"tojson": dumps, "to_json": dumps, "from_json": load_json,
+                                     "is_defined": is_defined, "float_or_none": float_or_none}
+            env.filters.update(extra)
+            env.filters = {k: v for k, v in env.filters.items() if k in _FILTERS}
+            env.globals.clear()
+            cls._env = env
+        return cls._env
+
+
+_REFUSED_NODES = ("For", "Macro", "CallBlock", "FilterBlock", "Call", "Import", "FromImport", "Include", "Extends",
+                  "Block", "Scope", "ScopedEvalContextModifier")
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(template: str) -> Any:
+    """The template compiled, or None when it is too long, does not parse or uses what the sandbox refuses."""
+    if len(template) > TEMPLATE_MAX_CHARS:
         return None
-    expr = m.group(1)
-    if expr == "value":
-        return payload
+    from jinja2 import nodes
+
+    env = _Environment.get()
     try:
-        value: Any = json.loads(payload)
-    except ValueError:
-        return None
-    for part in re.findall(r"\.([A-Za-z_]\w*)|\[['\"]([^'\"]+)['\"]\]", expr[len("value_json"):]):
-        name = part[0] or part[1]
-        if not isinstance(value, dict) or name not in value:
+        tree = env.parse(template)
+        refused = tuple(getattr(nodes, name) for name in _REFUSED_NODES)
+        if any(True for _ in tree.find_all(refused)):
             return None
-        value = value[name]
-    if isinstance(value, (dict, list)):
-        return json.dumps(value)
-    return "" if value is None else str(value)
+        for node in tree.find_all((nodes.Filter, nodes.Test)):
+            if isinstance(node, nodes.Filter) and node.name not in env.filters:
+                return None
+            if isinstance(node, nodes.Test) and node.name not in env.tests:
+                return None
+        return env.from_string(tree)
+    except Exception:  # TemplateSyntaxError, and anything odd a hostile template makes the parser do
+        return None
+
+
+def render_template(template: str, **variables: Any) -> str | None:
+    """`template` rendered in the sandbox with `variables`; None when it cannot be (refused, an undefined name,
+    an error, a result over RENDERED_MAX_CHARS)."""
+    compiled = _compiled(template)
+    if compiled is None:
+        return None
+    try:
+        out = compiled.render(**variables)
+    except Exception:  # UndefinedError, SecurityError, TypeError, OverflowError…: the template does not apply
+        return None
+    return out if isinstance(out, str) and len(out) <= RENDERED_MAX_CHARS else None
+
+
+def render_value_template(template: str, payload: str, max_depth: int = MAX_JSON_DEPTH) -> str | None:
+    """A Home Assistant value template (`{{ value_json.a.b }}`, `{{ value | int }}`, `{% if %}`…) applied to a
+    payload: `value` is the payload, `value_json` its JSON when it is JSON (bounded: no deep nesting, no
+    non-finite numbers). None when the template does not apply (then the raw payload is used)."""
+    variables: dict[str, Any] = {"value": payload}
+    with contextlib.suppress(ValueError):  # not JSON: `value_json` is undefined, as in Home Assistant
+        variables["value_json"] = load_json(payload, max_depth)
+    return render_template(template, **variables)
+
+
+def render_command(entity: Entity, template_key: str, value: Any, **variables: Any) -> str | None:
+    """The payload of a command: `value` through the entity's `template_key` template when it has one
+    (Zigbee2MQTT's lock: `{"state": "{{ value }}"}`), else `value` as text; None when the template fails."""
+    template = entity.config.get(template_key)
+    if not isinstance(template, str) or not template.strip():
+        return str(value)
+    return render_template(template, value=value, **variables)
+
+
+class CatalogueFull(ValueError):
+    """A discovery that would take the catalogue past its `max_entities`: refused, the known devices kept."""
 
 
 class Catalogue:
     """Every discovered entity by key, its tracked state and availability, saved to `path` on each change."""
 
     def __init__(self, path: Path | None = None, aliases: dict[str, str] | None = None,
-                 min_score: float = 0.75) -> None:
+                 min_score: float = 0.75, max_entities: int = 1000, max_json_depth: int = MAX_JSON_DEPTH) -> None:
         self.path = path
+        self.max_entities = max_entities  # the MQTT link sets both from mqtt.max_entities / mqtt.max_json_depth
+        self.max_json_depth = max_json_depth
         self.entities: dict[str, Entity] = {}
         self.states: dict[str, dict[str, Any]] = {}
         self.available: dict[str, bool] = {}
@@ -179,8 +284,13 @@ class Catalogue:
     # -- learning ---------------------------------------------------------------------------------------
 
     def apply(self, discovery: Discovery) -> None:
-        """The entities of `discovery.source` become exactly those it lists (none: the device was removed)."""
+        """The entities of `discovery.source` become exactly those it lists (none: the device was removed).
+        Raises CatalogueFull, changing nothing, when that would grow the catalogue past `max_entities`."""
         gone = [k for k, e in self.entities.items() if e.source == discovery.source]
+        after = len(set(self.entities) - set(gone) | {e.key for e in discovery.entities})
+        if after > self.max_entities and after > len(self.entities):
+            raise CatalogueFull(f"{discovery.source}: the catalogue holds {len(self.entities)} entities "
+                                f"(mqtt.max_entities = {self.max_entities})")
         for key in gone:
             del self.entities[key]
         for entity in discovery.entities:
@@ -190,6 +300,16 @@ class Catalogue:
                 self.states.pop(key, None)
                 self.available.pop(key, None)
         self.save()
+
+    def forget(self, sources: Iterable[str]) -> None:
+        """Drop the entities of these discovery sources (hearthd's own, saved by an older version)."""
+        keys = [k for k, e in self.entities.items() if e.source in set(sources)]
+        for key in keys:
+            del self.entities[key]
+            self.states.pop(key, None)
+            self.available.pop(key, None)
+        if keys:
+            self.save()
 
     def state_topics(self) -> set[str]:
         topics = set()
@@ -208,10 +328,15 @@ class Catalogue:
         changed = []
         for key, e in self.entities.items():
             before = dict(self.states.get(key, {}))
-            self._availability(e, topic, payload)
-            state = self.states.setdefault(key, {})
-            _track(e, topic, payload, state)
+            state = dict(before)
+            try:
+                self._availability(e, topic, payload)
+                _track(e, topic, payload, state, self.max_json_depth)
+            except Exception as exc:  # an odd config option or payload spoils this entity's update, not the others'
+                log.debug("state of %s not updated from %s: %r", key, topic, exc)
+                continue
             if state != before:
+                self.states[key] = state
                 changed.append(key)
         if changed:
             self.save()
@@ -228,7 +353,7 @@ class Catalogue:
                 continue
             value = payload
             if isinstance(item.get("value_template"), str):
-                value = render_value_template(item["value_template"], payload) or payload
+                value = render_value_template(item["value_template"], payload, self.max_json_depth) or payload
             if value == str(item.get("payload_available", e.config.get("payload_available", "online"))):
                 self.available[e.key] = True
             elif value == str(item.get("payload_not_available", e.config.get("payload_not_available", "offline"))):
@@ -289,30 +414,43 @@ def _area_in(text: str) -> str:
     return ""
 
 
-def _track(e: Entity, topic: str, payload: str, state: dict[str, Any]) -> None:
-    """Update `state` from one message on one of the entity's state topics (normalised: "on"/"off", numbers)."""
+def _scale(cfg: dict[str, Any]) -> float:
+    """The entity's brightness_scale when it is a usable one (a finite number above 0), else Home Assistant's 255."""
+    scale = _number(str(cfg.get("brightness_scale", 255)))
+    return scale if scale is not None and scale > 0 else 255.0
+
+
+def _track(e: Entity, topic: str, payload: str, state: dict[str, Any], max_depth: int = MAX_JSON_DEPTH) -> None:
+    """Update `state` from one message on one of the entity's state topics (normalised: "on"/"off", numbers).
+    JSON is read bounded (no deep nesting, no non-finite numbers), numbers must be finite, and a state longer
+    than STATE_MAX_CHARS is not kept: a retained bad state must not break a restart."""
     cfg = e.config
+    if topic not in {v for k, v in cfg.items() if k.endswith("_topic")}:
+        return
 
     def value(template_key: str = "value_template") -> str:
         tpl = cfg.get(template_key)
-        rendered = render_value_template(tpl, payload) if isinstance(tpl, str) else None
+        rendered = render_value_template(tpl, payload, max_depth) if isinstance(tpl, str) else None
         return payload if rendered is None else rendered
 
     if topic == cfg.get("state_topic"):
         if e.component == "light" and cfg.get("schema") == "json":
             try:
-                data = json.loads(payload)
+                data = load_json(payload, max_depth)
             except ValueError:
                 return
             if not isinstance(data, dict):
                 return
-            if isinstance(data.get("state"), str):
+            if isinstance(data.get("state"), str) and len(data["state"]) <= STATE_MAX_CHARS:
                 state["state"] = data["state"].lower()
-            if isinstance(data.get("brightness"), (int, float)):
-                scale = cfg.get("brightness_scale", 255) or 255
-                state["brightness"] = round(100 * float(data["brightness"]) / float(scale))
+            brightness = data.get("brightness")
+            if isinstance(brightness, (int, float)) and not isinstance(brightness, bool) \
+                    and math.isfinite(brightness):
+                state["brightness"] = round(100 * float(brightness) / _scale(cfg))
             return
         raw = value("state_value_template" if "state_value_template" in cfg else "value_template")
+        if len(raw) > STATE_MAX_CHARS:
+            return
         if e.component in ("light", "switch", "fan"):
             on = str(cfg.get("state_on", cfg.get("payload_on", "ON")))
             off = str(cfg.get("state_off", cfg.get("payload_off", "OFF")))
@@ -344,7 +482,7 @@ def _track(e: Entity, topic: str, payload: str, state: dict[str, Any]) -> None:
     if topic == cfg.get("brightness_state_topic"):
         n = _number(value("brightness_value_template"))
         if n is not None:
-            state["brightness"] = round(100 * n / float(cfg.get("brightness_scale", 255) or 255))
+            state["brightness"] = round(100 * n / _scale(cfg))
     if topic == cfg.get("percentage_state_topic"):
         n = _number(value("percentage_value_template"))
         if n is not None:
@@ -358,14 +496,20 @@ def _track(e: Entity, topic: str, payload: str, state: dict[str, Any]) -> None:
         if n is not None:
             state["current"] = n
     if topic == cfg.get("mode_state_topic"):
-        state["mode"] = value("mode_state_template")
+        mode = value("mode_state_template")
+        if len(mode) <= STATE_MAX_CHARS:
+            state["mode"] = mode
 
 
 def _number(text: str) -> float | None:
+    """A finite number from a state payload: "inf", "nan", "1e999" and 300-digit numbers are no reading."""
+    if len(text) > 64:
+        return None
     try:
-        return float(text)
+        n = float(text)
     except (TypeError, ValueError):
         return None
+    return n if math.isfinite(n) and abs(n) < 1e15 else None
 
 
 def _speakable(n: float) -> str:
@@ -436,6 +580,17 @@ class SmartHome:
         ok.data.update({"entity": entity.key, "topic": topic, "payload": payload})
         return ok
 
+    @staticmethod
+    def _payload(entity: Entity, template_key: str, value: Any, **variables: Any) -> str:
+        """The command payload through the entity's command template (render_command); a template hearthd cannot
+        render is a Refusal ("unsupported"), never a guess at what the device wants."""
+        payload = render_command(entity, template_key, value, **variables)
+        if payload is None:
+            raise Refusal(ToolResult(False, {"entity": entity.key, "code": "home-unsupported",
+                                             "error": f"cannot render {template_key}"}, "home.unsupported",
+                                     {"name": entity.name}))
+        return payload
+
     async def _ready(self) -> None:
         """Learn the devices before resolving a name (a fresh `hearthd ask` knows only the saved catalogue); with no
         broker and no saved devices, a Refusal says smart-home control is not available."""
@@ -453,6 +608,8 @@ class SmartHome:
             return await self._send(entity, entity.topic("command_topic"), json.dumps({"state": "ON" if on else "OFF"}),
                                     reply)
         payload = entity.payload("payload_on" if on else "payload_off", "ON" if on else "OFF")
+        if entity.component == "fan":  # HA's fan renders on/off through command_template; lights and switches don't
+            payload = self._payload(entity, "command_template", payload)
         return await self._send(entity, entity.topic("command_topic"), payload, reply)
 
     async def _toggle(self, args: dict[str, Any]) -> ToolResult:
@@ -480,7 +637,8 @@ class SmartHome:
             body = {"state": "ON" if percent > 0 else "OFF", "brightness": round(scale * percent / 100)}
             return await self._send(entity, entity.topic("command_topic"), json.dumps(body), reply)
         scale = int(cfg.get("brightness_scale", 255) or 255)
-        return await self._send(entity, entity.topic("brightness_command_topic"), str(round(scale * percent / 100)),
+        return await self._send(entity, entity.topic("brightness_command_topic"),
+                                self._payload(entity, "brightness_command_template", round(scale * percent / 100)),
                                 reply)
 
     async def _colour(self, args: dict[str, Any]) -> ToolResult:
@@ -499,14 +657,18 @@ class SmartHome:
                 return await self._send(entity, entity.topic("command_topic"),
                                         json.dumps({"state": "ON", "color_temp": value}), reply)
             value = kelvin if cfg.get("color_temp_kelvin") else round(1_000_000 / kelvin)
-            return await self._send(entity, entity.topic("color_temp_command_topic"), str(value), reply)
+            return await self._send(entity, entity.topic("color_temp_command_topic"),
+                                    self._payload(entity, "color_temp_command_template", value), reply)
         r, g, b = COLOURS[colour]
         if cfg.get("schema") == "json":
             if not modes & {"rgb", "xy", "hs", "rgbw", "rgbww"}:
                 return await self._send(entity, "", "", reply)
             return await self._send(entity, entity.topic("command_topic"),
                                     json.dumps({"state": "ON", "color": {"r": r, "g": g, "b": b}}), reply)
-        return await self._send(entity, entity.topic("rgb_command_topic"), f"{r},{g},{b}", reply)
+        rgb = f"{r},{g},{b}"
+        if isinstance(cfg.get("rgb_command_template"), str):  # HA's variables: red, green, blue
+            rgb = self._payload(entity, "rgb_command_template", rgb, red=r, green=g, blue=b)
+        return await self._send(entity, entity.topic("rgb_command_topic"), rgb, reply)
 
     async def _cover(self, args: dict[str, Any], action: str) -> ToolResult:
         entity = await self._find(args["device"], ("cover",))
@@ -514,7 +676,9 @@ class SmartHome:
             percent = int(args["percent"])
             top, bottom = int(entity.config.get("position_open", 100)), int(entity.config.get("position_closed", 0))
             value = round(bottom + (top - bottom) * percent / 100)
-            return await self._send(entity, entity.topic("set_position_topic"), str(value),
+            payload = self._payload(entity, "set_position_template", value, position=value, position_open=top,
+                                    position_closed=bottom)
+            return await self._send(entity, entity.topic("set_position_topic"), payload,
                                     ToolResult(True, {"percent": percent}, "home.cover_position",
                                                {"name": entity.name}, counts={"percent": (percent, "percent")}))
         payload = entity.payload("payload_open" if action == "open" else "payload_close",
@@ -551,7 +715,10 @@ class SmartHome:
                                                     "high": _speakable(high)})
         step = float(entity.config.get("temp_step", 0.5) or 0.5)
         temperature = round(round(temperature / step) * step, 1)
-        return await self._send(entity, entity.topic("temperature_command_topic"), _speakable(temperature),
+        payload = _speakable(temperature)
+        if isinstance(entity.config.get("temperature_command_template"), str):
+            payload = self._payload(entity, "temperature_command_template", temperature)
+        return await self._send(entity, entity.topic("temperature_command_topic"), payload,
                                 ToolResult(True, {"temperature": temperature}, "home.temperature_set",
                                            {"name": entity.name, "temperature": _speakable(temperature)}))
 
@@ -562,14 +729,16 @@ class SmartHome:
         if mode not in modes:
             return ToolResult(False, {"mode": mode, "modes": modes, "code": "home-unsupported"}, "home.unsupported",
                               {"name": entity.name})
-        return await self._send(entity, entity.topic("mode_command_topic"), mode,
+        return await self._send(entity, entity.topic("mode_command_topic"),
+                                self._payload(entity, "mode_command_template", mode),
                                 ToolResult(True, {"mode": mode}, "home.mode_set", {"name": entity.name},
                                            phrases={"mode": f"modes.{mode}"}))
 
     async def _fan(self, args: dict[str, Any]) -> ToolResult:
         entity = await self._find(args["device"], ("fan",))
         percent = int(args["percent"])
-        return await self._send(entity, entity.topic("percentage_command_topic"), str(percent),
+        return await self._send(entity, entity.topic("percentage_command_topic"),
+                                self._payload(entity, "percentage_command_template", percent),
                                 ToolResult(True, {"percent": percent}, "home.fan_speed", {"name": entity.name},
                                            counts={"percent": (percent, "percent")}))
 
@@ -581,6 +750,8 @@ class SmartHome:
     async def _lock(self, args: dict[str, Any], lock: bool) -> ToolResult:
         entity = await self._find(args["door"], ("lock",))
         payload = entity.payload("payload_lock" if lock else "payload_unlock", "LOCK" if lock else "UNLOCK")
+        # Zigbee2MQTT's locks: command_template '{"state": "{{ value }}"}' (HA's variables: value, code)
+        payload = self._payload(entity, "command_template", payload, code=None)
         return await self._send(entity, entity.topic("command_topic"), payload,
                                 ToolResult(True, {"locked": lock}, "home.locked" if lock else "home.unlocked",
                                            {"name": entity.name}))
@@ -601,7 +772,11 @@ class SmartHome:
                "disarm": "payload_disarm"}[mode]
         default = {"home": "ARM_HOME", "away": "ARM_AWAY", "night": "ARM_NIGHT", "disarm": "DISARM"}[mode]
         phrase_key = "home.disarmed" if mode == "disarm" else f"home.armed_{mode}"
-        return await self._send(entity, entity.topic("command_topic"), entity.payload(key, default),
+        action = entity.payload(key, default)
+        payload = action
+        if isinstance(entity.config.get("command_template"), str):  # HA's variables: action, code
+            payload = self._payload(entity, "command_template", action, action=action, code="")
+        return await self._send(entity, entity.topic("command_topic"), payload,
                                 ToolResult(True, {"mode": mode}, phrase_key, {"name": entity.name}))
 
     async def _arm(self, args: dict[str, Any]) -> ToolResult:
