@@ -207,45 +207,6 @@ async def _collect(port: int, topic: str, seconds: float) -> list[tuple[str, str
     return seen
 
 
-async def test_hearthd_appears_in_home_assistant_and_comes_back_after_its_restart(mqtt_config: Config,
-                                                                                  broker: Broker) -> None:
-    components = Components(mqtt_config)
-    components.mqtt_one_shot = False
-    link = components.mqtt_link()
-    await link.ready()
-    try:
-        seen = dict((t, (p, r)) for t, p, r in await _collect(broker.port, "#", 0.5))
-        config, retained = seen["homeassistant/device/hearthd_testnode/config"]
-        assert retained
-        payload = json.loads(config)
-        cmps = payload["cmps"]
-        assert {k: v["p"] for k, v in cmps.items()} == {
-            "assist_state": "sensor", "transcript": "sensor", "reply": "sensor", "mute": "switch",
-            "listen": "button", "language": "select"}
-        assert cmps["language"]["ops"] == ["en", "hi", "ru"]
-        assert cmps["mute"]["cmd_t"] == "hearthd/testnode/mute/set"
-        assert payload["avty_t"] == "hearthd/testnode/availability"
-        assert seen["hearthd/testnode/availability"] == ("online", True)
-        assert json.loads(seen["hearthd/testnode/state"][0])["assist_state"] == "idle"
-
-        # Home Assistant restarts and says so: hearthd announces itself again
-        async with aiomqtt.Client("127.0.0.1", broker.port, identifier="fake-ha") as ha:
-            await ha.subscribe("homeassistant/device/hearthd_testnode/config", qos=1)
-            await asyncio.sleep(0.2)
-            await ha.publish("homeassistant/status", "online", qos=1)
-            fresh = []
-            async with asyncio.timeout(3):
-                async for m in ha.messages:
-                    fresh.append(m)
-                    if not m.retain:  # the republished one, not the retained copy replayed on subscribe
-                        break
-            assert json.loads(bytes(fresh[-1].payload))["cmps"]["listen"]["cmd_t"] == "hearthd/testnode/listen"
-    finally:
-        await components.close()
-    seen = dict((t, p) for t, p, _ in await _collect(broker.port, "hearthd/#", 0.3))
-    assert seen["hearthd/testnode/availability"] == "offline"  # a clean stop says so
-
-
 async def test_automations_ask_and_control_hearthd(mqtt_config: Config, broker: Broker,
                                                    home: DeviceSimulator) -> None:
     components = Components(mqtt_config)

@@ -8,6 +8,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from ..audio.io import VolumeSink
+from ..audio.wake import builtin_models
+from ..config import state_dir
 from ..events import Event, EventType, Trace
 from ..locale import phrase
 from ..tools.alarms import spoken_time
@@ -16,6 +19,7 @@ from .lifecycle import Lifecycle
 from .notify import SdNotify
 from .pipeline import Pipeline
 from .scheduler import Scheduler
+from .settings import Settings, SettingsStore
 
 
 async def run_headless(components: Components, trace: Trace, ring_output: str | None = None,
@@ -27,11 +31,21 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
     said = {"n": 0}
     turns = asyncio.Lock()  # one turn at a time, whoever asks (D-Bus, MQTT): a pending yes/no belongs to the next
     pipeline = Pipeline(components, trace)
+    settings = SettingsStore(state_dir() / "settings.json")  # what Home Assistant / D-Bus changed, kept
+    file_language = cfg.general.language
+    chosen = settings.current
+    if chosen.language in cfg.stt.languages:
+        cfg.general.language = chosen.language
+    if chosen.wake_word in builtin_models():
+        cfg.wake.model = chosen.wake_word
     live = None
+    sink: VolumeSink | None = None
     if audio is not None:
         from .live import LiveLoop
 
-        live = LiveLoop(components, trace, audio[0], audio[1], pipeline, turns)
+        sink = VolumeSink(audio[1], chosen.volume)
+        live = LiveLoop(components, trace, audio[0], sink, pipeline, turns)
+        live.set_muted(chosen.muted)
 
     async def write(name: str, audio: Any, rate: int) -> Path:
         from ..audio.wavio import write_wav
@@ -95,8 +109,8 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
             bus, assistant = await export(pipeline, cfg.dbus.session_address,
                                           listen=live.listen if live is not None else None,
                                           speak=say if ring_output or live is not None else None, turns=turns)
-            if live is not None:
-                assistant.on_mute = live.set_muted
+            assistant.set_muted(chosen.muted)
+            assistant.on_mute = lambda muted: settings.change(muted=muted)
             exported = NAME
         except (ServiceMissing, ServiceFailed) as e:  # no session bus: everything else still works
             trace.emit(EventType.ERROR, code=e.code, message=str(e))
@@ -105,33 +119,70 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
     if cfg.mqtt.enabled:
         from .mqtt import Handlers
 
-        def mute(on: bool) -> None:
-            if assistant is not None:
-                assistant.set_muted(on)
-            elif live is not None:
-                live.set_muted(on)
-
-        def language(lang: str) -> None:
-            cfg.general.language = lang  # the language used when an utterance does not show its own
-
         components.mqtt_one_shot = False
-        components.mqtt_handlers = Handlers(ask=ask, announce=say if ring_output or live is not None else None,
-                                            mute=mute, language=language,
-                                            listen=live.listen if live is not None else None)
+        live_controls = live is not None  # without a microphone there is nothing to mute, start or turn down
+        components.mqtt_handlers = Handlers(
+            ask=ask, announce=say if ring_output or live is not None else None,
+            mute=(lambda on: settings.change(muted=on)) if live_controls else None,
+            language=lambda lang: settings.change(language=lang),
+            listen=live.listen if live is not None else None,
+            volume=(lambda percent: settings.change(volume=percent)) if live_controls else None,
+            wake_word=(lambda name: settings.change(wake_word=name)) if live_controls and cfg.wake.enabled else None,
+            wake_words=builtin_models())
         link = components.mqtt_link()
+        link.device.status.update(muted="ON" if chosen.muted else "OFF", language=cfg.general.language,
+                                  volume=chosen.volume, wake_word=cfg.wake.model if cfg.wake.enabled else "")
         link.start()
         trace.listen(_publish_state(link))
 
-    updates: set[asyncio.Task[None]] = set()
+    background: set[asyncio.Task[Any]] = set()
+
+    def later(coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        background.add(task)  # kept until done: a task nobody holds may be collected mid-flight
+        task.add_done_callback(background.discard)
+
+    def apply(new: Settings, changed: set[str]) -> None:
+        """A setting changed (from Home Assistant or D-Bus): the parts follow, and both sides show it."""
+        if "muted" in changed:
+            if live is not None:
+                live.set_muted(new.muted)
+            if assistant is not None:
+                assistant.set_muted(new.muted)
+        if "language" in changed:
+            cfg.general.language = new.language or file_language  # used when an utterance does not show its own
+        if "volume" in changed and sink is not None:
+            sink.volume = new.volume
+        if "wake_word" in changed and live is not None and new.wake_word:
+            later(_switch_wake_word(live, new.wake_word, trace))
+        if link is not None:
+            later(link.update(muted="ON" if new.muted else "OFF", language=cfg.general.language,
+                              volume=new.volume, wake_word=new.wake_word or cfg.wake.model))
+
+    settings.listeners.append(apply)
+
+    def on_reload(event: Event) -> None:
+        """A reload sets general.language from the file: a language changed *in the file* wins (the user edited
+        it just now); otherwise the one chosen in Home Assistant stays."""
+        nonlocal file_language
+        if event.type != EventType.RELOAD:
+            return
+        if cfg.general.language != file_language:
+            file_language = cfg.general.language
+            if settings.current.language:
+                settings.change(language="")
+        elif settings.current.language in cfg.stt.languages:
+            cfg.general.language = settings.current.language
+
+    trace.listen(on_reload)
+
     if live is not None:
         def on_state(state: str) -> None:
             """The loop's state for Home Assistant (assist state) and D-Bus (State)."""
             if assistant is not None:
                 assistant.set_state(state)
             if link is not None:
-                task = asyncio.get_running_loop().create_task(link.update(assist_state=state))
-                updates.add(task)  # kept until done: a task nobody holds may be collected mid-flight
-                task.add_done_callback(updates.discard)
+                later(link.update(assist_state=state))
 
         live.on_state = on_state
 
@@ -161,20 +212,21 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
 
 
 def _publish_state(link: Any) -> Any:
-    """Trace events → hearthd's state in Home Assistant (assist state, last transcript, last reply, language)."""
+    """Trace events → hearthd in Home Assistant (assist state, transcript, reply, last language, last error, and
+    the event entity): the device decides what each event changes (ha_device.py)."""
     pending: set[asyncio.Task[None]] = set()
 
     def on_event(event: Event) -> None:
-        f = event.fields
-        changes: dict[str, Any] = {}
-        if event.type == EventType.TRANSCRIPT:
-            changes = {"assist_state": "thinking", "transcript": str(f.get("text", "")),
-                       "language": str(f.get("lang", ""))}
-        elif event.type == EventType.REPLY:
-            changes = {"assist_state": "idle", "reply": str(f.get("text", ""))}
-        if changes:
-            task = asyncio.get_running_loop().create_task(link.update(**changes))
+        for coro in link.device.on_event(event):
+            task = asyncio.get_running_loop().create_task(coro)
             pending.add(task)
             task.add_done_callback(pending.discard)
 
     return on_event
+
+
+async def _switch_wake_word(live: Any, name: str, trace: Trace) -> None:
+    try:
+        await live.set_wake_word(name)
+    except Exception as e:  # a model that will not load: the old wake word keeps listening
+        trace.emit(EventType.ERROR, code="wake-word-failed", message=f"cannot switch to {name}: {e}")

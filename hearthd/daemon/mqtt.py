@@ -52,6 +52,9 @@ class Handlers:
     mute: Callable[[bool], None] | None = None
     listen: Callable[[], None] | None = None
     language: Callable[[str], None] | None = None
+    volume: Callable[[int], None] | None = None  # percent; the live loop's replies and rings
+    wake_word: Callable[[str], None] | None = None
+    wake_words: list[str] = field(default_factory=list)  # what wake_word may be set to
 
 
 class MqttLink:
