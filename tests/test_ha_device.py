@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from hearthd.audio.io import MemorySink, VolumeSink, WavSource
-from hearthd.config import Config
+from hearthd.config import Config, load_config
 from hearthd.daemon.components import Components
 from hearthd.daemon.ha_device import STATE_MAX, machine_key
 from hearthd.daemon.headless import _publish_state, run_headless
@@ -241,14 +241,15 @@ def _quiet_room() -> np.ndarray:
     return np.random.default_rng(5).normal(0, 8, 16000).astype(np.int16)
 
 
-async def _run_daemon(cfg: Config, until: Any, timeout: float = 30.0) -> tuple[Trace, MemorySink, Any]:
+async def _run_daemon(cfg: Config, until: Any, timeout: float = 30.0,
+                      config_path: Path | None = None) -> tuple[Trace, MemorySink, Any]:
     """hearthd run (live, a quiet room as the microphone) in this process until `until(trace)` holds, then
     SIGTERM as systemd would send it."""
     components = Components(cfg)
     trace = Trace()
     sink = MemorySink()
     source = WavSource(_quiet_room(), tail_s=None)
-    daemon = asyncio.create_task(run_headless(components, trace, audio=(source, sink)))
+    daemon = asyncio.create_task(run_headless(components, trace, audio=(source, sink), config_path=config_path))
     try:
         async with asyncio.timeout(timeout):
             while not trace.of_type(EventType.READY):
@@ -300,6 +301,44 @@ async def test_settings_chosen_in_home_assistant_survive_a_restart(mqtt_config: 
     assert (seen_at_start["muted"], seen_at_start["language"], seen_at_start["volume"],
             seen_at_start["wake_word"]) == ("ON", "ru", 40, "hey_jarvis")
     assert fresh.general.language == "ru" and fresh.wake.model == "hey_jarvis"  # the loop listened for it
+
+
+async def test_a_reload_keeps_the_chosen_language_unless_the_file_changed_it(broker: Broker, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    path = tmp_path / "config.toml"
+    body = (f'[mqtt]\nport = {broker.port}\nnode_id = "testnode"\nsettle_s = 0.15\n'
+            '[dbus]\nenabled = false\n[general]\nlanguage = "{lang}"\n')
+    path.write_text(body.format(lang="en"))
+    cfg = load_config(path, environ={})
+    steps: list[str] = []
+
+    async def published_language() -> str:
+        seen = await _collect(broker.port, "hearthd/testnode/state", 0.2)
+        return json.loads(seen["hearthd/testnode/state"][0])["language"] if seen else ""
+
+    async def script(trace: Trace) -> bool:
+        reloads = len(trace.of_type(EventType.RELOAD))
+        if not steps:
+            async with aiomqtt.Client("127.0.0.1", broker.port, identifier="fake-ha") as ha:
+                await ha.publish("hearthd/testnode/language/set", "ru", qos=1)
+            steps.append("chosen")
+        elif steps == ["chosen"] and await published_language() == "ru":
+            os.kill(os.getpid(), signal.SIGHUP)  # the file is unchanged: the choice stays
+            steps.append("reload 1")
+        elif steps[-1] == "reload 1" and reloads == 1:
+            steps.append(f"after reload 1: {cfg.general.language}")
+            path.write_text(body.format(lang="hi"))  # the user edits the file's default language
+            os.kill(os.getpid(), signal.SIGHUP)
+            steps.append("reload 2")
+        elif steps[-1] == "reload 2" and reloads == 2 and await published_language() == "hi":
+            steps.append(f"after reload 2: {cfg.general.language}")
+            return True
+        return False
+
+    await _run_daemon(cfg, script, config_path=path)
+    assert steps == ["chosen", "reload 1", "after reload 1: ru", "reload 2", "after reload 2: hi"]
+    assert json.loads((tmp_path / "state" / "hearthd" / "settings.json").read_text())["language"] == ""
 
 
 def test_settings_are_kept_and_a_damaged_file_is_moved_aside(tmp_path: Path,
