@@ -66,8 +66,12 @@ def check_agent_model(cfg: Config, store: AssetStore) -> Finding:
     try:
         caps = read_capabilities(status.path)
     except ModelError as e:
-        return Finding("models", "agent model", False, str(e),
-                       "set agent.model_path to a Qwen-family tool-calling GGUF")
+        # A truncated download or a damaged file looks like this too: say what is there, and how to get it whole.
+        size = status.path.stat().st_size if status.path.is_file() else 0
+        detail = f"cannot be loaded: {e} ({size / 1e6:.1f} MB; truncated, corrupt, or no GGUF model)"
+        fix = "hearthd models fetch --force (assembles it again)" if status.source == "cache" else \
+            "set agent.model_path to a whole Qwen-family tool-calling GGUF"
+        return Finding("models", "agent model", False, detail, fix)
     detail = caps.summary()
     thinking = cfg.agent.thinking_budget
     if thinking and not caps.thinking:
@@ -235,10 +239,53 @@ def check_mqtt(cfg: Config) -> list[Finding]:
     return [Finding("mqtt", "broker", ok, detail, fix, required=False)]
 
 
+def check_state(cfg: Config) -> list[Finding]:
+    """The state directory: can it be written (a full or read-only disk: alarms and the audit cannot be saved, reads
+    still work), stores that were moved aside as corrupt, and audit turns that could not be recorded."""
+    from .config import state_dir
+    from .daemon.audit import AuditLog
+    from .private import disk_state
+
+    where = state_dir()
+    out = []
+    disk = disk_state(where)
+    if disk:
+        out.append(Finding("state", "state directory", False,
+                           f"{where}: the disk is {disk}; new alarms, cancels and the audit trail cannot be saved "
+                           "(reads, questions and devices still work)",
+                           "free some space there" if disk == "full" else "mount it read-write", required=False))
+    elif where.is_dir() and not os.access(where, os.W_OK):
+        out.append(Finding("state", "state directory", False, f"{where} cannot be written by this user",
+                           f"chown it to this user (or run hearthd as its owner): {where}", required=False))
+    else:
+        st = os.statvfs(where if where.is_dir() else where.parent if where.parent.is_dir() else "/")
+        out.append(Finding("state", "state directory", True,
+                           f"{where} ({st.f_bavail * st.f_frsize / 1e6:.0f} MB free)", required=False))
+    copies = sorted(p for p in (where.glob("*.corrupt-*") if where.is_dir() else [])
+                    if not p.name.endswith(("-wal", "-shm", "-journal")))
+    for copy in copies:
+        name = copy.name.split(".corrupt-", 1)[0]
+        out.append(Finding("state", name, False, f"was corrupt; kept as {copy}, a fresh {name} is in use",
+                           f"look at it or delete it: rm {copy}", required=False))
+    if cfg.policy.audit:
+        audit = AuditLog(where / "audit.jsonl", cfg.policy.audit_max_bytes, cfg.policy.audit_keep)
+        rows = audit.tail(1000)
+        lost = [r for r in rows if isinstance(r.get("lost"), int) and r["lost"] > 0]
+        if lost:
+            n = sum(r["lost"] for r in lost)
+            out.append(Finding("state", "audit trail", False,
+                               f"{n} turn{'s' if n != 1 else ''} could not be recorded (the disk was full or "
+                               f"read-only; last noted {lost[-1].get('ts', '?')})", required=False))
+        if audit.skipped:
+            out.append(Finding("state", "audit trail", False, f"{audit.skipped} unreadable line(s) skipped",
+                               required=False))
+    return out
+
+
 def run_checks(cfg: Config, store: AssetStore) -> list[Finding]:
     """Every check, in display order."""
     return (check_models(cfg, store) + check_engines(cfg) + check_audio() + check_volume(cfg) + check_dbus(cfg)
-            + check_mqtt(cfg))
+            + check_mqtt(cfg) + check_state(cfg))
 
 
 def known_models() -> list[str]:

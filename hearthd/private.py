@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import sqlite3
 import stat
-from collections.abc import Callable
+import urllib.parse
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -87,22 +89,165 @@ def _is_corrupt(e: sqlite3.DatabaseError) -> bool:
     return any(w in str(e) for w in _CORRUPT_WORDS)
 
 
+class StateWriteError(Exception):
+    """State that cannot be written: the disk is full (`state-disk-full`), read-only (`state-read-only`) or refuses
+    otherwise (`state-unwritable`). What needed the write fails with it; reads go on."""
+
+    phrase_key = "error.tool_failed"
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def disk_state(path: Path) -> str:
+    """What the file system under `path` says about writing: "full", "read-only" or "" (it looks writable)."""
+    for where in (path, *path.parents):
+        try:
+            st = os.statvfs(where)
+        except OSError:
+            continue
+        if st.f_flag & os.ST_RDONLY:
+            return "read-only"
+        if st.f_bavail * st.f_frsize < 16384 or (st.f_files and st.f_favail == 0):  # less than a few pages left
+            return "full"
+        return ""
+    return ""
+
+
+_SQLITE_FULL, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CANTOPEN = 13, 8, 10, 14
+
+
+def write_problem(e: BaseException, path: Path) -> StateWriteError | None:
+    """`e` as a StateWriteError when it says the disk under `path` cannot be written; None for anything else."""
+    kind = ""
+    if isinstance(e, StateWriteError):
+        return e
+    if isinstance(e, OSError):
+        kind = {errno.ENOSPC: "full", errno.EDQUOT: "full", errno.EROFS: "read-only", errno.EACCES: "unwritable",
+                errno.EPERM: "unwritable"}.get(e.errno or 0, "")
+        if not kind and e.errno == errno.EIO:
+            kind = disk_state(path) or "unwritable"
+    elif isinstance(e, sqlite3.OperationalError):
+        code = (getattr(e, "sqlite_errorcode", 0) or 0) & 0xFF
+        if code == _SQLITE_FULL or "database or disk is full" in str(e):
+            kind = "full"
+        elif code == _SQLITE_READONLY or "readonly database" in str(e):
+            kind = disk_state(path) or "unwritable"
+        elif code in (_SQLITE_IOERR, _SQLITE_CANTOPEN) or "disk I/O error" in str(e):
+            kind = disk_state(path) or ("unwritable" if code == _SQLITE_CANTOPEN else "")
+    if not kind:
+        return None
+    why = {"full": "the disk is full", "read-only": "the disk is read-only",
+           "unwritable": f"it cannot be written ({e})"}[kind]
+    return StateWriteError("state-disk-full" if kind == "full" else f"state-{kind}",
+                           f"cannot save to {path}: {why}")
+
+
 class PrivateStore:
     """What `open_sqlite` found: `moved_aside` is the kept copy of a corrupt store (None when it was sound),
-    `was_empty` says a 0-byte file stood where a database was expected (treated as new, reported)."""
+    `was_empty` says a 0-byte file stood where a database was expected (treated as new, reported), `read_only` is
+    why the store could only be opened for reading (a full or read-only disk), None when it is writable."""
 
     def __init__(self) -> None:
         self.moved_aside: Path | None = None
         self.was_empty = False
+        self.read_only: StateWriteError | None = None
+        self.retired: list[sqlite3.Connection] = []  # read-only connections replaced once writable: never closed,
+        # as closing a descriptor of the file would drop this process's SQLite locks on it
+
+
+def _open_read_only(path: Path, setup: Callable[[sqlite3.Connection], None]) -> sqlite3.Connection:
+    """The store at `path` for reading only, where the disk takes no writes (no -shm can be made or grown): as it
+    is (`mode=ro`), else as an unchanging file (`immutable=1`: what a -wal holds is not seen), else, when there is no
+    store yet, an empty one in memory. Writes to it fail (`PRAGMA query_only`)."""
+    if path.is_file() and path.stat().st_size > 0:
+        quoted = urllib.parse.quote(str(path))
+        last: sqlite3.DatabaseError | None = None
+        for mode in ("mode=ro", "immutable=1"):
+            db = sqlite3.connect(f"file:{quoted}?{mode}", uri=True, check_same_thread=False, isolation_level=None)
+            try:
+                db.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            except sqlite3.DatabaseError as e:
+                db.close()
+                last = e
+                continue
+            wal = path.with_name(path.name + "-wal")
+            if mode == "immutable=1" and wal.is_file() and wal.stat().st_size > 0:
+                log.warning("%s: read as it was last checkpointed; the newest changes (in %s) cannot be read until "
+                            "the disk can be written", path, wal.name)
+            db.execute("PRAGMA query_only=1")
+            return db
+        assert last is not None
+        if not _is_corrupt(last):
+            raise last
+        log.warning("%s is corrupt (%s) and cannot be moved aside on this disk: reading an empty store", path, last)
+    db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    setup(db)
+    db.execute("PRAGMA query_only=1")
+    return db
+
+
+@contextlib.contextmanager
+def writing(path: Path | None, found: PrivateStore) -> Iterator[None]:
+    """Around a write to a store: a full/read-only disk (or a store opened read-only because of one) raises
+    StateWriteError, which says so; anything else raises as it was."""
+    try:
+        yield
+    except (OSError, sqlite3.OperationalError) as e:
+        problem = write_problem(e, path) if path is not None else None
+        if problem is None and found.read_only is not None and isinstance(e, sqlite3.OperationalError):
+            problem = found.read_only
+        if problem is None:
+            raise
+        raise problem from e
+
+
+def reopen_writable(path: Path | None, setup: Callable[[sqlite3.Connection], None],
+                    found: PrivateStore) -> sqlite3.Connection | None:
+    """A store that was opened read-only, opened for writing again if its disk takes writes now (space freed,
+    remounted): the new connection (the caller keeps the old one in `found.retired`), or None while it still cannot."""
+    if found.read_only is None or path is None:
+        return None
+    again = PrivateStore()
+    try:
+        db = open_sqlite(path, setup, again, read_only_fallback=False)
+    except (OSError, sqlite3.OperationalError) as e:
+        if write_problem(e, path) is None:
+            raise
+        return None
+    log.warning("%s can be written again", path)
+    found.read_only = None
+    found.moved_aside = found.moved_aside or again.moved_aside
+    return db
 
 
 def open_sqlite(path: Path | None, setup: Callable[[sqlite3.Connection], None],
-                found: PrivateStore | None = None) -> sqlite3.Connection:
+                found: PrivateStore | None = None, read_only_fallback: bool = True) -> sqlite3.Connection:
     """An SQLite store at `path` (None: in memory), private (0700 directory, 0600 files), `setup` run on it.
     A store SQLite calls corrupt (on open, in `setup`, or by `PRAGMA quick_check`) is moved aside and a fresh one
     made; a locked/busy one raises as before and is left alone. A 0-byte file is used as a new store, with a
-    warning. `found`, when given, records which of these happened."""
+    warning. On a full or read-only disk the store is opened for reading only (`found.read_only` says why, a warning
+    is logged): what is stored can still be read, and a write raises StateWriteError. `found`, when given, records
+    which of these happened."""
     found = found or PrivateStore()
+    if path is None:
+        return _open_writable(path, setup, found)
+    try:
+        return _open_writable(path, setup, found)
+    except (OSError, sqlite3.OperationalError) as e:
+        problem = write_problem(e, path)
+        if problem is None or not read_only_fallback:
+            raise
+    db = _open_read_only(path, setup)
+    found.read_only = problem
+    log.warning("%s; it is read-only until it can be written (reads work, changes fail)", problem.message)
+    return db
+
+
+def _open_writable(path: Path | None, setup: Callable[[sqlite3.Connection], None],
+                   found: PrivateStore) -> sqlite3.Connection:
 
     def connect() -> sqlite3.Connection:
         db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False, isolation_level=None)

@@ -8,8 +8,10 @@ happened rather than what the code meant to do.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
 import threading
 from datetime import UTC, datetime
@@ -17,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ..events import Event, EventType
-from ..private import open_private, private_dir, private_file
+from ..private import open_private, private_dir, private_file, write_problem
 
+log = logging.getLogger(__name__)
 
 class AuditLog:
     """Append-only JSON lines at `path`; at `max_bytes` the file becomes path.1 (older ones shift, `keep` kept)."""
@@ -31,6 +34,12 @@ class AuditLog:
         self._lock = threading.Lock()
         self.skipped = 0  # lines the last tail() could not read
         self._tightened = False  # files an older hearthd left looser than 0600 are tightened on the first write
+        # Turns that could not be written (a full or read-only disk): never dropped silently. `lost` counts those
+        # since the last record that was written (that next record says how many: its "lost" field), `lost_total`
+        # all of this process, `last_loss` says why the last one failed ("" when none has).
+        self.lost = 0
+        self.lost_total = 0
+        self.last_loss = ""
 
     def turn(self, utterance: str, lang: str, events: list[Event]) -> dict[str, Any]:
         """The record of one turn, from its trace events."""
@@ -66,23 +75,54 @@ class AuditLog:
         entry.update(proposed=proposed, policy=policy, results=results, timings=timings)
         return entry
 
-    def write(self, entry: dict[str, Any]) -> None:
-        line = json.dumps(entry, ensure_ascii=False) + "\n"
+    def write(self, entry: dict[str, Any]) -> bool:
+        """Append one record; False when it could not be written, which is counted (`lost`), logged, and told by
+        the next record that is written. A write cut short by a full disk is taken back: no torn line is left for
+        the next record to be glued to."""
         with self._lock:
+            if self.lost:
+                entry = {**entry, "lost": self.lost}  # turns before this one that are not in the log
+            data = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
             try:
                 private_dir(self.path.parent)  # the words in clear: 0700 directory, 0600 files
                 if not self._tightened:
                     for name in self._files():
                         private_file(name)
                     self._tightened = True
-                if self.path.exists() and self.path.stat().st_size + len(line.encode()) > self.max_bytes:
+                if self.path.exists() and self.path.stat().st_size + len(data) > self.max_bytes:
                     self._rotate()
-                with open(open_private(self.path, os.O_WRONLY | os.O_APPEND), "a", encoding="utf-8") as f:
-                    f.write(line)
-                    f.flush()
-                    os.fsync(f.fileno())
+                self._append(data)
+            except OSError as e:
+                self.lost += 1
+                self.lost_total += 1
+                problem = write_problem(e, self.path)
+                self.last_loss = problem.message if problem else f"cannot write {self.path}: {e}"
+                log.warning("audit: this turn is not recorded (%d not recorded since the last that was): %s",
+                            self.lost, self.last_loss)
+                return False
+            if self.lost:
+                log.warning("audit: recording again; %d turn%s before this one could not be recorded", self.lost,
+                            "" if self.lost == 1 else "s")
+                self.lost = 0
+            return True
+
+    def _append(self, data: bytes) -> None:
+        fd = open_private(self.path, os.O_RDWR | os.O_APPEND)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data  # a line torn by a crash stays a line of its own (tail() skips it)
+            try:
+                done = 0
+                while done < len(data):
+                    done += os.write(fd, data[done:])
+                os.fsync(fd)
             except OSError:
-                pass  # an unwritable audit dir must not stop the assistant; `hearthd doctor` reports it
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                raise
+        finally:
+            os.close(fd)
 
     def _rotate(self) -> None:
         for i in range(self.keep - 1, 0, -1):

@@ -24,6 +24,7 @@ from ..audio.wavio import SAMPLE_RATE
 from ..events import EventType, Trace
 from ..language import language_of_text
 from ..locale import ask_phrase, phrase
+from ..private import StateWriteError
 from ..tools.alarms import turn_language
 from ..tools.registry import SchemaError, ToolResult, UnknownTool
 from .choice import chosen, held_choice, resolved_call
@@ -51,6 +52,20 @@ class PipelineError(Exception):
         self.code = code
         self.message = message
         self.phrase_key = phrase_key
+
+
+_CONTROL = dict.fromkeys(c for c in range(32) if c not in (9, 10, 13))  # NUL and the C0 controls but tab, newlines
+
+
+def clean_text(text: str, max_chars: int) -> str:
+    """Request text as the chain can take it: NUL and other control characters dropped, a lone surrogate (bytes
+    that were not UTF-8) replaced by U+FFFD. Longer than `max_chars` (agent.max_text_chars) is a PipelineError
+    (`text-too-long`), said as "more than I can take in at once"."""
+    if len(text) > max_chars:
+        raise PipelineError("text-too-long", f"the text is {len(text)} characters; at most {max_chars} are taken "
+                            "(agent.max_text_chars)", "agent.too_much")
+    text = text.translate(_CONTROL)
+    return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
 
 
 @dataclass
@@ -112,8 +127,11 @@ class Pipeline:
         return offset + seg.start, offset + seg.end
 
     def _audit(self, result: TurnResult, first_event: int) -> None:
-        if self.c.audit is not None:
-            self.c.audit.write(self.c.audit.turn(result.transcript, result.lang, self.trace.events[first_event:]))
+        audit = self.c.audit
+        if audit is not None and not audit.write(audit.turn(result.transcript, result.lang,
+                                                            self.trace.events[first_event:])):
+            self.trace.emit(EventType.ERROR, code="audit-not-recorded",
+                            message=f"{audit.last_loss} ({audit.lost} turn(s) not recorded, told in the next record)")
 
     async def run_audio(self, audio: np.ndarray, language: str | None = None) -> TurnResult:
         """One turn from 16 kHz int16 audio (a WAV file or a captured utterance)."""
@@ -182,6 +200,13 @@ class Pipeline:
     # -- text in --------------------------------------------------------------------------------------------
 
     async def _run_text(self, text: str, language: str | None = None, speak: bool = False) -> TurnResult:
+        try:
+            text = clean_text(text, self.cfg.agent.max_text_chars)
+        except PipelineError as e:  # refused before anything reads it; the audit keeps only its start
+            result = TurnResult(transcript=text[:80] + "…", lang=language or self.c.last_lang or
+                                self.cfg.general.language)
+            await self._fail(result, e, speak=speak)
+            return result
         # No script to go by ("7:30" answering "На какое время?"): the open conversation's language.
         pending = self.c.router().pending
         lang = language or self.cfg.stt.language or language_of_text(
@@ -259,6 +284,8 @@ class Pipeline:
                     tool_result = await self._execute(call.name, call.arguments, confirmed, result.lang)
                     if key:
                         self.c.done_requests.put(key, tool_result)
+                if str(tool_result.data.get("code", "")).startswith("state-"):
+                    result.error = result.error or str(tool_result.data["code"])  # nothing was saved: say so
                 result.results.append(tool_result)
                 said = phrase(result.lang, tool_result.phrase, **tool_result.spoken_values(result.lang))
                 if (choice := held_choice(call, tool_result, result.lang, self.cfg.agent.clarify_timeout_s)):
@@ -316,6 +343,9 @@ class Pipeline:
             outcome = ToolResult(False, {"error": str(e)}, "agent.invalid_call")
         except PermissionError as e:
             outcome = ToolResult(False, {"error": str(e)}, "confirm.cancelled")
+        except StateWriteError as e:  # a full or read-only disk: this change is not made; reads still work
+            outcome = ToolResult(False, {"error": e.message, "code": e.code}, e.phrase_key)
+            self.trace.emit(EventType.ERROR, code=e.code, message=e.message)
         except Exception as e:  # a failing tool must not take the daemon down; the user hears an apology
             outcome = ToolResult(False, {"error": f"{type(e).__name__}: {e}"}, "error.tool_failed")
         self.trace.timing(Stage.TOOL, time.monotonic() - started)

@@ -8,6 +8,7 @@ change or a restart in another zone. `path=None` keeps the same SQLite database 
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ..private import PrivateStore, open_sqlite
+from ..private import PrivateStore, StateWriteError, open_sqlite, reopen_writable, writing
 from .registry import Tool, ToolResult
 
 TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
@@ -38,6 +39,8 @@ _SECONDS = {"type": "integer", "minimum": 1, "maximum": 86400, "x-ground": "dura
 
 # The language of the turn that runs a handler: an alarm rings its label in the language it was set in.
 turn_language: ContextVar[str] = ContextVar("turn_language", default="en")
+
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS alarms (
@@ -123,6 +126,8 @@ class AlarmBook:
         # the user's alarms: a 0700 directory, the database (and its -wal/-shm) 0600
         self._db = open_sqlite(path, self._setup, self.store)
         self._lock = threading.Lock()
+        self._unsaved: list[tuple[str, tuple[Any, ...]]] = []  # changes made in memory while the disk took none
+        self._in_memory = False
 
     def _setup(self, db: sqlite3.Connection) -> None:
         if self.path is not None:
@@ -153,14 +158,45 @@ class AlarmBook:
                 + " ORDER BY at_utc, id", params).fetchall()
         return [self._row(r) for r in rows]
 
-    def _insert(self, kind: str, at: datetime, label: str, seconds: int | None, repeat: str = "") -> Alarm:
+    def _write(self, sql: str, params: tuple[Any, ...], durable: bool = True) -> sqlite3.Cursor:
+        """One committed change. On a full or read-only disk a `durable` one (what the user asked to set or cancel)
+        raises StateWriteError; what is stored stays readable. A change that is not (an alarm ringing, stopped,
+        snoozed: it must happen whether or not it can be saved) is made in a copy of the store in memory, kept to
+        be saved once the disk takes writes again. Before each change a store that could not be written is tried
+        again: the disk may have room by now."""
         with self._lock:
-            cur = self._db.execute(
-                "INSERT INTO alarms (kind, at_utc, zone, label, lang, seconds, created_utc, repeat, wall) "
-                "VALUES (?,?,?,?,?,?,?,?,?)",
-                (kind, at.astimezone(UTC).isoformat(), self._zone(), label, turn_language.get(), seconds,
-                 datetime.now(UTC).isoformat(), repeat, at.strftime("%H:%M")))
-            id_ = int(cur.lastrowid or 0)
+            if self.store.read_only is not None and (db := reopen_writable(self.path, self._setup, self.store)):
+                for unsaved in self._unsaved:  # what happened meanwhile (ringing, stopped) is saved first
+                    db.execute(*unsaved)
+                self.store.retired.append(self._db)
+                self._db, self._unsaved, self._in_memory = db, [], False
+            problem = self.store.read_only
+            if problem is None:
+                try:
+                    with writing(self.path, self.store):
+                        return self._db.execute(sql, params)
+                except StateWriteError as e:
+                    if durable:
+                        raise
+                    self.store.read_only = problem = e
+            if durable:
+                raise problem
+            if not self._in_memory:
+                memory = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+                self._db.backup(memory)
+                self.store.retired.append(self._db)
+                self._db, self._in_memory = memory, True
+            self._unsaved.append((sql, params))
+            log.warning("%s: an alarm's state is kept in memory until it can be saved", problem.message)
+            return self._db.execute(sql, params)
+
+    def _insert(self, kind: str, at: datetime, label: str, seconds: int | None, repeat: str = "") -> Alarm:
+        cur = self._write(
+            "INSERT INTO alarms (kind, at_utc, zone, label, lang, seconds, created_utc, repeat, wall) "
+            "VALUES (?,?,?,?,?,?,?,?,?)",
+            (kind, at.astimezone(UTC).isoformat(), self._zone(), label, turn_language.get(), seconds,
+             datetime.now(UTC).isoformat(), repeat, at.strftime("%H:%M")))
+        id_ = int(cur.lastrowid or 0)
         return self._select("id = ?", (id_,))[0]
 
     def finish(self, alarm: Alarm) -> None:
@@ -172,13 +208,14 @@ class AlarmBook:
             (wall,) = self._db.execute("SELECT wall FROM alarms WHERE id = ?", (alarm.id,)).fetchone()
         self.set_state(alarm, "pending", self.next_occurrence(wall, alarm.repeat))
 
-    def set_state(self, alarm: Alarm, state: str, at: datetime | None = None) -> None:
-        with self._lock:
-            if at is None:
-                self._db.execute("UPDATE alarms SET state = ? WHERE id = ?", (state, alarm.id))
-            else:
-                self._db.execute("UPDATE alarms SET state = ?, at_utc = ? WHERE id = ?",
-                                 (state, at.astimezone(UTC).isoformat(), alarm.id))
+    def set_state(self, alarm: Alarm, state: str, at: datetime | None = None, durable: bool = False) -> None:
+        """Ringing, stopped, snoozed, missed: done even when the disk takes no writes (kept in memory, saved when
+        it can be); `durable` (a cancel the user asked for) fails instead, with StateWriteError."""
+        if at is None:
+            self._write("UPDATE alarms SET state = ? WHERE id = ?", (state, alarm.id), durable)
+        else:
+            self._write("UPDATE alarms SET state = ?, at_utc = ? WHERE id = ?",
+                        (state, at.astimezone(UTC).isoformat(), alarm.id), durable)
 
     def next_occurrence(self, hhmm: str, repeat: str = "", day: str = "") -> datetime:
         """The next time the wall clock shows `hhmm` (on a day the repeat allows; `day="tomorrow"`: not today).
@@ -214,7 +251,7 @@ class AlarmBook:
         return rows[0].at if rows else None
 
     def remove(self, alarm: Alarm) -> None:
-        self.set_state(alarm, "cancelled")
+        self.set_state(alarm, "cancelled", durable=True)  # a cancel not saved would ring after a restart
 
     # -- tool handlers ------------------------------------------------------------------------------------
 
