@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +33,8 @@ from .idempotency import DoneRequests
 from .policy import ConfirmationPolicy
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 
 def make_store(cfg: Config, progress: Callable[[str, int, int], None] | None = None) -> AssetStore:
@@ -68,6 +71,8 @@ class Components:
         self.tools = ToolRegistry(self.alarms.tools() + self.desktop_tools() + home)
         self._cache: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self._load_problems: dict[str, str] = {}  # a part that failed to load → why (reported once, see `problems`)
+        self.last_problem = ""  # the newest problem recorded, "<part>: <message>" ("" while there is none)
         self.policy = ConfirmationPolicy(self.tools, cfg.policy.confirm, cfg.policy.confirm_timeout_s)
         self.audit = AuditLog(state_dir() / "audit.jsonl", cfg.policy.audit_max_bytes, cfg.policy.audit_keep,
                               cfg.general.privacy) if cfg.policy.audit else None
@@ -110,11 +115,38 @@ class Components:
             self.mqtt = None
         await self.bus.close()
 
+    @property
+    def problems(self) -> dict[str, str]:
+        """What does not work now, part → message, for `hearthd doctor`, the log and the MQTT diagnostic: a model that
+        cannot load ("agent", "stt", ...), a store that is read-only on a full/read-only disk or was moved aside
+        as corrupt ("alarms", "requests"), audit turns that could not be recorded ("audit"). Empty when all is well."""
+        out = dict(self._load_problems)
+        for part, store in (("alarms", self.alarms.store), ("requests", self.done_requests.store)):
+            if store.read_only is not None:
+                out[part] = f"{store.read_only.message}; reads work, changes fail"
+            elif store.moved_aside is not None:
+                out[part] = f"was corrupt: kept as {store.moved_aside}, a fresh one is in use"
+        if self.audit is not None and self.audit.lost:
+            out["audit"] = f"{self.audit.lost} turn(s) not recorded: {self.audit.last_loss}"
+        return out
+
     def _once(self, name: str, build: Callable[[], T]) -> T:
         with self._lock:
             if name not in self._cache:
                 started = time.monotonic()
-                self._cache[name] = build()
+                try:
+                    self._cache[name] = build()
+                except Exception as e:
+                    # Tried again by the next turn that needs it (the file may be fixed by then), reported once.
+                    message = str(getattr(e, "message", "") or e) or type(e).__name__
+                    if self._load_problems.get(name) != message:
+                        self._load_problems[name] = message
+                        self.last_problem = f"{name}: {message}"
+                        log.warning("%s cannot be loaded: %s (turns that need it end with an apology; "
+                                    "`hearthd doctor` checks it)", name, message)
+                    raise
+                if self._load_problems.pop(name, None) is not None:
+                    log.warning("%s loads now", name)
                 if self.on_load:
                     self.on_load(name, time.monotonic() - started)
             return self._cache[name]
