@@ -79,3 +79,18 @@ def test_invalid_utf8_in_argv_is_a_clear_usage_error() -> None:
                            b"--then", b"\xfe"], capture_output=True, timeout=60,
                           env={**os.environ, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"})
     assert then.returncode == 2 and b"--then is not valid UTF-8 (byte 0xfe" in then.stderr
+
+
+def test_a_text_over_agent_max_text_chars_is_refused_before_anything_reads_it() -> None:
+    """~2,500 characters crashed llama_decode; past agent.max_text_chars the turn ends at once, said and audited."""
+    import json
+
+    proc = hearthd("ask", "turn on the kitchen light and " * 100, "--json",
+                   env={"HEARTHD__MQTT__ENABLED": "false", "HEARTHD__DBUS__ENABLED": "false"})
+    assert proc.returncode == 1, proc.stderr
+    events = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+    errors = [e for e in events if e["type"] == "error"]
+    assert [e["code"] for e in errors] == ["text-too-long"] and "at most 2000" in errors[0]["message"]
+    assert [e["text"] for e in events if e["type"] == "reply"] == [
+        "That was more than I can take in at once. Please say it more briefly."]
+    assert not any(e["type"] == "timing" and e.get("stage") == "load_agent" for e in events)

@@ -21,7 +21,7 @@ from dbus_fast.aio import MessageBus
 from hearthd.config import Config
 from hearthd.daemon.components import Components
 from hearthd.daemon.pipeline import Pipeline
-from hearthd.daemon.service import ERROR_LANGUAGE, ERROR_UNAVAILABLE, NAME, PATH, export
+from hearthd.daemon.service import ERROR_FAILED, ERROR_LANGUAGE, ERROR_TEXT, ERROR_UNAVAILABLE, NAME, PATH, export
 from hearthd.events import Trace
 from hearthd.locale import phrase
 from hearthd.tools.bus import ServiceFailed
@@ -156,6 +156,68 @@ async def test_say_speaks_through_the_daemons_speaker(served) -> None:
     assert spoken == [("Обед готов", "ru")]
     await _settle()
     assert ("Reply", ["Обед готов", "ru"]) in client.signals
+
+
+async def test_a_handler_that_raises_is_answered_counted_and_the_service_goes_on(served, dbus_address: str,
+                                                                                  caplog: pytest.LogCaptureFixture
+                                                                                  ) -> None:
+    """An unexpected exception in a turn: the asker hears the apology, it is logged and counted, the turn lock is
+    free again, and the next Ask is answered as usual."""
+    client, assistant = served
+    run_text = assistant.pipeline.run_text
+
+    async def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("boom")
+
+    assistant.pipeline.run_text = broken
+    assert await client.ask("pause the music") == phrase("en", "error.internal")
+    assert assistant.rejected[("Ask", "internal")] == 1
+    assert any("D-Bus Ask failed" in r.getMessage() and r.exc_info for r in caplog.records)
+    assert not assistant._turns.locked() and await client.prop("State") == "idle"
+
+    async def speak(text: str, lang: str) -> None:
+        raise OSError("the sound server went away")
+
+    assistant.speak_hook = speak
+    reply = await client.hearthd("Say", "ss", "dinner is ready", "en")
+    assert (reply.message_type, reply.error_name) == (MessageType.ERROR, ERROR_FAILED)
+    assert "the sound server went away" in reply.body[0]
+    assert await client.prop("State") == "idle"
+
+    assistant.listen_hook = lambda: 1 / 0
+    reply = await client.hearthd("Listen")
+    assert reply.error_name == ERROR_FAILED and "ZeroDivisionError" in reply.body[0]
+
+    assistant.pipeline.run_text = run_text
+    player = MockPlayer("vlc", status="Playing")
+    await start_all(dbus_address, player)
+    try:
+        assert await client.ask("pause the music") == phrase("en", "media.pause")
+    finally:
+        await stop_all(player)
+    assert assistant.rejected[("Say", "internal")] == 1 and assistant.rejected[("Listen", "internal")] == 1
+
+
+async def test_a_huge_or_empty_text_is_refused_with_a_clear_error(served) -> None:
+    client, assistant = served
+    limit = assistant.pipeline.cfg.agent.max_text_chars
+    reply = await client.hearthd("Ask", "ss", "turn on the light " * 15_000, "")  # 270 kB
+    assert (reply.message_type, reply.error_name) == (MessageType.ERROR, ERROR_TEXT)
+    assert f"at most {limit}" in reply.body[0] and "agent.max_text_chars" in reply.body[0]
+    spoken: list[str] = []
+
+    async def speak(text: str, lang: str) -> None:
+        spoken.append(text)
+
+    assistant.speak_hook = speak
+    reply = await client.hearthd("Say", "ss", "x" * (limit + 1), "en")
+    assert reply.error_name == ERROR_TEXT and spoken == []
+    reply = await client.hearthd("Ask", "ss", "   ", "")
+    assert reply.error_name == ERROR_TEXT and "empty" in reply.body[0]
+    assert assistant.rejected[("Ask", "InvalidText")] == 2
+    # what cannot travel on the bus (NUL, a lone surrogate) is cleaned when a caller in the process hands it over
+    await type(assistant).Say.__wrapped__(assistant, "din\x00ner \udcff ready", "en")  # the method, undecorated
+    assert spoken == ["dinner \ufffd ready"]
 
 
 async def test_only_one_hearthd_owns_the_name(served, dbus_config: Config, dbus_address: str) -> None:

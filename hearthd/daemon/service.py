@@ -10,6 +10,7 @@ consequential action asked over D-Bus still needs a yes (a second Ask("yes", "")
 import asyncio
 import json
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
@@ -18,7 +19,8 @@ from dbus_fast.annotations import DBusBool, DBusSignature, DBusStr
 from dbus_fast.service import ServiceInterface, dbus_property, method, signal
 
 from ..events import Event, EventType
-from .pipeline import Pipeline
+from ..locale import phrase
+from .pipeline import Pipeline, PipelineError, clean_text
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +29,8 @@ PATH = "/org/hearthd/Assistant1"
 STATES = ("idle", "listening", "thinking", "speaking")
 ERROR_UNAVAILABLE = "org.hearthd.Assistant1.Error.NotAvailable"
 ERROR_LANGUAGE = "org.hearthd.Assistant1.Error.UnknownLanguage"
+ERROR_TEXT = "org.hearthd.Assistant1.Error.InvalidText"  # empty, or longer than agent.max_text_chars
+ERROR_FAILED = "org.hearthd.Assistant1.Error.Failed"  # something unexpected; logged, the service goes on
 
 TwoStrings = Annotated[list[str], DBusSignature("ss")]
 Speaker = Callable[[str, str], Awaitable[None]]
@@ -46,11 +50,20 @@ class Assistant(ServiceInterface):
         self._muted = False
         self.on_mute: Callable[[bool], None] | None = None  # the live loop's, so Mute() silences the microphone
         self._turns = turns or asyncio.Lock()  # one turn at a time: a pending confirmation belongs to the next Ask
+        # Requests refused, by (method, reason): a bad language or text, no speaker, muted, and "internal" for what
+        # failed unexpectedly (logged with its traceback). No request ends the service or keeps the turn lock.
+        self.rejected: Counter[tuple[str, str]] = Counter()
         pipeline.trace.listen(self._on_event)
 
     # -- what the daemon reports ------------------------------------------------------------------------------
 
     def _on_event(self, event: Event) -> None:
+        try:
+            self._signal(event)
+        except Exception:  # a signal that cannot be sent must not end the turn that emitted the event
+            log.exception("D-Bus: cannot signal a %s event", event.type)
+
+    def _signal(self, event: Event) -> None:
         f = event.fields
         if event.type == EventType.TRANSCRIPT:
             self.Transcript(str(f.get("text", "")), str(f.get("lang", "")))
@@ -77,47 +90,92 @@ class Assistant(ServiceInterface):
             raise DBusError(ERROR_LANGUAGE, f"language {lang!r} is not one of {', '.join(self.languages)}")
         return lang
 
+    def _text(self, text: str) -> str:
+        """The request's text cleaned (NUL/control characters dropped, lone surrogates replaced); too long or
+        nothing left is an InvalidText error that says which."""
+        limit = self.pipeline.cfg.agent.max_text_chars
+        try:
+            cleaned = clean_text(str(text), limit)
+        except PipelineError as e:
+            raise DBusError(ERROR_TEXT, e.message) from None
+        if not cleaned.strip():
+            raise DBusError(ERROR_TEXT, "the text is empty")
+        return cleaned
+
+    def _refused(self, member: str, e: Exception) -> DBusError:
+        """A request that failed, counted by reason; the unexpected is logged with its traceback and becomes a
+        Failed error (the service, its other clients and the next turn go on)."""
+        if isinstance(e, DBusError):
+            self.rejected[(member, e.type.rsplit(".", 1)[-1])] += 1
+            return e
+        self.rejected[(member, "internal")] += 1
+        log.error("D-Bus %s failed (%d unexpected failures so far)", member,
+                  sum(n for (_, why), n in self.rejected.items() if why == "internal"), exc_info=e)
+        return DBusError(ERROR_FAILED, f"{member} failed: {type(e).__name__}: {e}")
+
     # -- methods ------------------------------------------------------------------------------------------
 
     @method()
     async def Ask(self, text: DBusStr, lang: DBusStr) -> DBusStr:
         """Handle `text` as if it was spoken (lang "" = detect); returns the reply."""
-        language = self._language(lang)
-        async with self._turns:
-            self.set_state("thinking")
-            try:
-                result = await self.pipeline.run_text(text, language=language)
-            finally:
-                self.set_state("idle")
+        try:
+            language = self._language(lang)
+            text = self._text(text)
+        except DBusError as e:
+            raise self._refused("Ask", e) from None
+        try:
+            async with self._turns:
+                self.set_state("thinking")
+                try:
+                    result = await self.pipeline.run_text(text, language=language)
+                finally:
+                    self.set_state("idle")
+        except Exception as e:  # the turn ended unexpectedly: the asker hears the apology, as a speaker would
+            self._refused("Ask", e)
+            spoken = language or self.pipeline.c.last_lang or self.pipeline.cfg.general.language
+            self.pipeline.trace.emit(EventType.ERROR, code="internal", message=f"D-Bus Ask: {type(e).__name__}: {e}")
+            apology = phrase(spoken, "error.internal")
+            self.Reply(apology, spoken)
+            return apology
         self.emit_properties_changed({"Language": self.pipeline.c.last_lang or ""})
         return result.reply
 
     @method()
     async def Say(self, text: DBusStr, lang: DBusStr) -> None:
         """Speak `text` in `lang` (announcements)."""
-        language = self._language(lang) or self.pipeline.cfg.general.language
-        if self.speak_hook is None:
-            raise DBusError(ERROR_UNAVAILABLE, "no speaker: hearthd runs headless")
-        self.Reply(text, language)
-        self.set_state("speaking")
         try:
-            await self.speak_hook(text, language)
-        finally:
-            self.set_state("idle")
+            language = self._language(lang) or self.pipeline.cfg.general.language
+            text = self._text(text)
+            if self.speak_hook is None:
+                raise DBusError(ERROR_UNAVAILABLE, "no speaker: hearthd runs headless")
+            self.Reply(text, language)
+            self.set_state("speaking")
+            try:
+                await self.speak_hook(text, language)
+            finally:
+                self.set_state("idle")
+        except Exception as e:
+            raise self._refused("Say", e) from None
 
     @method()
     def Listen(self) -> None:
         """Start a listening turn, as if the wake word was heard."""
-        if self._muted:
-            raise DBusError(ERROR_UNAVAILABLE, "hearthd is muted")
-        if self.listen_hook is None:
-            raise DBusError(ERROR_UNAVAILABLE, "no microphone: hearthd runs headless")
-        self.listen_hook()
+        try:
+            if self._muted:
+                raise DBusError(ERROR_UNAVAILABLE, "hearthd is muted")
+            if self.listen_hook is None:
+                raise DBusError(ERROR_UNAVAILABLE, "no microphone: hearthd runs headless")
+            self.listen_hook()
+        except Exception as e:
+            raise self._refused("Listen", e) from None
 
     @method()
     def Mute(self, muted: DBusBool) -> None:
         """Muted: the wake word and Listen() are ignored until unmuted."""
-        self.set_muted(bool(muted))
+        try:
+            self.set_muted(bool(muted))
+        except Exception as e:
+            raise self._refused("Mute", e) from None
 
     def set_muted(self, muted: bool) -> None:
         if muted != self._muted:
