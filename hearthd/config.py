@@ -160,6 +160,12 @@ class MqttConfig:
     settle_s: float = 0.4  # after connecting, wait until retained discovery has stopped arriving for this long
     min_match: float = 0.75  # fuzzy device-name matches below it are not taken
     aliases: dict[str, str] = field(default_factory=dict)  # "кухонный свет" = "Kitchen Light"
+    # Bounds on what arrives over MQTT (issue 14): a message past one is dropped, logged and counted, never fatal.
+    max_payload_bytes: int = 262_144  # device-based discovery runs to tens of kB; nothing legitimate is near this
+    max_json_depth: int = 32  # counted before parsing, so deep nesting never reaches json.loads
+    max_text_chars: int = 1000  # an ask or announce; longer ones are refused (the model's context, TTS memory)
+    max_entities: int = 1000  # in the device catalogue; new discoveries beyond it are refused
+    max_turns: int = 4  # asks and announces in flight at once; beyond, an ask is answered "busy"
 
 
 @dataclass
@@ -307,6 +313,10 @@ def _validate(cfg: Config) -> None:
         raise ConfigError("must be between 0 and 1", "vad.threshold")
     if not 0 < cfg.mqtt.port < 65536:
         raise ConfigError("must be a TCP port number", "mqtt.port")
+    for key, low, high in (("max_payload_bytes", 1024, 16_777_216), ("max_json_depth", 4, 256),
+                           ("max_text_chars", 16, 100_000), ("max_entities", 1, 100_000), ("max_turns", 1, 64)):
+        if not low <= getattr(cfg.mqtt, key) <= high:
+            raise ConfigError(f"must be between {low} and {high}", f"mqtt.{key}")
     if cfg.audio.volume_backend not in ("auto", "wpctl", "pactl"):
         raise ConfigError("must be auto, wpctl or pactl", "audio.volume_backend")
     if not 1 <= cfg.audio.volume_step <= 50:

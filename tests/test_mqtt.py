@@ -378,3 +378,154 @@ async def test_two_lights_in_a_room_give_a_question_and_the_answer_acts(hearthd:
     assert await hearthd.say("the lamp") == phrase("en", "home.off", name="Living Room Lamp")
     await home.wait_for_command()
     assert home.commands == [("tasmota_ABC123/cmnd/POWER", "OFF")]
+
+
+# -- isolation per message (issue 14) -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("payload", [b"inf", b"nan", b"1e999"])
+async def test_a_non_finite_state_leaves_the_link_running(hearthd: Conversation, home: DeviceSimulator,
+                                                          payload: bytes) -> None:
+    """3 bytes on a cover position / fan percentage / light brightness ended the link for good (no reconnect)."""
+    link = await hearthd.components.mqtt_link().ready()
+    for topic in (DEVICES["bedroom_blinds"].topics["position"], DEVICES["bedroom_fan"].topics["percentage_state"]):
+        await home.publish_raw(topic, payload, retain=True)
+    await home.publish_raw(DEVICES["kitchen_light"].topics["state"], b'{"state":"ON","brightness":1e999}')
+    await asyncio.sleep(0.3)
+    assert link._task is not None and not link._task.done()
+    assert await hearthd.say("turn off the kitchen light") == phrase("en", "home.off", name="Kitchen Light")
+    await home.wait_for_command()
+
+
+async def test_a_handler_that_raises_drops_only_its_message(hearthd: Conversation, home: DeviceSimulator,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    link = await hearthd.components.mqtt_link().ready()
+    tracked = link.catalogue.on_message
+
+    def on_message(topic: str, payload: str) -> list[str]:
+        if payload == "boom":
+            raise RuntimeError("a handler's bug")
+        return tracked(topic, payload)
+
+    monkeypatch.setattr(link.catalogue, "on_message", on_message)
+    await home.publish_raw(DEVICES["bedroom_fan"].topics["state"], "boom")
+    await home.publish_raw("homeassistant/light/huge/config", b"x" * (link.cfg.max_payload_bytes + 1))
+    await asyncio.sleep(0.3)
+    assert link.rejected[("state", "error:RuntimeError")] == 1
+    assert link.rejected[("discovery", "too-large")] == 1
+    assert link.metrics()["mqtt_rejected"]["state"] == {"error:RuntimeError": 1}
+    assert await hearthd.say("turn off the kitchen light") == phrase("en", "home.off", name="Kitchen Light")
+
+
+async def test_the_link_reconnects_after_any_failure_of_its_own(hearthd: Conversation, home: DeviceSimulator,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only MqttError was caught: anything else raised while connecting ended the link with no log line."""
+    link = hearthd.components.mqtt_link()
+    link.one_shot = False
+    calls = {"n": 0}
+
+    async def publish_self(client: object) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("first connect goes wrong")
+
+    monkeypatch.setattr(link.device, "publish_self", publish_self)
+    await link.ready(10)
+    assert link.connections == 2 and link.connection_errors == 1
+    assert await hearthd.say("turn off the kitchen light") == phrase("en", "home.off", name="Kitchen Light")
+
+
+async def _ask_link(mqtt_config: Config, handlers: Handlers) -> Components:
+    components = Components(mqtt_config)
+    components.mqtt_one_shot = False
+    components.mqtt_handlers = handlers
+    await components.mqtt_link().ready()
+    return components
+
+
+async def test_bad_asks_and_announces_are_refused_and_counted(mqtt_config: Config, broker: Broker) -> None:
+    asked: list[str] = []
+    said: list[str] = []
+
+    async def ask(text: str, lang: str | None) -> str:
+        asked.append(text)
+        return "ok"
+
+    async def announce(text: str, lang: str | None) -> None:
+        said.append(text)
+
+    components = await _ask_link(mqtt_config, Handlers(ask=ask, announce=announce))
+    link = components.mqtt
+    try:
+        async with aiomqtt.Client("127.0.0.1", broker.port, identifier="automation") as automation:
+            await automation.subscribe("hearthd/testnode/reply", qos=1)
+            for topic in ("hearthd/testnode/ask", "hearthd/testnode/announce"):
+                await automation.publish(topic, "[" * 100_000, qos=1)  # RecursionError before
+                await automation.publish(topic, json.dumps({"text": "a\x00b"}), qos=1)  # NUL: Piper raised
+                await automation.publish(topic, '{"text": "a \\ud800 b"}', qos=1)  # a lone surrogate
+                await automation.publish(topic, json.dumps({"text": "x" * 5000}), qos=1)  # llama_decode failed
+                await automation.publish(topic, json.dumps({"text": 1e300}), qos=1)
+            await automation.publish("hearthd/testnode/announce", json.dumps({"text": "dinner is ready"}), qos=1)
+            await automation.publish("hearthd/testnode/ask", json.dumps({"text": "what time is it"}), qos=1)
+            async with asyncio.timeout(5):
+                async for m in automation.messages:
+                    reply = json.loads(bytes(m.payload))
+                    break
+        assert reply == {"text": "ok", "lang": ""}
+        assert asked == ["what time is it"] and said == ["dinner is ready"]
+        for kind in ("ask", "announce"):
+            assert link.rejected[(kind, "too-deep")] == 1
+            assert link.rejected[(kind, "bad-text")] == 2
+            assert link.rejected[(kind, "too-long")] == 1
+            assert link.rejected[(kind, "no-text")] == 1
+    finally:
+        await components.close()
+
+
+async def test_turns_run_beside_the_reader_and_a_full_house_is_busy(mqtt_config: Config, broker: Broker) -> None:
+    """The link awaited whole turns inline: nothing was read (not even a mute) while an ask ran."""
+    mqtt_config.mqtt.max_turns = 1
+    release = asyncio.Event()
+    muted: list[bool] = []
+
+    async def ask(text: str, lang: str | None) -> str:
+        await release.wait()
+        return f"done: {text}"
+
+    components = await _ask_link(mqtt_config, Handlers(ask=ask, mute=muted.append))
+    try:
+        async with aiomqtt.Client("127.0.0.1", broker.port, identifier="automation") as automation:
+            await automation.subscribe("hearthd/testnode/reply", qos=1)
+            await automation.publish("hearthd/testnode/ask", json.dumps({"text": "first"}), qos=1)
+            await asyncio.sleep(0.2)
+            await automation.publish("hearthd/testnode/ask", json.dumps({"text": "second", "lang": "ru"}), qos=1)
+            await automation.publish("hearthd/testnode/mute/set", "ON", qos=1)
+            replies = []
+            async with asyncio.timeout(5):
+                async for m in automation.messages:
+                    replies.append(json.loads(bytes(m.payload)))
+                    if len(replies) == 1:
+                        await asyncio.sleep(0.2)
+                        assert muted == [True]  # read and done while the first ask still runs
+                        release.set()
+                    if len(replies) == 2:
+                        break
+        assert replies[0]["error"] == "mqtt-busy" and replies[0]["lang"] == "ru"
+        assert replies[1] == {"text": "done: first", "lang": ""}
+        assert components.mqtt.rejected[("ask", "busy")] == 1
+    finally:
+        await components.close()
+
+
+async def test_hearthd_does_not_catalogue_its_own_entities(mqtt_config: Config, broker: Broker,
+                                                           home: DeviceSimulator) -> None:
+    components = Components(mqtt_config)
+    components.mqtt_one_shot = False
+    link = await components.mqtt_link().ready()
+    try:
+        await asyncio.sleep(0.5)  # its own discovery, retained, comes back to it
+        assert link.rejected[("discovery", "hearthd-itself")] >= 1
+        assert not [e for e in components.catalogue.entities.values() if e.source.startswith("device/hearthd_")]
+        assert "Kitchen Light" in {e.name for e in components.catalogue.entities.values()}
+    finally:
+        await components.close()

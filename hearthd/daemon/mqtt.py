@@ -1,6 +1,10 @@
 """The MQTT link: learns devices from discovery, tracks their state, sends commands, and publishes hearthd itself.
 
-One aiomqtt connection, reconnected with backoff. Commands are QoS 1. A command given while the broker is away
+One aiomqtt connection, reconnected with backoff; only cancellation ends it. Every message is handled inside a
+guard: one that is too large, nested too deeply, not finite, too long or that makes a handler raise is dropped,
+counted in `rejected` by kind and reason, and logged (rate-limited); the link reads on. Asks and announces run as
+tasks beside the reader, at most `mqtt.max_turns` at once (an ask beyond that is answered "busy").
+Commands are QoS 1. A command given while the broker is away
 waits in a bounded queue and goes out once it is back; if it has not gone out within `mqtt.command_timeout_s`
 it is taken off the queue and reported as not sent — never dropped silently. A command whose publish broke
 mid-flight may have arrived, so it is reported as uncertain and never sent a second time.
@@ -17,17 +21,23 @@ import re
 import socket
 import ssl
 import time
-from collections import deque
+import unicodedata
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import MqttConfig
-from ..tools.discovery import DiscoveryError, parse_discovery
-from ..tools.smarthome import Catalogue, CommandNotSent
+from ..locale import phrase
+from ..tools.discovery import DiscoveryError, JunkName, load_json, parse_discovery
+from ..tools.smarthome import Catalogue, CatalogueFull, CommandNotSent
 from .ha_device import HaDevice
 
 log = logging.getLogger(__name__)
+
+REJECT_LOG_EVERY_S = 30.0  # one warning per kind and reason this often; the ones between are counted in it
+METRICS_LOG_EVERY_S = 300.0  # a summary of what was dropped, when anything was
+TURN_TIMEOUT_S = 300.0  # an ask or announce still running after this has hung: cancelled, its slot freed
 
 def node_id(cfg: MqttConfig) -> str:
     raw = cfg.node_id or socket.gethostname() or "hearthd"
@@ -82,6 +92,17 @@ class MqttLink:
         self._last_message = 0.0
         self.connections = 0  # how many times it (re)connected: tests and the trace read it
         self.loop: asyncio.AbstractEventLoop | None = None
+        # What arrived and what was dropped, by kind (discovery, state, ask, announce, own, status) and reason.
+        self.received: Counter[str] = Counter()
+        self.rejected: Counter[tuple[str, str]] = Counter()
+        self.connection_errors = 0
+        self.on_metrics: Callable[[dict[str, Any]], None] | None = None  # the daemon's `metrics` trace event
+        self._turns: set[asyncio.Task[None]] = set()  # asks and announces in flight, held until done
+        self._logged: dict[tuple[str, str], float] = {}
+        self._unlogged: Counter[tuple[str, str]] = Counter()
+        self._metrics_logged = (time.monotonic(), 0)
+        catalogue.max_entities, catalogue.max_json_depth = cfg.max_entities, cfg.max_json_depth
+        catalogue.forget({e.source for e in catalogue.entities.values() if self._is_own(e.source, e.config)})
 
     # -- lifecycle --------------------------------------------------------------------------------------
 
@@ -102,6 +123,11 @@ class MqttLink:
                 await asyncio.wait([task], timeout=0.5)
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        for turn in list(self._turns):  # the daemon has let the turn in progress finish; the rest do not start
+            turn.cancel()
+        if self._turns:
+            await asyncio.wait(list(self._turns), timeout=2)
+        self._log_metrics(force=True)
         for command in self._queue:
             if not command.done.done():
                 command.done.set_exception(CommandNotSent("hearthd stopped before the broker came back"))
@@ -159,6 +185,8 @@ class MqttLink:
         return args
 
     async def _run(self) -> None:
+        """Connect, read, reconnect with backoff: whatever breaks (the broker, a handler, hearthd's own code) is
+        logged and retried; only cancellation ends it."""
         import aiomqtt
 
         backoff = 0.5
@@ -174,12 +202,16 @@ class MqttLink:
                     try:
                         async for message in client.messages:
                             self._last_message = time.monotonic()
-                            await self._on_message(client, message.topic.value, bytes(message.payload or b""))
+                            await self._guarded(client, message.topic.value, message.payload)
                     finally:
                         sender.cancel()
                         settle.cancel()
             except aiomqtt.MqttError as e:
                 log.warning("MQTT broker %s:%s: %s; retrying in %.1f s", self.cfg.host, self.cfg.port, e, backoff)
+            except Exception as e:  # never the end of the link: logged, and the connection starts again
+                self.connection_errors += 1
+                log.warning("MQTT link %s:%s failed: %r; reconnecting in %.1f s", self.cfg.host, self.cfg.port, e,
+                            backoff, exc_info=self.connection_errors <= 3)
             finally:
                 self._client = None
                 self._connected.clear()
@@ -213,7 +245,7 @@ class MqttLink:
         client = client or self._client
         if client is None:
             return
-        topics = sorted(self.catalogue.state_topics() - self._subscribed)
+        topics = sorted(t for t in self.catalogue.state_topics() - self._subscribed if _subscribable(t))
         if topics:  # one SUBSCRIBE for all of them: a round trip per topic made start-up wait ~20 ms a device
             self._subscribed.update(topics)
             await client.subscribe([(topic, 1) for topic in topics])
@@ -240,51 +272,199 @@ class MqttLink:
 
     # -- what arrives ---------------------------------------------------------------------------------------
 
-    async def _on_message(self, client: Any, topic: str, payload: bytes) -> None:
+    def _kind(self, topic: str) -> str:
         prefix = self.cfg.discovery_prefix
         if topic.startswith(prefix + "/") and topic.endswith("/config"):
-            try:
-                discovery = parse_discovery(topic, payload, prefix)
-            except DiscoveryError as e:
-                log.warning("ignoring discovery on %s: %s", topic, e)
+            return "discovery"
+        if topic == f"{prefix}/status":
+            return "status"
+        if topic.startswith(self.base + "/"):
+            name = topic[len(self.base) + 1:]
+            return name if name in ("ask", "announce") else "own"
+        return "state"
+
+    async def _guarded(self, client: Any, topic: str, payload: Any) -> None:
+        """One message, isolated: whatever it makes go wrong is counted, logged and dropped."""
+        kind = self._kind(topic)
+        self.received[kind] += 1
+        try:
+            if not isinstance(payload, (bytes, bytearray)):  # aiomqtt hands bytes; anything else as its text
+                payload = b"" if payload is None else str(payload).encode("utf-8", "replace")
+            if len(payload) > self.cfg.max_payload_bytes:
+                self.reject(kind, "too-large", topic, f"{len(payload)} bytes (mqtt.max_payload_bytes = "
+                                                      f"{self.cfg.max_payload_bytes})")
                 return
-            if discovery is not None:
-                self.catalogue.apply(discovery)
-                if self._settled.is_set():
-                    await self._subscribe_states(client)
+            await self._on_message(client, topic, bytes(payload), kind)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a handler's bug, a payload nobody foresaw: this message only
+            self.reject(kind, f"error:{type(e).__name__}", topic, repr(e)[:200], trace=True)
+        self._log_metrics()
+
+    def reject(self, kind: str, reason: str, topic: str, detail: str = "", trace: bool = False) -> None:
+        """Count a dropped message; warn about the first of each kind and reason, then once every
+        REJECT_LOG_EVERY_S with how many were dropped since (a flood of bad messages is no flood of log lines)."""
+        key = (kind, reason)
+        self.rejected[key] += 1
+        now = time.monotonic()
+        last = self._logged.get(key)
+        if last is not None and now - last < REJECT_LOG_EVERY_S:
+            self._unlogged[key] += 1
+            return
+        self._logged[key] = now
+        since = self._unlogged.pop(key, 0)
+        more = f" (and {since} more like it since the last report)" if since else ""
+        level = logging.DEBUG if reason == "hearthd-itself" else logging.WARNING
+        log.log(level, "MQTT: dropped a %s message on %s: %s%s%s", kind, _shown(topic), reason,
+                f": {detail}" if detail else "", more, exc_info=trace)
+
+    def metrics(self) -> dict[str, Any]:
+        """What arrived and what was dropped (the `metrics` event's mqtt_* fields)."""
+        rejected: dict[str, dict[str, int]] = {}
+        for (kind, reason), n in sorted(self.rejected.items()):
+            rejected.setdefault(kind, {})[reason] = n
+        return {"mqtt_received": dict(self.received), "mqtt_rejected": rejected,
+                "mqtt_rejected_total": sum(self.rejected.values()), "mqtt_connections": self.connections,
+                "mqtt_connection_errors": self.connection_errors, "mqtt_turns_in_flight": len(self._turns)}
+
+    def _log_metrics(self, force: bool = False) -> None:
+        at, total = self._metrics_logged
+        now, rejected = time.monotonic(), sum(self.rejected.values())
+        if rejected == total and not force or not force and now - at < METRICS_LOG_EVERY_S:
+            return
+        self._metrics_logged = (now, rejected)
+        data = self.metrics()
+        log.info("MQTT metrics: %s", json.dumps(data, sort_keys=True))
+        if self.on_metrics is not None:
+            with contextlib.suppress(Exception):
+                self.on_metrics(data)
+
+    def _is_own(self, source: str, config: dict[str, Any]) -> bool:
+        """hearthd's own device (its discovery is on the same broker): never a device to control by voice."""
+        if source.startswith("device/hearthd_") and source[len("device/hearthd_"):] in (self.node,
+                                                                                         self.device_key):
+            return True
+        own = self.base + "/"
+        return any(isinstance(v, str) and v.startswith(own) for k, v in config.items() if k.endswith("topic"))
+
+    @property
+    def device_key(self) -> str:
+        return str(getattr(self.device, "key", self.node))
+
+    async def _on_message(self, client: Any, topic: str, payload: bytes, kind: str = "") -> None:
+        kind = kind or self._kind(topic)
+        if kind == "discovery":
+            await self._on_discovery(client, topic, payload)
+            return
+        if kind in ("ask", "announce"):
+            self._on_request(kind, payload, topic)
             return
         text = payload.decode("utf-8", errors="replace")
-        if topic == f"{prefix}/status":
+        if kind == "status":
             if text.strip().lower() == "online" and self.cfg.publish_self:
                 await self.device.publish_self(client)  # Home Assistant restarted: tell it about hearthd again
             return
-        if topic.startswith(self.base + "/"):
-            await self._on_own(topic[len(self.base) + 1:], text)
+        if kind == "own":
+            await self.device.on_command(topic[len(self.base) + 1:], text)
             return
         self.catalogue.on_message(topic, text)
 
-    async def _on_own(self, name: str, text: str) -> None:
-        h = self.handlers
-        if name in ("ask", "announce"):
-            try:
-                request = json.loads(text)
-                if isinstance(request, str):
-                    request = {"text": request}
-                if not isinstance(request, dict) or not isinstance(request.get("text"), str) \
-                        or not request["text"].strip():
-                    raise ValueError("expected {\"text\": \"...\", \"lang\": \"ru\"}")
-                lang = request.get("lang") if request.get("lang") in self.languages else None
-            except ValueError as e:
-                log.warning("ignoring %s/%s: %s", self.base, name, e)
-                return
-            if name == "ask" and h.ask is not None:
-                reply = await h.ask(request["text"], lang)
-                await self.send_now(f"{self.base}/reply", json.dumps({"text": reply, "lang": lang or ""},
-                                                                      ensure_ascii=False))
-            elif name == "announce" and h.announce is not None:
-                await h.announce(request["text"], lang)
+    async def _on_discovery(self, client: Any, topic: str, payload: bytes) -> None:
+        try:
+            discovery = parse_discovery(topic, payload, self.cfg.discovery_prefix, self.cfg.max_json_depth)
+        except DiscoveryError as e:
+            self.reject("discovery", _discovery_reason(e), topic, str(e)[:200])
+            return
+        if discovery is None:
+            return
+        if any(self._is_own(discovery.source, e.config) for e in discovery.entities) \
+                or self._is_own(discovery.source, {}):
+            self.reject("discovery", "hearthd-itself", topic)
+            return
+        try:
+            self.catalogue.apply(discovery)
+        except CatalogueFull as e:
+            self.reject("discovery", "catalogue-full", topic, str(e))
+            return
+        if self._settled.is_set():
+            await self._subscribe_states(client)
+
+    def _request(self, kind: str, payload: bytes) -> tuple[str, str | None]:
+        """An ask or announce payload → (text, lang); ValueError with a short reason when it is refused."""
+        try:
+            raw = payload.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError("not-utf8") from None
+        try:
+            request = load_json(raw, self.cfg.max_json_depth)
+        except ValueError as e:
+            raise ValueError("too-deep" if "nested" in str(e) else "bad-json") from None
+        if isinstance(request, str):
+            request = {"text": request}
+        if not isinstance(request, dict) or not isinstance(request.get("text"), str):
+            raise ValueError("no-text")
+        text = request["text"].strip()
+        if not text:
+            raise ValueError("no-text")
+        if len(text) > self.cfg.max_text_chars:
+            raise ValueError("too-long")
+        if not _speakable_text(text):
+            raise ValueError("bad-text")
+        lang = request.get("lang")
+        return text, lang if isinstance(lang, str) and lang in self.languages else None
+
+    def _on_request(self, kind: str, payload: bytes, topic: str) -> None:
+        """An ask or announce: checked here, then run as a task beside the reader (so messages keep being read);
+        beyond `mqtt.max_turns` in flight an ask is answered "busy" at once and an announce dropped."""
+        handler = self.handlers.ask if kind == "ask" else self.handlers.announce
+        try:
+            text, lang = self._request(kind, payload)
+        except ValueError as e:
+            self.reject(kind, str(e), topic)
+            return
+        if handler is None:
+            self.reject(kind, "not-offered", topic)
+            return
+        if len(self._turns) >= self.cfg.max_turns:
+            self.reject(kind, "busy", topic, f"{len(self._turns)} turns in flight (mqtt.max_turns)")
+            if kind == "ask":
+                self._spawn(self._reply(_busy_phrase(lang), lang, "mqtt-busy"))
+            return
+        self._spawn(self._turn(kind, handler, text, lang, topic), counted=True)
+
+    def _spawn(self, coro: Any, counted: bool = False) -> None:
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
+        if counted:
+            self._turns.add(task)  # held until done: a task nobody holds may be collected mid-flight
+            task.add_done_callback(self._turns.discard)
         else:
-            await self.device.on_command(name, text)
+            _background.add(task)
+            task.add_done_callback(_background.discard)
+
+    async def _turn(self, kind: str, handler: Any, text: str, lang: str | None, topic: str) -> None:
+        try:
+            async with asyncio.timeout(TURN_TIMEOUT_S):
+                result = await handler(text, lang)
+        except asyncio.CancelledError:
+            raise
+        except TimeoutError:
+            self.reject(kind, "timeout", topic, f"still running after {TURN_TIMEOUT_S:g} s")
+            if kind == "ask":
+                await self._reply(_error_phrase(lang), lang, "mqtt-timeout")
+            return
+        except Exception as e:  # the turn's own failure: this request only
+            self.reject(kind, f"error:{type(e).__name__}", topic, repr(e)[:200], trace=True)
+            if kind == "ask":
+                await self._reply(_error_phrase(lang), lang, "internal")
+            return
+        if kind == "ask":
+            await self._reply(str(result), lang)
+
+    async def _reply(self, text: str, lang: str | None, error: str = "") -> None:
+        body: dict[str, Any] = {"text": text, "lang": lang or ""}
+        if error:
+            body["error"] = error
+        await self.send_now(f"{self.base}/reply", json.dumps(body, ensure_ascii=False))
 
     async def send_now(self, topic: str, payload: str, retain: bool = False) -> None:
         """Best effort, not queued: hearthd's own state is republished whole on reconnect anyway."""
@@ -305,3 +485,63 @@ class MqttLink:
 
     def discovery(self) -> tuple[str, dict[str, Any]]:
         return self.device.discovery()
+
+
+_background: set[asyncio.Task[None]] = set()  # "busy" replies in flight
+
+
+def _shown(topic: str) -> str:
+    """A topic as it may appear in the log: bounded, and printable."""
+    return ascii(topic[:120]) if not topic.isprintable() else topic[:120]
+
+
+def _subscribable(topic: str) -> bool:
+    """A state topic that can be subscribed to: no wildcard (hearthd matches topics exactly), no NUL, UTF-8."""
+    if not topic or "+" in topic or "#" in topic or "\x00" in topic:
+        return False
+    try:
+        return len(topic.encode("utf-8")) <= 65535
+    except UnicodeEncodeError:  # a lone surrogate from a JSON escape
+        return False
+
+
+def _speakable_text(text: str) -> bool:
+    """Text TTS and the model can take: valid Unicode (no lone surrogates) and no control characters but
+    whitespace (a NUL made Piper raise)."""
+    for ch in text:
+        if ch in "\n\t\r":
+            continue
+        if unicodedata.category(ch) in ("Cc", "Cs"):
+            return False
+    return True
+
+
+def _discovery_reason(e: DiscoveryError) -> str:
+    message = str(e)
+    if isinstance(e, JunkName) or "no letter" in message:
+        return "junk-name"
+    if "nested" in message:
+        return "too-deep"
+    if "finite" in message or "valid JSON" in message or "out of range" in message:
+        return "not-finite"
+    if "not UTF-8" in message:
+        return "not-utf8"
+    if "not JSON" in message:
+        return "bad-json"
+    return "invalid"
+
+
+def _busy_phrase(lang: str | None) -> str:
+    for key in ("error.busy", "error.internal"):  # error.busy: when the locales have it
+        try:
+            return phrase(lang or "en", key)
+        except Exception:
+            continue
+    return "hearthd is busy"
+
+
+def _error_phrase(lang: str | None) -> str:
+    try:
+        return phrase(lang or "en", "error.internal")
+    except Exception:
+        return "Sorry, something went wrong."
