@@ -204,3 +204,53 @@ def test_opening_a_store_twice_in_one_process_keeps_the_first_connection_working
     again.add("10:10")
     assert [a.hhmm for a in first.pending()] == ["06:10", "07:10", "08:10", "09:10", "10:10"]
     assert first._db.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+
+
+async def test_a_model_that_cannot_load_is_reported_once_and_the_fast_path_answers(
+        base_config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Every model turn ends with its code and the apology, but the broken file is logged once and recorded once on
+    Components.problems (what `hearthd doctor`, the log and the MQTT diagnostic read), not once per turn."""
+    import copy
+
+    from hearthd.daemon.components import Components
+    from hearthd.daemon.pipeline import Pipeline
+    from hearthd.events import EventType, Trace
+    from hearthd.locale import phrase
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + os.urandom(4096))  # a GGUF magic, then garbage: truncated
+    cfg = copy.deepcopy(base_config)
+    cfg.agent.model_path, cfg.agent.fast_path, cfg.mqtt.enabled, cfg.dbus.enabled = str(model), True, False, False
+    c = Components(cfg)
+    assert c.problems == {}
+    pipeline = Pipeline(c, Trace())
+    with caplog.at_level(logging.WARNING):
+        for _ in range(3):
+            result = await pipeline.run_text("tell me something about the moon", language="en")
+            assert result.reply == phrase("en", "error.internal") and result.error == "agent-model-invalid"
+    warnings = [r for r in caplog.records if "cannot be loaded" in r.getMessage()]
+    assert len(warnings) == 1 and str(model) in warnings[0].getMessage()
+    assert set(c.problems) == {"agent"} and str(model) in c.problems["agent"]
+    assert c.last_problem.startswith("agent: ") and str(model) in c.last_problem
+    assert [e.fields["code"] for e in pipeline.trace.of_type(EventType.ERROR)] == 3 * ["agent-model-invalid"]
+    done = await pipeline.run_text("set an alarm for 7:30", language="en")
+    assert done.reply == "Alarm set for 7:30." and not done.error
+    await c.close()
+
+
+def test_a_store_moved_aside_shows_at_start_and_in_doctor(state: Path, tmp_path: Path) -> None:
+    (state / "alarms.db").write_bytes(GARBAGE)
+    config = tmp_path / "config.toml"
+    config.write_text("[mqtt]\nenabled = false\n[dbus]\nenabled = false\n")
+    env = {**os.environ, "XDG_STATE_HOME": str(state.parent)}
+    ask = subprocess.run([sys.executable, "-m", "hearthd", "--config", str(config), "ask", "what alarms do I have"],
+                         capture_output=True, text=True, timeout=120, env=env)
+    copy = kept(state / "alarms.db")
+    assert ask.returncode == 0 and "is corrupt" in ask.stderr and str(copy) in ask.stderr
+    doctor = subprocess.run([sys.executable, "-m", "hearthd", "--config", str(config), "doctor"],
+                            capture_output=True, text=True, timeout=120, env=env)
+    line = next(x for x in doctor.stdout.splitlines() if "alarms.db:" in x)
+    assert "warn" in line and "was corrupt" in line and str(copy) in line, doctor.stdout
+    assert f"rm {copy}" in doctor.stdout

@@ -75,3 +75,14 @@ def test_doctor_lists_the_dbus_services_it_found(tmp_path: Path) -> None:
     assert "org.freedesktop.login1 on the system bus" in out
     assert "org.freedesktop.UPower on the system bus" in out
     assert "org.freedesktop.NetworkManager not found" in out and "Wi-Fi on/off" in out
+
+
+def test_a_truncated_model_file_is_reported_as_such(tmp_path: Path) -> None:
+    """A download cut short keeps its GGUF header but not its weights: doctor says it cannot be loaded and why."""
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\x00" * 1_000_000)
+    proc = doctor(tmp_path, f'[mqtt]\nenabled = false\n[agent]\nmodel_path = "{model}"\n', {})
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
+    (line,) = [x for x in proc.stdout.splitlines() if "agent model:" in x]
+    assert line.split()[0] == "MISS" and "cannot be loaded" in line and "truncated, corrupt" in line
+    assert "1.0 MB" in line and str(model) in line
