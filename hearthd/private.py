@@ -110,7 +110,7 @@ def disk_state(path: Path) -> str:
             continue
         if st.f_flag & os.ST_RDONLY:
             return "read-only"
-        if st.f_bavail * st.f_frsize < 16384 or (st.f_files and st.f_favail == 0):  # less than a few pages left
+        if st.f_bavail * st.f_frsize < 65536 or (st.f_files and st.f_favail == 0):  # not even a WAL index left
             return "full"
         return ""
     return ""
