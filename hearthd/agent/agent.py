@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -17,9 +20,9 @@ from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from .dialect import dialect_named, typed_arguments
 from .grammar import NO_TOOL, arguments_grammars, no_tool_schema
 from .grounding import missing_arguments, read_arguments, ungrounded_arguments
-from .model import ChatModel, RequestTooLong
+from .model import ChatModel, OutOfTime, RequestTooLong
 from .parsing import ToolCall, ToolCallParseError, parse_tool_calls, strip_thinking
-from .relevance import RelevanceCheck
+from .relevance import SIDE_CONTEXT_TOKENS, RelevanceCheck
 from .split import split_requests
 
 
@@ -56,12 +59,18 @@ class TurnTooLong(Exception):
     """The model's time budget for this turn ran out."""
 
 
+@contextlib.contextmanager
+def _no_gate() -> Iterator[float | None]:
+    yield None
+
+
 class Agent:
     """Asks the model for a call under a grammar derived from the tools, then validates what comes back."""
 
     def __init__(self, model: ChatModel, registry: ToolRegistry, state_dir: Path | None = None,
                  min_tool_probability: float = 0.0, min_relevance: float = 0.0, max_calls: int = 3,
-                 max_turn_s: float = 0.0, thinking: int = 0) -> None:
+                 max_turn_s: float = 0.0, thinking: int = 0,
+                 gate: Callable[[], AbstractContextManager[float | None]] | None = None) -> None:
         self.model = model
         self.state_dir = state_dir
         self.registry = registry
@@ -79,6 +88,13 @@ class Agent:
         self._deadline = float("inf")
         self._relevance = RelevanceCheck(model) if min_relevance > 0 else None
         self.prefix_status = ""
+        # `gate()`: held for a whole turn (the daemon's one-inference-at-a-time gate); it yields when the turn's
+        # budget started (the end of speech, when the live loop holds the turn), or None: from now.
+        self.gate = gate or _no_gate
+        self._busy = threading.Condition()  # one user of the llama context at a time: a turn or the warm-up
+        self._turns_waiting = 0
+        self._holder = ""  # who has the llama context: "", "turn" or "warm-up"
+        self._stop = threading.Event()
 
     @property
     def _tools(self) -> list[dict[str, Any]]:
@@ -162,27 +178,96 @@ class Agent:
 
     def decide(self, text: str, lang: str, now: datetime | None = None, only: str | None = None) -> Decision:
         """Blocking: run the model once and check its answer (call from an executor thread). With `only`, the
-        tool is already known (a clarification being answered) and just its arguments are decoded."""
+        tool is already known (a clarification being answered) and just its arguments are decoded.
+
+        `max_turn_s` covers the whole turn from when it began (the end of speech, when the gate says so): waiting
+        for the model, the catalogue prefix if it is not ready yet, the relevance check, thinking and decoding.
+        Evaluation is cut mid-prompt when it passes."""
         started = time.monotonic()
-        evaluated = self.model.evaluated_total
-        self._deadline = started + self.max_turn_s if self.max_turn_s > 0 else float("inf")
-        self._thought: tuple[str, int] = ("", 0)
-        self.prefix_status = ""
-        text = digits_for_times(text, lang)  # "साढ़े छह" → "6:30": small models read digits far better
+        with self.gate() as since, self._model_for_turn():
+            budget_from = min(started, since) if since is not None else started
+            self._deadline = budget_from + self.max_turn_s if self.max_turn_s > 0 else float("inf")
+            evaluated = self.model.evaluated_total
+            self._thought: tuple[str, int] = ("", 0)
+            self.prefix_status = ""
+            text = digits_for_times(text, lang)  # "साढ़े छह" → "6:30": small models read digits far better
+            try:
+                with self.model.budget(self._deadline):
+                    self._in_time()
+                    self.model.fit_threads()
+                    if only:
+                        decision = self._arguments(only, text, lang, {}, lambda: self._turn(text, lang, now))
+                    else:
+                        decision = self._decide(text, lang, now)
+            except (TurnTooLong, OutOfTime):
+                decision = Decision("abstain", reason=f"over the {self.max_turn_s:g} s budget", say="agent.too_slow")
+            except RequestTooLong as e:
+                decision = Decision("abstain", reason=str(e), say="agent.too_much")
+            decision.seconds = time.monotonic() - started
+            decision.evaluated = self.model.evaluated_total - evaluated
+            decision.thinking, decision.thinking_tokens = self._thought
+            decision.prefix = self.prefix_status
+            return decision
+
+    @contextlib.contextmanager
+    def _model_for_turn(self) -> Iterator[None]:
+        """The llama context for this turn: a warm-up in progress is cut at its next chunk (what it evaluated stays
+        cached) and resumes after the turn."""
+        with self._busy:
+            self._turns_waiting += 1
+            try:
+                while self._holder:
+                    if self._holder == "warm-up":
+                        self.model.cut()
+                    self._busy.wait()
+            finally:
+                self._turns_waiting -= 1
+            self._holder = "turn"
         try:
-            if only:
-                decision = self._arguments(only, text, lang, {}, lambda: self._turn(text, lang, now))
-            else:
-                decision = self._decide(text, lang, now)
-        except TurnTooLong:
-            decision = Decision("abstain", reason=f"over the {self.max_turn_s:.0f} s budget", say="agent.too_slow")
-        except RequestTooLong as e:
-            decision = Decision("abstain", reason=str(e), say="agent.too_much")
-        decision.seconds = time.monotonic() - started
-        decision.evaluated = self.model.evaluated_total - evaluated
-        decision.thinking, decision.thinking_tokens = self._thought
-        decision.prefix = self.prefix_status
-        return decision
+            yield
+        finally:
+            with self._busy:
+                self._holder = ""
+                self._busy.notify_all()
+
+    def stop_preparing(self) -> None:
+        """End a warm-up in progress at its next chunk (shutting down); what it evaluated stays consistent."""
+        with self._busy:
+            self._stop.set()
+            if self._holder == "warm-up":
+                self.model.cut()
+
+    def prepare(self, langs: list[str], stop: threading.Event | None = None) -> dict[str, str]:
+        """Make the catalogue prefix of each language ready (evaluated, or restored from its saved state) and the
+        relevance check's examples, so a first turn pays for neither. The last language stays in the cache (put
+        the default one last). Yields to any turn, then goes on; returns each language's prefix status."""
+        done: dict[str, str] = {}
+        steps: list[tuple[str, Callable[[], str]]] = []
+        if self._relevance is not None:
+            side = self.model.side(SIDE_CONTEXT_TOKENS)
+            marker = "\u0000Q\u0000"
+            head = side.render(RelevanceCheck._messages(marker), None)
+            steps.append(("relevance", lambda: side.ensure_prefix(head[: head.index(marker)], None)))
+        for lang in langs:
+            steps.append((lang, lambda lang=lang: self.model.ensure_prefix(self.prefix(lang), self.state_dir)))  # type: ignore[misc]
+        for name, step in steps:
+            while not self._stop.is_set() and not (stop is not None and stop.is_set()):
+                with self._busy:
+                    while self._holder or self._turns_waiting:  # a turn goes first
+                        self._busy.wait()
+                    self._holder = "warm-up"
+                    self.model.budget_state.deadline = float("inf")  # under the lock: a turn's cut() comes after
+                try:
+                    done[name] = step()
+                    break
+                except OutOfTime:
+                    continue  # cut by a turn: once it is done, go on from what is cached
+                finally:
+                    with self._busy:
+                        self.model.budget_state.deadline = float("inf")
+                        self._holder = ""
+                        self._busy.notify_all()
+        return done
 
     def _turn(self, text: str, lang: str, now: datetime | None) -> list[int]:
         """The turn's tokens, ending with the prefill: the catalogue prefix made ready (cached, loaded or
@@ -198,11 +283,9 @@ class Agent:
             raise RequestTooLong(f"the request is {words} tokens; the context has room for {max(room, 0)}")
         if self._relevance is not None:
             self._relevance.check_room(text)
+        # The prefix is ready when the daemon warmed it up; if not, evaluating it is part of this turn's budget
+        # (cut mid-prompt when the budget ends: the next turn, or the warm-up, goes on from what was evaluated).
         self.prefix_status, tokens = self.model.prompt_tokens(prefix, rendered[len(prefix):], self.state_dir)
-        if self.prefix_status != "warm" and self.max_turn_s > 0:
-            # Evaluating (or loading) the catalogue prefix is a one-time cost per model, prompt and language, like
-            # loading the model: the turn's budget starts once it is done.
-            self._deadline = time.monotonic() + self.max_turn_s
         if self.thinking:
             tokens = self._think(tokens)
         return tokens + self.model.tokens_special(self.dialect.prefill)

@@ -1,0 +1,173 @@
+"""A turn's budget that holds (issue 14.4): prompt evaluation is cut between chunks when the deadline passes, the
+cache stays what it says it is, the budget covers the catalogue prefix, and the daemon prepares the prefix
+before a first turn needs it (at start-up and after a reload). On the suite's tiny qwen35 models (hybrid: the
+cache cannot be rewound, snapshots only) and the default model (attention: the cache rewinds)."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import itertools
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hearthd.agent import model as model_module
+from hearthd.agent.agent import Agent
+from hearthd.agent.evaluate import load_catalogue
+from hearthd.agent.model import ChatModel, OutOfTime
+from hearthd.config import Config
+
+pytestmark = pytest.mark.models
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOGUE = ROOT / "tests" / "data" / "commands" / "tools.yaml"
+LONG = " ".join(f"Rule {i}: answer briefly and only with a tool call when one fits." for i in range(16))
+
+
+def config(base: Config, path: Path) -> Config:
+    cfg = copy.deepcopy(base)
+    cfg.agent.model_path = str(path)
+    cfg.agent.threads = 1
+    cfg.agent.fast_path = False
+    return cfg
+
+
+def ticking() -> object:
+    """A clock that advances one second each time it is read."""
+    counter = itertools.count()
+    return lambda: float(next(counter))
+
+
+@pytest.mark.parametrize("which", ["qwen35_xml_model", "default_model_gguf"])
+def test_a_cut_evaluation_leaves_the_cache_consistent_and_the_prefix_not_ready(
+        which: str, request: pytest.FixtureRequest, base_config: Config, tmp_path: Path) -> None:
+    path: Path = request.getfixturevalue(which)
+    model = ChatModel(path, config(base_config, path).agent)
+    try:
+        prefix = model.render([{"role": "system", "content": LONG}], None)
+        tokens = model.prefix_tokens(prefix)
+        chunk = model_module.EVAL_CHUNK_MIN
+        assert len(tokens) > 3 * chunk
+        model.budget_state.clock = ticking()  # type: ignore[assignment]
+        with model.budget(1.5), pytest.raises(OutOfTime):  # one chunk (its check at 0, its size at 1), then past it
+            model.ensure_prefix(prefix, tmp_path)
+        model.budget_state.clock = __import__("time").monotonic
+        # exactly the chunk evaluated is cached; nothing counts as a ready prefix
+        assert model.llm.n_tokens == chunk
+        assert list(model.llm.input_ids[:chunk]) == tokens[:chunk]
+        assert not model._snapshots and not list(tmp_path.glob("*.kv"))
+        # the next turn goes on from there (nothing evaluated twice) and then the prefix is ready
+        before = model.evaluated
+        assert model.ensure_prefix(prefix, tmp_path) == "evaluated"
+        assert model.evaluated - before == len(tokens) - chunk
+        assert model.ensure_prefix(prefix, tmp_path) == "warm"
+        rest = model.tokens_special("<|im_start|>user\nwake me at six<|im_end|>\n<|im_start|>assistant\n")
+        after_cut = model.logprobs_after(tokens + rest)
+    finally:
+        model.llm.close()
+    fresh = ChatModel(path, config(base_config, path).agent)  # the same prompt evaluated in one go
+    try:
+        whole = fresh.logprobs_after(tokens + rest)
+        # the same next-token distribution (the default model's quantized kernels round differently for other
+        # batch sizes: ~0.3 apart without any cut, near-ties swap; a cache out of step with its tokens differs
+        # wholesale)
+        assert set(np.argsort(-whole)[:3]) == set(np.argsort(-after_cut)[:3])
+        np.testing.assert_allclose(whole, after_cut, atol=1e-3 if "qwen35" in which else 0.5)
+    finally:
+        fresh.llm.close()
+
+
+@pytest.fixture(scope="module")
+def tiny(qwen35_xml_model: Path, base_config: Config) -> ChatModel:
+    model = ChatModel(qwen35_xml_model, config(base_config, qwen35_xml_model).agent)
+    yield model  # type: ignore[misc]
+    model.llm.close()
+
+
+def test_the_budget_covers_the_catalogue_prefix(tiny: ChatModel, tmp_path: Path) -> None:
+    """A prefix not ready yet is part of the turn: a budget that ends during it ends the turn ("took too long"),
+    where the prefix used to be evaluated whole, outside the budget."""
+    agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path, max_turn_s=10.0)
+    tokens = len(tiny.prefix_tokens(agent.prefix("ru")))
+    real_eval = tiny.llm.eval
+
+    def slow_eval(batch: list[int]) -> None:  # a machine whose cores are busy: 0.1 s a chunk
+        threading.Event().wait(0.1)
+        real_eval(batch)
+
+    tiny.llm.eval = slow_eval  # type: ignore[method-assign]
+    try:
+        agent.max_turn_s = 0.35  # the budget ends after the first chunks of the prefix
+        decision = agent.decide("поставь будильник на семь", "ru")
+    finally:
+        del tiny.llm.eval
+    assert decision.kind == "abstain" and decision.say == "agent.too_slow"
+    assert decision.evaluated < tokens  # cut inside the prefix, not after it
+    assert tiny.budget_state.deadline == float("inf")  # the next turn starts with no deadline left over
+
+
+def test_prepared_prefixes_make_the_first_turn_warm(tiny: ChatModel, tmp_path: Path) -> None:
+    agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path, min_relevance=0.5)
+    done = agent.prepare(["hi", "en"])
+    assert done == {"relevance": "evaluated", "hi": "evaluated", "en": "evaluated"}
+    decision = agent.decide("could you wake me up at half past six tomorrow", "en")
+    assert decision.prefix == "warm"
+    assert decision.evaluated < len(tiny.prefix_tokens(agent.prefix("en")))  # the turn paid for its words only
+
+
+def test_a_turn_during_the_warm_up_goes_first_and_the_warm_up_resumes(tiny: ChatModel, tmp_path: Path) -> None:
+    agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path)
+    slow = threading.Event()
+    real_decode = tiny._decode
+
+    def decode(tokens: list[int]) -> None:  # a warm-up that would take long: each chunk waits for the turn
+        if agent._holder == "warm-up":
+            slow.set()
+            threading.Event().wait(0.05)
+        real_decode(tokens)
+
+    tiny._decode = decode  # type: ignore[method-assign]
+    try:
+        result: dict[str, str] = {}
+        warm = threading.Thread(target=lambda: result.update(agent.prepare(["ru", "hi", "en"])))
+        warm.start()
+        assert slow.wait(10)
+        decision = agent.decide("поставь будильник на семь", "ru")
+        warm.join(60)
+    finally:
+        del tiny._decode
+    assert decision.kind in ("call", "abstain", "clarify") and decision.say != "agent.too_slow"
+    assert set(result) == {"ru", "hi", "en"}  # every prefix ready in the end
+
+
+async def test_the_daemon_prepares_the_prefix_at_start_and_after_a_reload(qwen35_xml_model: Path,
+                                                                          base_config: Config,
+                                                                          tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from hearthd.daemon import components as components_module
+    from hearthd.daemon.components import Components
+    from hearthd.daemon.reload import apply_config
+
+    monkeypatch.setattr(components_module, "prompt_cache_dir", lambda: tmp_path)
+    cfg = config(base_config, qwen35_xml_model)
+    cfg.mqtt.enabled = cfg.dbus.enabled = False
+    cfg.agent.min_relevance = 0.0
+    cfg.stt.languages = ["en", "ru"]
+    cfg.general.language = "en"
+    c = Components(cfg)
+    done = await asyncio.get_running_loop().run_in_executor(None, c.prepare_model)
+    assert list(done) == ["ru", "en"]  # the default language last: it stays in the cache
+    agent = c.agent()
+    assert agent.decide("wake me up at half past six", "en").prefix == "warm"
+    new = copy.deepcopy(cfg)
+    new.agent.thinking = "8"  # another prompt (thinking on): prepared again beside the next turns
+    apply_config(c, new)
+    for _ in range(200):
+        await asyncio.sleep(0.05)
+        if agent._holder == "" and len(agent.model._snapshots) >= 4:
+            break
+    assert agent.thinking == 8
+    assert agent.decide("wake me up at half past six", "en").prefix == "warm"
