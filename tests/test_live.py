@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -246,4 +247,59 @@ async def test_a_turn_that_raises_ends_alone_and_the_loop_listens_again(live_com
     await run_until(loop, lambda: loop.turns_done >= 1, 90)
     assert [(e["code"], e["message"]) for e in of(trace, EventType.ERROR)] == [("internal", "a stage let this escape")]
     assert [(c["name"], c["arguments"].get("time")) for c in of(trace, EventType.TOOL_CALL)] == [("set_alarm", "06:00")]
+    await live_components.tools.get("cancel_all_alarms").handler({})
+
+
+class _TimedStt:
+    """The real speech to text, slowed down (a busy machine) and timed: when each decode ran."""
+
+    def __init__(self, real: Any, extra_s: float) -> None:
+        self.real = real
+        self.extra_s = extra_s
+        self.spans: list[tuple[float, float]] = []
+
+    def transcribe(self, *args: Any) -> Any:
+        import time
+
+        began = time.monotonic()
+        time.sleep(self.extra_s)
+        try:
+            return self.real.transcribe(*args)
+        finally:
+            self.spans.append((began, time.monotonic()))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+async def test_whisper_and_the_turn_never_run_at_once(live_components: Components,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pause mid-sentence starts a speculative transcription that more speech makes stale; it cannot be
+    stopped, so the next one and the turn (its speech to text, the agent) wait for it instead of running beside
+    it on the same cores."""
+    import time
+
+    stt = _TimedStt(live_components.stt(), extra_s=2.0)
+    monkeypatch.setitem(live_components._cache, "stt", stt)
+    entered: list[float] = []
+    real_enter = live_components.inference.enter
+
+    def enter(started: float | None = None) -> float:
+        since = real_enter(started)
+        entered.append(time.monotonic())
+        return since
+
+    monkeypatch.setattr(live_components.inference, "enter", enter)
+    wake = read_wav(SAMPLES / "en_alarm_0730.wav")[: int(1.6 * SAMPLE_RATE)]  # noise, "Okay Nabu", a pause
+    audio = np.concatenate([silence(0.5), wake, speak(live_components, "Set an alarm"), silence(0.25, seed=9),
+                            speak(live_components, "for seven thirty."), silence(1.5, seed=10)])
+    trace = Trace()
+    loop = LiveLoop(live_components, trace, WavSource(audio, tail_s=None), MemorySink())
+    await run_until(loop, lambda: loop.turns_done >= 1, 90)
+    spans = sorted(stt.spans)
+    assert len(spans) >= 2  # the stale speculation and the one (or the turn's own) after it
+    for (_, end), (begin, _) in itertools.pairwise(spans):
+        assert begin >= end - 0.01, spans  # one decode at a time
+    assert entered and all(end <= entered[0] + 0.01 or begin >= entered[0] for begin, end in spans)
+    assert [c["name"] for c in of(trace, EventType.TOOL_CALL)] == ["set_alarm"]
     await live_components.tools.get("cancel_all_alarms").handler({})

@@ -30,6 +30,7 @@ from ..tools.smarthome import Catalogue, SmartHome
 from ..tools.volume import SystemVolume, volume_backend
 from .audit import AuditLog
 from .idempotency import DoneRequests
+from .inference import InferenceGate
 from .policy import ConfirmationPolicy
 
 T = TypeVar("T")
@@ -80,6 +81,8 @@ class Components:
         self.last_lang: str | None = None  # the conversation's language, for turns that do not show theirs
         self.choice: Any = None  # a tool's open "which one?" question (daemon.choice.Choice)
         self.voices = VoiceBank(cfg.tts.voices, self._piper_voice_path, cfg.tts.length_scale, self._fetched_voice)
+        self.inference = InferenceGate()  # whisper and the model never run at once (daemon/inference.py)
+        self._stop_preparing = threading.Event()
 
     def desktop_tools(self) -> list[Tool]:
         """Volume (the sound server's client), and with dbus.enabled media, power, screen, battery and Wi-Fi."""
@@ -174,8 +177,13 @@ class Components:
 
     def stt(self) -> WhisperSpeechToText:
         def build() -> WhisperSpeechToText:
+            from dataclasses import replace
+
+            from ..cores import threads_for
+
             path = self.store.resolve(self.cfg.stt.model, explicit_path=self.cfg.stt.model_path or None)
-            return WhisperSpeechToText(path, self.cfg.stt)
+            # stt.threads = 0: the cores free when it loads (CTranslate2 fixes its pool then)
+            return WhisperSpeechToText(path, replace(self.cfg.stt, threads=threads_for(self.cfg.stt.threads)))
 
         return self._once("stt", build)
 
@@ -191,6 +199,35 @@ class Components:
             return Agent(ChatModel(path, self.cfg.agent), self.tools, state_dir=prompt_cache_dir(),
                          min_tool_probability=self.cfg.agent.min_tool_probability,
                          min_relevance=self.cfg.agent.min_relevance, max_calls=self.cfg.agent.max_calls,
-                         max_turn_s=self.cfg.agent.max_turn_s, thinking=self.cfg.agent.thinking_budget)
+                         max_turn_s=self.cfg.agent.max_turn_s, thinking=self.cfg.agent.thinking_budget,
+                         gate=self.inference.turn)
 
         return self._once("agent", build)
+
+    def prefix_languages(self) -> list[str]:
+        """The languages whose catalogue prefix is kept ready: those configured, the default one last (it is
+        the one left in the cache)."""
+        default = self.cfg.stt.language or self.cfg.general.language
+        langs = [lang for lang in self.cfg.stt.languages if lang != default]
+        return [*langs, default]
+
+    def prepare_model(self) -> dict[str, str]:
+        """Blocking (an executor thread): load the model and make the prompt prefixes ready (evaluated, or restored
+        from their saved states), so a first model turn pays for neither; turns that come meanwhile go first. A
+        model that cannot load is left for the turn that needs it to report."""
+        if not self.cfg.agent.model and not self.cfg.agent.model_path:
+            return {}
+        try:
+            return self.agent().prepare(self.prefix_languages(), self._stop_preparing)
+        except Exception as e:  # noqa: BLE001 — the turn that needs the model reports it, with its code
+            import logging
+
+            logging.getLogger(__name__).warning("the model's prompt was not prepared: %s", e)
+            return {}
+
+    def stop_preparing(self) -> None:
+        """End a prefix warm-up in progress (shutting down)."""
+        self._stop_preparing.set()
+        agent = self._cache.get("agent")
+        if agent is not None:
+            agent.stop_preparing()

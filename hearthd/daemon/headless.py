@@ -196,6 +196,9 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
     trace.emit(EventType.READY, pending=len(components.alarms.pending()) + len(components.alarms.pending("timer")),
                service=exported, mqtt=f"{cfg.mqtt.host}:{cfg.mqtt.port}" if link is not None else "")
     life.ready()
+    # The model and its prompt prefixes load beside the fast path, so the first model turn pays for neither (one
+    # that comes sooner goes first and the warm-up resumes after it).
+    preparing = asyncio.get_running_loop().run_in_executor(None, components.prepare_model)
     try:
         if live is not None:
             await asyncio.gather(scheduler.run(stopping), live.run(stopping))
@@ -203,6 +206,8 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
             await scheduler.run(stopping)
         await life.finish()  # the turn in progress (a D-Bus or MQTT request) completes before the parts close
     finally:
+        components.stop_preparing()
+        await preparing
         try:
             if bus is not None:
                 bus.disconnect()

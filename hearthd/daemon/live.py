@@ -9,13 +9,20 @@ Speech to text starts speculatively: once the speaker has been silent for `vad.s
 far is transcribed while the endpointer waits out the rest of `vad.end_silence_ms`; if no more speech comes, the
 transcript is ready (or nearly) when the endpoint is confirmed. Replies are spoken sentence by sentence:
 playback starts once the first sentence is synthesised.
+
+Whisper and the model never run at once (`components.inference`): speculative transcriptions run one at a time,
+one made stale by more speech is skipped if it has not started, and a turn (its speech to text when the
+speculation was not usable, then the model) starts once the running one is done. The turn's budget
+(`agent.max_turn_s`) runs from the end of speech.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import re
+import threading
 import time
 from collections import deque
 from enum import StrEnum
@@ -70,6 +77,7 @@ class LiveLoop:
         self._refractory_until = 0.0
         self._utterance: list[np.ndarray] = []
         self._speculation: asyncio.Future[Any] | None = None
+        self._speculation_stale = threading.Event()  # set: the speculation in `_speculation` is no longer wanted
         self._tasks: set[asyncio.Task[Any]] = set()
         self._turn: asyncio.Task[None] | None = None
         self._listen_started = 0.0
@@ -251,7 +259,7 @@ class LiveLoop:
 
     async def _check_stop(self, audio: np.ndarray) -> None:
         transcript = await asyncio.get_running_loop().run_in_executor(
-            None, self.c.stt().transcribe, audio, None, self.c.last_lang)
+            None, self.c.inference.speculative, self.c.stt().transcribe, audio, None, self.c.last_lang)
         if self.state != LoopState.SPEAKING or not is_stop(transcript.text, transcript.lang):
             return
         self.sink.stop()
@@ -268,12 +276,17 @@ class LiveLoop:
     def _speculate(self) -> None:
         audio = np.concatenate(self._utterance)
         seg = self.c.endpointer().speech_so_far()
-        self._speculation = asyncio.get_running_loop().run_in_executor(
-            None, self.c.stt().transcribe, audio[seg.start:seg.end], None, self.c.last_lang)
+        self._speculation_stale = threading.Event()
+        job = functools.partial(self.c.inference.speculative, self.c.stt().transcribe, audio[seg.start:seg.end],
+                                None, self.c.last_lang, cancelled=self._speculation_stale)
+        self._speculation = asyncio.get_running_loop().run_in_executor(None, job)
 
     def _cancel_speculation(self) -> None:
         if self._speculation is not None:
-            self._speculation.cancel()  # an executor job cannot be stopped; its result is just not used
+            # A decode under way cannot be stopped (the gate makes the next inference wait for it); one that has
+            # not started never runs.
+            self._speculation_stale.set()
+            self._speculation.cancel()
             self._speculation = None
 
     # -- turns ----------------------------------------------------------------------------------------
@@ -293,7 +306,11 @@ class LiveLoop:
                 self.trace.emit(EventType.TIMING, stage="stt_speculative", ms=round(
                     (time.monotonic() - end_of_speech) * 1000, 1), used=transcript is not None)
             try:
-                result = await self.pipeline.run_utterance(speech, transcript=transcript)
+                await self._enter_gate(end_of_speech)
+                try:
+                    result = await self.pipeline.run_utterance(speech, transcript=transcript)
+                finally:
+                    self.c.inference.leave(end_of_speech)
             except Exception as e:  # whatever a stage let escape ends this turn only: the loop goes back to waiting
                 self.trace.emit(EventType.ERROR, code=getattr(e, "code", "internal"), message=str(e))
                 with contextlib.suppress(Exception):
@@ -308,6 +325,17 @@ class LiveLoop:
             self.follow_up_until = time.monotonic() + self.cfg.vad.follow_up_s
         if self.state != LoopState.LISTENING:  # a barge-in may have started the next one already
             self._set(LoopState.WAITING)
+
+    async def _enter_gate(self, end_of_speech: float) -> None:
+        """Hold the inference gate for this turn: a stale speculative decode still running ends first, and the
+        agent's budget runs from `end_of_speech`."""
+        gate = self.c.inference
+        entered = asyncio.get_running_loop().run_in_executor(None, gate.enter, end_of_speech)
+        try:
+            await asyncio.shield(entered)
+        except asyncio.CancelledError:  # the wait cannot be taken back: give the gate up once it is had
+            entered.add_done_callback(lambda _: gate.leave(end_of_speech))
+            raise
 
     async def _speak_reply(self, result: TurnResult, end_of_speech: float | None = None) -> None:
         if result.error and not result.reply:

@@ -60,7 +60,20 @@ def apply_config(components: Components, new: Config, scheduler: Scheduler | Non
                 out.restart.append(key)
     cfg.source = new.source
     _propagate(components, scheduler)
+    if components._cache.get("agent") is not None and any(
+            k.startswith("agent.") or k == "general.language" for k in out.changed):
+        _prepare_again(components)
     return out
+
+
+def _prepare_again(c: Components) -> None:
+    """The prompt prefixes of the new settings (language, thinking, checks) made ready beside the next turns,
+    which go first: a turn after a reload does not pay for them."""
+    import asyncio
+    import contextlib
+
+    with contextlib.suppress(RuntimeError):  # no event loop (a one-shot command): the first turn prepares it
+        asyncio.get_running_loop().run_in_executor(None, c.prepare_model)
 
 
 def _propagate(c: Components, scheduler: Scheduler | None) -> None:
