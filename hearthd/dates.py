@@ -45,3 +45,30 @@ def parse_date(text: str, lang: str, today: date) -> date | None:
     if not 1 <= day <= 31 or not (named or ordinal):  # a bare "7" is an hour or a count, not a date
         return None
     return _next(day, named[0] if named else None, today)
+
+
+_DAY = re.compile(r"(\d{1,3})(st|nd|rd|th|-?го|-?е|-?ого)?")
+_LONGEST = {1: 31, 2: 29, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31}
+_BETWEEN = frozenset({"of", "the"})  # "the 30th of February", "February the 30th"
+
+
+def impossible_date(text: str, lang: str) -> bool:
+    """True when the text names a day of a month that no year has ("February 30", "31 апреля", "32 मई"): such a
+    date is never read as some other day (the next one that exists, or tomorrow)."""
+    months = {**_months("en"), **_months(lang)}
+    words = [w.strip(".,!?;:()\"'«»।") for w in text.lower().translate(_DEVANAGARI).split()]
+    words = [w for w in words if w]
+    for i, word in enumerate(words):
+        month = months.get(word) or months.get(word.replace("\u093c", ""))
+        if month is None:
+            continue
+        for j in (i - 1, i - 2, i + 1, i + 2):
+            if not 0 <= j < len(words) or (abs(j - i) == 2 and words[(i + j) // 2] not in _BETWEEN):
+                continue
+            found = _DAY.fullmatch(words[j])
+            if found and ":" not in words[j] and not 1 <= int(found.group(1)) <= _LONGEST[month]:
+                return True
+    return False
+
+
+_DEVANAGARI = str.maketrans("०१२३४५६७८९", "0123456789")

@@ -18,6 +18,7 @@ from ..config import SUPPORTED_LANGUAGES
 from ..numbers import parse_clock, words_of
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from .agent import Agent, Decision
+from .checks import about_alarm, review
 from .parsing import ToolCall
 from .split import split_requests
 from .when import absolute_times
@@ -196,8 +197,18 @@ class Router:
                                    self.clock() + self.clarify_timeout)
         return decision
 
+    def _registry(self) -> ToolRegistry | None:
+        if self.fast_path is not None:
+            return self.fast_path.registry
+        return getattr(self._agent(), "registry", None)
+
     def _fresh(self, text: str, lang: str) -> Decision:
-        text = absolute_times(text, lang, self.wall())  # "in twenty minutes" → "at 14:25"
+        # Every decision, the fast path's and the model's, passes the same checks on the user's own words.
+        return review(self._match(text, lang), text, lang, self._registry())
+
+    def _match(self, text: str, lang: str) -> Decision:
+        if about_alarm(text, lang):  # "wake me in twenty minutes" → "at 14:25"; "in 5 minutes open…" stays
+            text = absolute_times(text, lang, self.wall())
         if self.fast_path is not None:
             decision = self.fast_path.match(text, lang) or self._several(text, lang)
             if decision is not None:
@@ -220,11 +231,14 @@ class Router:
         lang = pending.lang
         if is_cancel(answer, lang):
             return Decision("abstain", reason="clarification cancelled", source="clarify", say="agent.cancelled")
-        combined = absolute_times(f"{pending.text} {answer}", lang, self.wall())
+        said = f"{pending.text} {answer}"
+        combined = absolute_times(said, lang, self.wall()) if about_alarm(said, lang) else said
         decision = self.fast_path.match(combined, lang) if self.fast_path is not None else None
         if decision is None or [c.name for c in decision.calls] != [pending.call.name]:
             decision = self._agent().decide(combined, lang, only=pending.call.name)
         decision.source = "clarify" if decision.source != "fastpath" else "fastpath"
+        # the answer to "For what time?" may sound like a question ("7:30?"): the other checks still apply
+        decision = review(decision, said, lang, self._registry(), question=False)
         if decision.kind == "clarify":
             if pending.asked >= self.clarify_turns:
                 return Decision("abstain", reason=f"{pending.missing} still not given", source="clarify",

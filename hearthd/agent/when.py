@@ -23,18 +23,16 @@ def _duration(words: list[str], lang: str) -> int | None:
     return parse_duration(" ".join(words), lang) if words else None
 
 
-def absolute_times(text: str, lang: str, now: datetime) -> str:
-    """`text` with "in <duration>" / "через <duration>" / "<duration> में" replaced by the clock time it
-    means (24-hour H:MM); text without one comes back unchanged."""
-    words = words_of(text)
-    low = [w.lower() for w in words]
+def relative_span(text: str, lang: str) -> tuple[int, int, int] | None:
+    """Where `text` says "in <duration>" / "через <duration>" / "<duration> में": (first word, end, seconds) over
+    `words_of(text)`, or None."""
+    low = [w.lower() for w in words_of(text)]
     for i, word in enumerate(low):
         if word in _BEFORE.get(lang, ()):
             for j in range(min(len(low), i + 1 + _MAX_WORDS), i + 1, -1):  # the longest duration after it
                 seconds = _duration(low[i + 1 : j], lang)
                 if seconds:
-                    end = j + (2 if low[j : j + 2] == ["from", "now"] else 0)
-                    return _rewrite(words, i, end, seconds, lang, now)
+                    return i, j + (2 if low[j : j + 2] == ["from", "now"] else 0), seconds
     for i in range(len(low)):
         for marker in _AFTER.get(lang, ()):
             size = len(marker.split())
@@ -42,8 +40,29 @@ def absolute_times(text: str, lang: str, now: datetime) -> str:
                 if " ".join(low[i : i + size]) == marker:
                     seconds = _duration(low[start:i], lang)
                     if seconds:
-                        return _rewrite(words, start, i + size, seconds, lang, now)
-    return text
+                        return start, i + size, seconds
+    return None
+
+
+def relative_duration(text: str, lang: str) -> int | None:
+    """The seconds of a relative time the text says ("in 5 minutes", "через час", "दस मिनट में"), in the text's
+    language or in English (code-mixed speech: "in 5 minutes सामने का दरवाज़ा खोलो")."""
+    for source in dict.fromkeys((lang, "en")):
+        span = relative_span(text, source)
+        if span is not None:
+            return span[2]
+    return None
+
+
+def absolute_times(text: str, lang: str, now: datetime) -> str:
+    """`text` with "in <duration>" / "через <duration>" / "<duration> में" replaced by the clock time it
+    means (24-hour H:MM); text without one comes back unchanged. The caller decides whether the sentence is
+    about an alarm: "in 5 minutes open the door" must not become a time to ring at."""
+    span = relative_span(text, lang)
+    if span is None:
+        return text
+    start, end, seconds = span
+    return _rewrite(words_of(text), start, end, seconds, lang, now)
 
 
 def _rewrite(words: list[str], start: int, end: int, seconds: int, lang: str, now: datetime) -> str:

@@ -1,0 +1,211 @@
+"""Checks by code on every decision, from the fast path and the model alike, before anything is done.
+
+A small model (and a template) can pick the opposite of what was said, act on a question, or set an alarm from a
+number that was about something else. These checks read the user's words, never the model's, and turn such a
+decision into an abstention with a phrase that says why; they never choose another action themselves.
+
+- Polarity: for paired actions (on/off, open/close, lock/unlock, arm/disarm, mute/unmute) a verb of the opposite
+  side, with none of the chosen side, blocks the call. No verb at all ("the front door, please") is no
+  disagreement.
+- Questions: a sentence that asks for information ("what is the thermostat set to?", "какая температура…",
+  "क्या लाइट जली है?") may only lead to read-only tools; "can you turn on the light?" is a request.
+- Times: an alarm time comes from a sentence about an alarm, a reminder or waking up; a date that does not exist
+  is declined; words with no letters ("7:30", "#@! 7") never act.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from ..dates import impossible_date
+from ..numbers import words_of
+from ..tools.registry import ToolRegistry
+from .agent import Decision
+from .grounding import GROUND_KEY
+from .when import relative_duration
+
+# Tools that only read state: what a question may lead to. Any other tool changes something.
+READ_ONLY = frozenset({"list_alarms", "timer_remaining", "battery_status", "network_status", "now_playing",
+                       "device_state", "sensor_value", "get_time"})
+
+# Paired actions: the tool, the side of the pair it is, and the other side (word lists in checks.toml [polarity]).
+POLARITY: dict[str, tuple[str, str]] = {
+    "turn_on": ("on", "off"), "turn_off": ("off", "on"),
+    "wifi_on": ("on", "off"), "wifi_off": ("off", "on"),
+    "open_cover": ("open", "close"), "close_cover": ("close", "open"),
+    "lock_door": ("lock", "unlock"), "unlock_door": ("unlock", "lock"),
+    "arm_alarm": ("arm", "disarm"), "disarm_alarm": ("disarm", "arm"),
+    "mute": ("mute", "unmute"), "unmute": ("unmute", "mute"),
+}
+
+Pattern = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Words:
+    polarity: dict[str, tuple[Pattern, ...]]
+    fillers: tuple[Pattern, ...]
+    polite: tuple[Pattern, ...]
+    polite_anywhere: tuple[Pattern, ...]
+    info: tuple[Pattern, ...]
+    starts: tuple[Pattern, ...]
+    anywhere: tuple[Pattern, ...]
+    alarm: tuple[Pattern, ...]
+
+
+def _fold(text: str) -> str:
+    """Lower case, nukta dropped (दरवाज़ा = दरवाजा), ё as е."""
+    return text.lower().replace("\u093c", "").replace("ё", "е")
+
+
+def _patterns(items: list[str]) -> tuple[Pattern, ...]:
+    return tuple(tuple(_fold(item).split()) for item in items if item.strip())
+
+
+@cache
+def _own(lang: str) -> dict[str, Any]:
+    try:
+        text = resources.files("hearthd.locales").joinpath(lang, "checks.toml").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    return tomllib.loads(text)
+
+
+@cache
+def _words(lang: str) -> _Words:
+    """`lang`'s words with English's (English verbs turn up in Hindi and Russian speech: "front door खोलो")."""
+    tables = [_own(lang)] + ([_own("en")] if lang != "en" else [])
+
+    def merged(section: str, key: str) -> tuple[Pattern, ...]:
+        return tuple(p for t in tables for p in _patterns(t.get(section, {}).get(key, [])))
+
+    sides = {side for t in tables for side in t.get("polarity", {})}
+    return _Words({side: merged("polarity", side) for side in sides}, merged("question", "fillers"),
+                  merged("question", "polite"), merged("question", "polite_anywhere"), merged("question", "info"),
+                  merged("question", "starts"), merged("question", "anywhere"), merged("alarm", "topic"))
+
+
+_STRIP = "\"'“”«»,;:!?()[]।॥.…¿¡"
+
+
+def _tokens(text: str) -> list[str]:
+    return [w.strip(_STRIP) for w in words_of(_fold(text)) if w.strip(_STRIP)]
+
+
+def _word_matches(pattern: str, word: str) -> bool:
+    if pattern.startswith("*") and pattern.endswith("*") and len(pattern) > 2:
+        return pattern[1:-1] in word
+    if pattern.endswith("*") and len(pattern) > 1:
+        return word.startswith(pattern[:-1])
+    if pattern.startswith("*") and len(pattern) > 1:
+        return word.endswith(pattern[1:]) and len(word) >= len(pattern)
+    return word == pattern
+
+
+def _at(tokens: list[str], i: int, pattern: Pattern) -> bool:
+    return i + len(pattern) <= len(tokens) and all(_word_matches(p, tokens[i + k]) for k, p in enumerate(pattern))
+
+
+def _anywhere(tokens: list[str], patterns: tuple[Pattern, ...]) -> bool:
+    return any(_at(tokens, i, p) for p in patterns for i in range(len(tokens)))
+
+
+def _start(tokens: list[str], words: _Words) -> int:
+    """Where the sentence proper starts: after "hey", "um", "а", "अरे"…"""
+    i = 0
+    while i < len(tokens):
+        skip = max((len(p) for p in words.fillers if _at(tokens, i, p)), default=0)
+        if not skip:
+            break
+        i += skip
+    return i
+
+
+def asks(text: str, lang: str) -> bool:
+    """True when the sentence asks for information rather than for something to be done: a question word at its
+    start (or, in Russian and Hindi, anywhere), a question mark, or "tell me…/скажи…/बताओ…". A request put as a
+    question ("can you…", "можешь…", "…सकते हैं?") is not one, unless it asks to be told something."""
+    words = _words(lang)
+    tokens = _tokens(text)
+    if not tokens:
+        return False
+    start = _start(tokens, words)
+    if _anywhere(tokens, words.info):
+        return True
+    if any(_at(tokens, start, p) for p in words.polite):
+        return False
+    if any(_at(tokens, start, p) for p in words.starts):
+        return True
+    if _anywhere(tokens, words.polite_anywhere):
+        return False
+    return _anywhere(tokens, words.anywhere) or text.rstrip().rstrip("\"'»”)").endswith(("?", "？"))
+
+
+def said_side(text: str, lang: str, side: str) -> bool:
+    """Whether the utterance says a verb of one side of a paired action ("खोलो" for unlock, "закрой" for lock)."""
+    return _anywhere(_tokens(text), _words(lang).polarity.get(side, ()))
+
+
+def opposite_said(tool: str, text: str, lang: str) -> bool:
+    """For a paired action: the opposite side was said and the chosen side was not."""
+    if tool not in POLARITY:
+        return False
+    chosen, other = POLARITY[tool]
+    return said_side(text, lang, other) and not said_side(text, lang, chosen)
+
+
+def about_alarm(text: str, lang: str) -> bool:
+    """Whether the sentence is about an alarm, a reminder or waking up ("wake me", "будильник", "जगा देना")."""
+    return _anywhere(_tokens(text), _words(lang).alarm)
+
+
+def _letters(text: str) -> int:
+    return sum(ch.isalpha() for ch in text)
+
+
+def _time_keys(registry: ToolRegistry | None, name: str) -> set[str]:
+    if registry is None or name not in registry:
+        return {"time"} if name in ("set_alarm", "cancel_alarm") else set()
+    props = registry.get(name).parameters.get("properties", {})
+    return {k for k, v in props.items() if isinstance(v, dict) and v.get(GROUND_KEY) in ("time", "date")}
+
+
+def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | None,
+           question: bool = True) -> Decision:
+    """`decision`, or an abstention saying why it must not be acted on. `question`: whether the question check
+    applies (not to the answer of a question hearthd asked: "7:30?" answers "For what time?")."""
+    if decision.kind not in ("call", "clarify") or not decision.calls:
+        return decision
+    names = [c.name for c in decision.calls]
+    acting = [n for n in names if n not in READ_ONLY]
+
+    def refuse(why: str, say: str) -> Decision:
+        return Decision("abstain", reason=why, source=decision.source, say=say, name_probs=decision.name_probs,
+                        relevance=decision.relevance, seconds=decision.seconds, evaluated=decision.evaluated,
+                        prefix=decision.prefix, raw=decision.raw)
+
+    if acting and _letters(text) < 2:
+        return refuse(f"{acting[0]}: no words in {text[:40]!r}", "check.no_request")
+    if question and acting and asks(text, lang):
+        return refuse(f"{acting[0]}: the sentence asks, it does not request", "check.question")
+    for call in decision.calls if decision.kind == "call" else []:
+        if opposite_said(call.name, text, lang):
+            other = POLARITY[call.name][1]
+            return refuse(f"{call.name}: the user said {other}", "check.opposite")
+    for call in decision.calls:
+        keys = _time_keys(registry, call.name) & set(call.arguments)
+        if not keys and not (decision.kind == "clarify" and decision.missing in _time_keys(registry, call.name)):
+            continue
+        if impossible_date(text, lang):
+            return refuse(f"{call.name}: the date said does not exist", "check.no_such_date")
+        if not about_alarm(text, lang):
+            return refuse(f"{call.name}: a time said, but nothing about an alarm", "check.time_without_alarm")
+    if acting and relative_duration(text, lang) and not about_alarm(text, lang) and \
+            not all(n == "set_timer" for n in acting):
+        # "in 5 minutes open the door": done now it is not what was asked, and later is not something hearthd does
+        return refuse(f"{acting[0]}: asked for later", "check.later")
+    return decision

@@ -1,0 +1,276 @@
+"""Code checks on every decision (issue 15, items 3, 5 and 6): the opposite action, a question that would change
+something, an alarm time from nothing. Each case drives the Router (fast path, then "the model") the way the
+daemon does. Where the point is what code does with a wrong proposal, the model is a stand-in that proposes what
+a small model was seen to propose; the last tests run the real default model on the same patterns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hearthd.agent.agent import Decision
+from hearthd.agent.evaluate import load_catalogue
+from hearthd.agent.fastpath import FastPath, Router
+from hearthd.agent.parsing import ToolCall
+from hearthd.locale import phrase
+from hearthd.tools.registry import Tool, ToolRegistry
+
+SUITES = Path(__file__).parent / "data" / "commands"
+COVERS = ["bedroom blinds", "living room curtains"]
+
+
+async def _never(args: dict[str, Any]) -> Any:
+    raise AssertionError("scored, never run")
+
+
+def _catalogue() -> ToolRegistry:
+    """The suites' catalogue and the smart-home tools the hostile run met (thermostat, covers, a state question)."""
+    registry = load_catalogue(SUITES / "tools.yaml")
+    cover = {"type": "object", "properties": {"device": {"type": "string", "enum": COVERS, "x-ground": "name"}},
+             "required": ["device"], "additionalProperties": False}
+    for name, params in [
+        ("set_temperature", {"type": "object", "properties": {"temperature": {"type": "number", "minimum": 5,
+                                                                              "maximum": 35}},
+                             "required": ["temperature"], "additionalProperties": False}),
+        ("sensor_value", {"type": "object", "properties": {"quantity": {"type": "string",
+                                                                        "enum": ["temperature", "humidity"]}},
+                          "required": ["quantity"], "additionalProperties": False}),
+        ("device_state", {"type": "object", "properties": {"device": {"type": "string"}}, "required": ["device"],
+                          "additionalProperties": False}),
+        ("open_cover", cover), ("close_cover", cover),
+    ]:
+        registry.add(Tool(name, name.replace("_", " "), params, _never, family="test"))
+    return registry
+
+
+REGISTRY = _catalogue()
+
+
+class Proposes:
+    """Stands in for the model: proposes one call, as a small model was seen to (or asks for its time)."""
+
+    def __init__(self, name: str, arguments: dict[str, Any] | None = None, missing: str = "") -> None:
+        self.registry = REGISTRY
+        self.call = ToolCall(name, arguments or {})
+        self.missing = missing
+        self.asked: list[str] = []
+
+    def decide(self, text: str, lang: str, now: Any = None, only: str | None = None) -> Decision:
+        self.asked.append(text)
+        if self.missing:
+            return Decision("clarify", calls=[self.call], missing=self.missing, source="model")
+        return Decision("call", calls=[ToolCall(self.call.name, dict(self.call.arguments))], source="model",
+                        name_probs={self.call.name: 0.9})
+
+
+def _router(model: Proposes) -> Router:
+    return Router(FastPath(REGISTRY), lambda: model)  # type: ignore[arg-type, return-value]
+
+
+def _outcome(text: str, lang: str, name: str, arguments: dict[str, Any] | None = None) -> Decision:
+    return _router(Proposes(name, arguments)).decide(text, lang)
+
+
+def _calls(decision: Decision) -> list[tuple[str, dict[str, Any]]]:
+    return [(c.name, c.arguments) for c in decision.calls] if decision.kind == "call" else []
+
+
+def _refused(decision: Decision, lang: str, key: str) -> None:
+    """Nothing is done, and the user hears why, in their language."""
+    assert _calls(decision) == [] and decision.kind == "abstain", (decision.kind, decision.calls, decision.reason)
+    assert decision.say == key, (decision.say, decision.reason)
+    assert phrase(lang, key)
+
+
+# -- item 3: the opposite action ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang,text,proposed", [
+    ("hi", "मेन गेट वाला front door खोल देना", ("lock_door", {"door": "front door"})),
+    ("hi", "front door ko khol dena zara", ("lock_door", {"door": "front door"})),
+    ("hi", "सामने वाला दरवाज़ा ज़रा खोल दीजिए", ("lock_door", {"door": "front door"})),
+    ("hi", "back door ka tala khol do yaar", ("lock_door", {"door": "back door"})),
+    ("hi", "kitchen wali light ko band kar dena bhai", ("turn_on", {"device": "kitchen light"})),
+    ("hi", "पंखे को बंद कर देना ज़रा", ("turn_on", {"device": "fan"})),
+    ("ru", "будь добр, открой входную", ("lock_door", {"door": "front door"})),
+    ("ru", "front door открой", ("lock_door", {"door": "front door"})),
+    ("ru", "выключай-ка обогреватель", ("turn_on", {"device": "heater"})),
+    ("ru", "опусти шторы в спальне", ("open_cover", {"device": "bedroom blinds"})),
+    ("en", "open up the back door for me", ("lock_door", {"door": "back door"})),
+    ("en", "hallway light, kill it", ("turn_on", {"device": "hallway light"})),
+    ("en", "uh, shut the bedroom blinds", ("open_cover", {"device": "bedroom blinds"})),
+    ("en", "the telly, switch it off", ("turn_on", {"device": "tv"})),
+])
+def test_a_verb_of_the_opposite_action_blocks_the_call(lang: str, text: str, proposed: tuple[str, dict]) -> None:  # type: ignore[type-arg]
+    _refused(_outcome(text, lang, *proposed), lang, "check.opposite")
+
+
+@pytest.mark.parametrize("lang,text,proposed", [
+    ("en", "the front door, please", ("lock_door", {"door": "front door"})),  # no verb: nothing disagrees
+    ("en", "lock up the back door", ("lock_door", {"door": "back door"})),
+    ("ru", "входную дверь на замок", ("lock_door", {"door": "front door"})),
+    ("ru", "обогреватель", ("turn_on", {"device": "heater"})),
+    ("hi", "पीछे वाले दरवाज़े पर ताला लगा दो", ("lock_door", {"door": "back door"})),
+    ("hi", "light on karo aur band mat karna", ("turn_on", {"device": "kitchen light"})),  # both said
+])
+def test_an_agreeing_or_missing_verb_still_acts(lang: str, text: str, proposed: tuple[str, dict]) -> None:  # type: ignore[type-arg]
+    assert _calls(_outcome(text, lang, *proposed)) == [proposed]
+
+
+@pytest.mark.parametrize("lang,text", [("hi", "front door खोलो"), ("ru", "открой входную дверь"),
+                                       ("en", "unlock the front door")])
+def test_the_fast_path_unlock_is_not_blocked(lang: str, text: str) -> None:
+    decision = _outcome(text, lang, "lock_door", {"door": "front door"})
+    assert _calls(decision) == [("unlock_door", {"door": "front door"})] and decision.source == "fastpath"
+
+
+# -- item 5: a question never acts ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang,text,proposed", [
+    ("ru", "какая температура задана на термостате?", ("set_temperature", {"temperature": 25})),
+    ("ru", "а на сколько градусов сейчас стоит термостат", ("set_temperature", {"temperature": 20})),
+    ("ru", "а на кухне свет до сих пор включён?", ("turn_on", {"device": "kitchen light"})),
+    ("ru", "скажи, входная дверь заперта", ("lock_door", {"door": "front door"})),
+    ("en", "what's the thermostat set to", ("set_temperature", {"temperature": 25})),
+    ("en", "hey, are the blinds in the bedroom up?", ("open_cover", {"device": "bedroom blinds"})),
+    ("en", "is the light in the kitchen on", ("turn_on", {"device": "kitchen light"})),
+    ("en", "can you tell me whether the front door is locked", ("lock_door", {"door": "front door"})),
+    ("en", "the heater's on?", ("turn_off", {"device": "heater"})),
+    ("hi", "थर्मोस्टेट पर कितना तापमान सेट है?", ("set_temperature", {"temperature": 25})),
+    ("hi", "kitchen ki light jali hui hai kya", ("turn_on", {"device": "kitchen light"})),
+    ("hi", "ज़रा बताओ आगे का दरवाज़ा लॉक है या नहीं", ("lock_door", {"door": "front door"})),
+    ("hi", "अलार्म कितने बजे का है?", ("set_alarm", {"time": "07:00"})),
+])
+def test_a_question_does_not_change_anything(lang: str, text: str, proposed: tuple[str, dict]) -> None:  # type: ignore[type-arg]
+    _refused(_outcome(text, lang, *proposed), lang, "check.question")
+
+
+def test_a_question_does_not_ask_for_a_time_to_set() -> None:
+    decision = _router(Proposes("set_alarm", missing="time")).decide("when is my alarm?", "en")
+    _refused(decision, "en", "check.question")
+
+
+@pytest.mark.parametrize("lang,text,proposed", [
+    ("en", "can you turn on the kitchen light?", ("turn_on", {"device": "kitchen light"})),
+    ("en", "could you set an alarm for 7?", ("set_alarm", {"time": "07:00"})),
+    ("en", "would you mind switching the fan off?", ("turn_off", {"device": "fan"})),
+    ("en", "how about some light in the kitchen?", ("turn_on", {"device": "kitchen light"})),
+    ("ru", "можешь включить свет на кухне?", ("turn_on", {"device": "kitchen light"})),
+    ("ru", "не могли бы вы поставить будильник на семь?", ("set_alarm", {"time": "07:00"})),
+    ("ru", "включишь свет в спальне?", ("turn_on", {"device": "bedroom light"})),
+    ("hi", "क्या आप किचन की लाइट जला सकते हैं?", ("turn_on", {"device": "kitchen light"})),
+    ("hi", "kya aap 7 baje ka alarm laga sakte hain?", ("set_alarm", {"time": "07:00"})),
+    ("hi", "पंखा बंद कर दोगे?", ("turn_off", {"device": "fan"})),
+])
+def test_a_polite_request_put_as_a_question_still_acts(lang: str, text: str, proposed: tuple[str, dict]) -> None:  # type: ignore[type-arg]
+    assert _calls(_outcome(text, lang, *proposed)) == [proposed]
+
+
+@pytest.mark.parametrize("lang,text,proposed", [
+    ("ru", "какая температура в спальне?", ("sensor_value", {"quantity": "temperature"})),
+    ("en", "is the front door locked?", ("device_state", {"device": "front door"})),
+    ("hi", "कितने बजे के अलार्म लगे हैं?", ("list_alarms", {})),
+])
+def test_a_question_is_answered_from_state(lang: str, text: str, proposed: tuple[str, dict]) -> None:  # type: ignore[type-arg]
+    assert _calls(_outcome(text, lang, *proposed)) == [proposed]
+
+
+# -- item 6: times from words only ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang,text,key", [
+    ("hi", "in 5 minutes सामने का दरवाज़ा खोलो", "check.time_without_alarm"),
+    ("en", "in 5 minutes open the front door", "check.time_without_alarm"),
+    ("ru", "через пять минут открой входную дверь", "check.time_without_alarm"),
+    ("en", "7:30", "check.no_request"),
+    ("ru", "7.30", "check.no_request"),
+    ("hi", "७:३०", "check.no_request"),
+    ("en", "seven thirty", "check.time_without_alarm"),
+    ("ru", "в половине восьмого", "check.time_without_alarm"),
+    ("hi", "साढ़े सात बजे", "check.time_without_alarm"),
+    ("en", "#@!% 7 &&** ~~", "check.no_request"),
+    ("ru", "№;% 7 *** ---", "check.no_request"),
+    ("hi", "॥ 7 ॥ ??? ###", "check.no_request"),
+    ("en", "7:30 on February 30", "check.no_such_date"),
+    ("en", "set an alarm for 7:30 on the 30th of February", "check.no_such_date"),
+    ("ru", "поставь будильник на семь утра 31 апреля", "check.no_such_date"),
+    ("hi", "31 जून को सुबह 6 बजे का अलार्म लगा दो", "check.no_such_date"),
+])
+def test_an_alarm_time_from_nothing_is_not_set(lang: str, text: str, key: str) -> None:
+    decision = _outcome(text, lang, "set_alarm", {"time": "07:30"})
+    _refused(decision, lang, key)
+
+
+@pytest.mark.parametrize("lang,text,proposed", [
+    ("en", "in ten minutes turn off the fan", ("turn_off", {"device": "fan"})),
+    ("ru", "через полчаса выключи свет на кухне", ("turn_off", {"device": "kitchen light"})),
+    ("hi", "10 मिनट बाद पंखा बंद कर देना", ("turn_off", {"device": "fan"})),
+])
+def test_a_request_for_later_is_not_done_now(lang: str, text: str, proposed: tuple[str, dict]) -> None:  # type: ignore[type-arg]
+    _refused(_outcome(text, lang, *proposed), lang, "check.later")
+
+
+def test_a_duration_in_another_request_is_not_rewritten_into_a_clock_time() -> None:
+    model = Proposes("unlock_door", {"door": "front door"})
+    _router(model).decide("in 5 minutes open the front door", "en")
+    assert model.asked == ["in 5 minutes open the front door"]  # the model sees the words as said, not "at 14:25"
+
+
+@pytest.mark.parametrize("lang,text,time", [
+    ("en", "set an alarm for 7:30 on March 3", "07:30"),
+    ("ru", "разбуди меня 5 мая в семь", "07:00"),
+    ("hi", "kal subah 6 baje utha dena", "06:00"),
+    ("en", "remind me at 6 pm", "18:00"),
+])
+def test_an_alarm_said_as_one_is_still_set(lang: str, text: str, time: str) -> None:
+    decision = _outcome(text, lang, "set_alarm", {"time": time})
+    assert _calls(decision) == [("set_alarm", {"time": time})] or \
+        [c.name for c in decision.calls] == ["set_alarm"] and decision.kind == "call"
+
+
+def test_a_clarified_alarm_time_is_still_taken() -> None:
+    """"set an alarm" / "7:30?": the answer to hearthd's question is an answer, even with a question mark."""
+    router = _router(Proposes("set_alarm", {"time": "07:30"}))
+    assert router.decide("set an alarm", "en").kind == "clarify"
+    assert _calls(router.decide("7:30?", "en")) == [("set_alarm", {"time": "07:30"})]
+
+
+# -- the real default model on the same patterns ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def real_router(components, base_config):  # type: ignore[no-untyped-def]
+    from hearthd.agent.agent import Agent
+
+    agent = Agent(components.agent().model, REGISTRY, min_relevance=base_config.agent.min_relevance)
+    return Router(FastPath(REGISTRY), lambda: agent)
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("lang,text", [
+    ("hi", "in 5 minutes सामने का दरवाज़ा खोलो"),
+    ("en", "7:30"),
+    ("en", "7:30 on February 30"),
+    ("en", "#@!% 7 &&** ~~"),
+    ("ru", "какая температура задана на термостате?"),
+    ("hi", "थर्मोस्टेट पर कितना तापमान सेट है?"),
+    ("en", "what temperature is the thermostat set to?"),
+])
+def test_the_real_model_sets_no_alarm_and_changes_nothing(real_router: Router, lang: str, text: str) -> None:
+    real_router.reset()
+    decision = real_router.decide(text, lang)
+    from hearthd.agent.checks import READ_ONLY
+
+    acted = [c.name for c in decision.calls if c.name not in READ_ONLY] if decision.kind == "call" else []
+    assert acted == [] and decision.kind != "clarify", (decision.kind, decision.calls, decision.reason)
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("lang,text,call", [
+    ("en", "can you turn on the kitchen light?", ("turn_on", {"device": "kitchen light"})),
+    ("ru", "можешь включить свет на кухне?", ("turn_on", {"device": "kitchen light"})),
+    ("hi", "front door खोलो", ("unlock_door", {"door": "front door"})),
+])
+def test_the_real_model_still_does_polite_and_code_mixed_requests(real_router: Router, lang: str, text: str,
+                                                                 call: tuple[str, dict]) -> None:  # type: ignore[type-arg]
+    real_router.reset()
+    assert _calls(real_router.decide(text, lang)) == [call]
