@@ -125,3 +125,23 @@ def test_onnxruntime_writes_no_telemetry(tmp_path: Path) -> None:
                    timeout=120)
     written = [str(p.relative_to(home)) for p in home.rglob("*") if "Microsoft" in p.parts]
     assert written == []
+
+
+def test_only_a_full_or_read_only_disk_counts_as_one(tmp_path: Path) -> None:
+    """A write that failed because the disk is full or read-only becomes a StateWriteError that says so; any other
+    error (a real I/O error on a disk with room) is not hidden behind it."""
+    import errno
+    import sqlite3
+
+    from hearthd.private import write_problem
+
+    path = tmp_path / "alarms.db"
+    full = write_problem(OSError(errno.ENOSPC, "No space left on device"), path)
+    assert full is not None and full.code == "state-disk-full" and full.message.endswith("alarms.db: the disk is full")
+    ro = write_problem(OSError(errno.EROFS, "Read-only file system"), path)
+    assert ro is not None and ro.code == "state-read-only"
+    sql_full = sqlite3.OperationalError("database or disk is full")
+    assert (p := write_problem(sql_full, path)) is not None and p.code == "state-disk-full"
+    assert write_problem(sqlite3.OperationalError("disk I/O error"), path) is None  # tmp_path has room
+    assert write_problem(sqlite3.OperationalError("no such table: alarms"), path) is None
+    assert write_problem(ValueError("x"), path) is None
