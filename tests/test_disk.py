@@ -28,6 +28,7 @@ import pytest
 from hearthd.config import state_dir
 from hearthd.daemon.audit import AuditLog
 from hearthd.daemon.scheduler import Scheduler
+from hearthd.private import StateWriteError
 from hearthd.tools.alarms import AlarmBook
 
 CONFIG = "[mqtt]\nenabled = false\n[dbus]\nenabled = false\n[wake]\nenabled = false\n"
@@ -204,3 +205,31 @@ def test_an_alarm_rings_and_stops_on_a_read_only_disk_and_is_saved_once_it_can_b
     assert asyncio.run(book.set_alarm({"time": "09:00", "label": uuid.uuid4().hex[:8]})).ok  # writes again
     again = AlarmBook(now=lambda: clock[0], path=path)
     assert [a.hhmm for a in again.pending()] == ["09:00"]  # the stop made on the read-only disk was saved too
+
+
+def test_an_alarm_rings_and_stops_on_a_disk_that_fills_up_and_new_ones_fail_out_loud(disk: Disk) -> None:
+    zone = ZoneInfo("Europe/Berlin")
+    clock = [datetime(2026, 3, 2, 7, 0, tzinfo=zone)]
+    path = state_dir() / "alarms.db"
+    book = AlarmBook(now=lambda: clock[0], path=path)
+    book.add("07:30", "wake up")
+    rings: list[str] = []
+
+    async def ring(alarm, n: int) -> None:  # type: ignore[no-untyped-def]
+        rings.append(alarm.label)
+
+    scheduler = Scheduler(book, ring)
+    disk.fill()  # while the daemon runs
+    clock[0] += timedelta(minutes=31)
+    asyncio.run(scheduler.tick())
+    assert rings == ["wake up"] and [a.label for a in book.ringing()] == ["wake up"]
+    assert asyncio.run(book.stop({})).phrase == "alarm.stopped" and book.ringing() == []
+    with pytest.raises(StateWriteError) as refused:  # what the user asks to keep is refused, not pretended
+        asyncio.run(book.set_alarm({"time": "09:00"}))
+    assert refused.value.code == "state-disk-full"
+    assert [a.hhmm for a in book.pending()] == []
+    disk.free()
+    assert asyncio.run(book.set_alarm({"time": "09:00"})).ok
+    again = AlarmBook(now=lambda: clock[0], path=path)
+    assert [(a.hhmm, a.state) for a in again.pending()] == [("09:00", "pending")]
+    assert again.ringing() == []  # the stop made while the disk was full was saved

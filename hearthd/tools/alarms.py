@@ -166,10 +166,16 @@ class AlarmBook:
         again: the disk may have room by now."""
         with self._lock:
             if self.store.read_only is not None and (db := reopen_writable(self.path, self._setup, self.store)):
-                for unsaved in self._unsaved:  # what happened meanwhile (ringing, stopped) is saved first
-                    db.execute(*unsaved)
-                self.store.retired.append(self._db)
-                self._db, self._unsaved, self._in_memory = db, [], False
+                try:
+                    with writing(self.path, self.store):
+                        for unsaved in self._unsaved:  # what happened meanwhile (ringing, stopped) is saved first
+                            db.execute(*unsaved)
+                except StateWriteError as e:  # it opens, but still takes no writes: stay as we were
+                    self.store.retired.append(db)
+                    self.store.read_only = e
+                else:
+                    self.store.retired.append(self._db)
+                    self._db, self._unsaved, self._in_memory = db, [], False
             problem = self.store.read_only
             if problem is None:
                 try:
