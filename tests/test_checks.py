@@ -101,6 +101,13 @@ def _refused(decision: Decision, lang: str, key: str) -> None:
     ("en", "hallway light, kill it", ("turn_on", {"device": "hallway light"})),
     ("en", "uh, shut the bedroom blinds", ("open_cover", {"device": "bedroom blinds"})),
     ("en", "the telly, switch it off", ("turn_on", {"device": "tv"})),
+    # paired values of one argument: louder/quieter, play/pause
+    ("en", "make it a bit quieter now", ("change_volume", {"direction": "up"})),
+    ("en", "the music, hold on a sec", ("media", {"action": "play"})),
+    ("ru", "музыку на паузу поставь-ка", ("media", {"action": "play"})),
+    ("ru", "тише сделай звук", ("change_volume", {"direction": "up"})),
+    ("hi", "gaana thoda rok do", ("media", {"action": "play"})),
+    ("hi", "awaaz thodi kam kar dena bhai", ("change_volume", {"direction": "up"})),
 ])
 def test_a_verb_of_the_opposite_action_blocks_the_call(lang: str, text: str, proposed: tuple[str, dict]) -> None:  # type: ignore[type-arg]
     _refused(_outcome(text, lang, *proposed), lang, "check.opposite")

@@ -4,9 +4,9 @@ A small model (and a template) can pick the opposite of what was said, act on a 
 number that was about something else. These checks read the user's words, never the model's, and turn such a
 decision into an abstention with a phrase that says why; they never choose another action themselves.
 
-- Polarity: for paired actions (on/off, open/close, lock/unlock, arm/disarm, mute/unmute) a verb of the opposite
-  side, with none of the chosen side, blocks the call. No verb at all ("the front door, please") is no
-  disagreement.
+- Polarity: for paired actions (on/off, open/close, lock/unlock, arm/disarm, mute/unmute) and paired argument
+  values (louder/quieter, play/pause) a verb of the opposite side, with none of the chosen side, blocks the
+  call. No verb at all ("the front door, please") is no disagreement.
 - Questions: a sentence that asks for information ("what is the thermostat set to?", "какая температура…",
   "क्या लाइट जली है?") may only lead to read-only tools; "can you turn on the light?" is a request.
 - Times: an alarm time comes from a sentence about an alarm, a reminder or waking up; a date that does not exist
@@ -40,6 +40,12 @@ POLARITY: dict[str, tuple[str, str]] = {
     "lock_door": ("lock", "unlock"), "unlock_door": ("unlock", "lock"),
     "arm_alarm": ("arm", "disarm"), "disarm_alarm": ("disarm", "arm"),
     "mute": ("mute", "unmute"), "unmute": ("unmute", "mute"),
+}
+
+# Paired values of one argument: (tool, argument) → value → (its side, the other side).
+ARGUMENT_POLARITY: dict[tuple[str, str], dict[str, tuple[str, str]]] = {
+    ("change_volume", "direction"): {"up": ("volume_up", "volume_down"), "down": ("volume_down", "volume_up")},
+    ("media", "action"): {"play": ("play", "pause"), "pause": ("pause", "play")},
 }
 
 Pattern = tuple[str, ...]
@@ -150,12 +156,21 @@ def said_side(text: str, lang: str, side: str) -> bool:
     return _anywhere(_tokens(text), _words(lang).polarity.get(side, ()))
 
 
-def opposite_said(tool: str, text: str, lang: str) -> bool:
-    """For a paired action: the opposite side was said and the chosen side was not."""
-    if tool not in POLARITY:
-        return False
-    chosen, other = POLARITY[tool]
-    return said_side(text, lang, other) and not said_side(text, lang, chosen)
+def _sides(tool: str, arguments: dict[str, Any]) -> list[tuple[str, str]]:
+    sides = [POLARITY[tool]] if tool in POLARITY else []
+    for (name, key), values in ARGUMENT_POLARITY.items():
+        if name == tool and str(arguments.get(key)) in values:
+            sides.append(values[str(arguments[key])])
+    return sides
+
+
+def opposite_said(tool: str, text: str, lang: str, arguments: dict[str, Any] | None = None) -> str:
+    """For a paired action (or a paired argument value): the opposite side, when it was said and the chosen side
+    was not; else ""."""
+    for chosen, other in _sides(tool, arguments or {}):
+        if said_side(text, lang, other) and not said_side(text, lang, chosen):
+            return other
+    return ""
 
 
 def about_alarm(text: str, lang: str) -> bool:
@@ -193,8 +208,7 @@ def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | No
     if question and acting and asks(text, lang):
         return refuse(f"{acting[0]}: the sentence asks, it does not request", "check.question")
     for call in decision.calls if decision.kind == "call" else []:
-        if opposite_said(call.name, text, lang):
-            other = POLARITY[call.name][1]
+        if other := opposite_said(call.name, text, lang, call.arguments):
             return refuse(f"{call.name}: the user said {other}", "check.opposite")
     for call in decision.calls:
         keys = _time_keys(registry, call.name) & set(call.arguments)
