@@ -5,6 +5,7 @@ Pending alarms come from the store, so a restart (or a crash) loses none. The li
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +111,7 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
                                           listen=live.listen if live is not None else None,
                                           speak=say if ring_output or live is not None else None, turns=turns)
             assistant.set_muted(chosen.muted)
-            assistant.on_mute = lambda muted: settings.change(muted=muted)
+            assistant.on_mute = _setter(settings, "muted")
             exported = NAME
         except (ServiceMissing, ServiceFailed) as e:  # no session bus: everything else still works
             trace.emit(EventType.ERROR, code=e.code, message=str(e))
@@ -123,11 +124,11 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
         live_controls = live is not None  # without a microphone there is nothing to mute, start or turn down
         components.mqtt_handlers = Handlers(
             ask=ask, announce=say if ring_output or live is not None else None,
-            mute=(lambda on: settings.change(muted=on)) if live_controls else None,
-            language=lambda lang: settings.change(language=lang),
+            mute=_setter(settings, "muted") if live_controls else None,
+            language=_setter(settings, "language"),
             listen=live.listen if live is not None else None,
-            volume=(lambda percent: settings.change(volume=percent)) if live_controls else None,
-            wake_word=(lambda name: settings.change(wake_word=name)) if live_controls and cfg.wake.enabled else None,
+            volume=_setter(settings, "volume") if live_controls else None,
+            wake_word=_setter(settings, "wake_word") if live_controls and cfg.wake.enabled else None,
             wake_words=builtin_models())
         link = components.mqtt_link()
         link.device.status.update(muted="ON" if chosen.muted else "OFF", language=cfg.general.language,
@@ -214,6 +215,15 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
             await components.close()
         finally:
             life.close()  # the signal handlers stay until the end: a second SIGTERM must not cut the flush short
+
+
+def _setter(settings: SettingsStore, key: str) -> Callable[[Any], None]:
+    """A handler (Home Assistant's control, D-Bus Mute) that changes one setting."""
+
+    def change(value: Any) -> None:
+        settings.change(**{key: value})
+
+    return change
 
 
 def _publish_state(link: Any) -> Any:
