@@ -81,7 +81,7 @@ class SttConfig:
     languages: list[str] = field(default_factory=lambda: list(SUPPORTED_LANGUAGES))
     language: str = ""  # force one language (no detection); empty = detect among `languages`
     min_language_probability: float = 0.5  # below it: the last turn's language, then general.language
-    threads: int = 0  # 0 = all cores
+    threads: int = 0  # 0 = the cores free when whisper loads (allowed cores less what other processes use)
 
 
 @dataclass
@@ -91,7 +91,7 @@ class AgentConfig:
     model: str = "qwen2.5-coder-0.5b"
     model_path: str = ""  # any Qwen-family tool-calling GGUF, e.g. BotPsy-0.8B
     n_ctx: int = 4096
-    threads: int = 0
+    threads: int = 0  # 0 = the cores free now, looked at again each turn (prompt batches use the same number)
     max_tokens: int = 160
     temperature: float = 0.0
     min_tool_probability: float = 0.0  # abstain when the chosen tool's first-token probability is lower

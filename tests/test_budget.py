@@ -52,7 +52,7 @@ def test_a_cut_evaluation_leaves_the_cache_consistent_and_the_prefix_not_ready(
         chunk = model_module.EVAL_CHUNK_MIN
         assert len(tokens) > 3 * chunk
         model.budget_state.clock = ticking()  # type: ignore[assignment]
-        with model.budget(1.5), pytest.raises(OutOfTime):  # one chunk (its check at 0, its size at 1), then past it
+        with model.budget(0.5), pytest.raises(OutOfTime):  # one chunk (checked at 0), then past it (1)
             model.ensure_prefix(prefix, tmp_path)
         model.budget_state.clock = __import__("time").monotonic
         # exactly the chunk evaluated is cached; nothing counts as a ready prefix

@@ -34,9 +34,10 @@ from ..cores import threads_for
 # Prompt tokens evaluated between two looks at the deadline. Each chunk reads all the weights again, so small chunks
 # cost throughput: measured on the default model, 2 shared cores, 512 prompt tokens (medians of 8, interleaved):
 # one batch 2.79 s, chunks of 128 2.84 s (+2%), 64 3.17 s (+14%), 32 3.70 s (+33%). So chunks are sized by time:
-# as many tokens as the last chunk's rate says fit before the deadline (a turn far from its deadline evaluates
-# in full batches, at no cost), at most EVAL_CHUNK_S of work when there is no deadline (a warm-up a turn may cut),
-# never fewer than EVAL_CHUNK_MIN: a cut comes at most one small chunk late.
+# the first of each evaluation is EVAL_CHUNK_MIN tokens (it measures the rate now), the next ones as many tokens
+# as half the time left allows at that rate (a turn far from its deadline evaluates in full batches, at no cost),
+# at most EVAL_CHUNK_S of work when there is no deadline (a warm-up a turn may cut), never fewer than
+# EVAL_CHUNK_MIN: a cut comes at most one small chunk late.
 EVAL_CHUNK_MIN = 32
 EVAL_CHUNK_MAX = 512
 EVAL_CHUNK_S = 1.0
@@ -355,7 +356,9 @@ class ChatModel:
         i = 0
         while i < len(tokens):
             self.budget_state.check()
-            chunk = tokens[i : i + self._chunk_size()]
+            # the first chunk measures how fast this machine is now: a rate from an idle minute ago would size a
+            # chunk that runs far past the deadline once the cores are busy
+            chunk = tokens[i : i + (self._chunk_size() if i else EVAL_CHUNK_MIN)]
             began = time.perf_counter()
             try:
                 self.llm.eval(chunk)
@@ -371,11 +374,12 @@ class ChatModel:
             i += len(chunk)
 
     def _chunk_size(self) -> int:
-        """Tokens to evaluate before the next look at the deadline (see EVAL_CHUNK_MIN)."""
+        """Tokens to evaluate before the next look at the deadline (see EVAL_CHUNK_MIN): half of what the time left
+        allows at the last chunk's rate, so a slower next chunk still ends in time."""
         left = self.budget_state.deadline - self.budget_state.clock()
         if self._rate is None:
-            return EVAL_CHUNK_MIN  # the first chunk measures how fast this machine is now
-        horizon = left if left != float("inf") else EVAL_CHUNK_S
+            return EVAL_CHUNK_MIN
+        horizon = left / 2 if left != float("inf") else EVAL_CHUNK_S
         return int(min(EVAL_CHUNK_MAX, max(EVAL_CHUNK_MIN, self._rate * horizon)))
 
     def _evaluate(self, tokens: list[int]) -> None:
