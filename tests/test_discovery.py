@@ -569,3 +569,10 @@ def test_a_junk_component_of_a_device_leaves_the_others() -> None:
                                                    "b": {"p": "light", "cmd_t": "b", "name": "Desk Lamp"}}}))
     assert found is not None
     assert [e.name for e in found.entities] == ["Desk Lamp"]
+
+
+def test_a_lone_surrogate_is_refused_and_a_pair_is_a_character() -> None:
+    """A name "\\ud800" was catalogued and then every save of devices.json failed (UnicodeEncodeError)."""
+    with pytest.raises(DiscoveryError, match="surrogate"):
+        parse_discovery("homeassistant/light/x/config", b'{"cmd_t": "c", "name": "Lamp \\ud800"}')
+    assert one("homeassistant/light/x/config", b'{"cmd_t": "c", "name": "Lamp \\ud83d\\udca1"}').name == "Lamp 💡"

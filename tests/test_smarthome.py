@@ -225,3 +225,13 @@ async def test_command_templates_are_rendered_as_home_assistant_does(component: 
         assert outcome == [False]
     else:
         assert outcome == [True, sent]
+
+
+def test_a_lone_surrogate_in_a_state_does_not_stop_the_catalogue_saving(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    catalogue = Catalogue(tmp_path / "devices.json")
+    e = entity("s", "sensor", "Note", value_template="{{ value_json.v }}")
+    catalogue.entities[e.key] = e
+    catalogue.on_message("s", '{"v": "a \\ud800 b"}')  # refused by the bounded JSON: the raw payload is kept
+    catalogue.states[e.key]["extra"] = "\ud800"  # and should one get in anyway, the file is still written
+    catalogue.save()
+    assert Catalogue(tmp_path / "devices.json").states[e.key]["extra"] == "\ud800"

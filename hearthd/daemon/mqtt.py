@@ -235,7 +235,7 @@ class MqttLink:
         await self._subscribe_states(client)
         if not self.one_shot:
             await client.subscribe(f"{prefix}/status", qos=1)
-            for name in ("ask", "announce", *self.device.commands):
+            for name in ("ask", "announce", "metrics/get", *self.device.commands):
                 await client.subscribe(f"{self.base}/{name}", qos=1)
         self._connected.set()
         if not self.one_shot and self.cfg.publish_self:
@@ -280,7 +280,7 @@ class MqttLink:
             return "status"
         if topic.startswith(self.base + "/"):
             name = topic[len(self.base) + 1:]
-            return name if name in ("ask", "announce") else "own"
+            return name if name in ("ask", "announce") else "metrics" if name == "metrics/get" else "own"
         return "state"
 
     async def _guarded(self, client: Any, topic: str, payload: Any) -> None:
@@ -359,6 +359,9 @@ class MqttLink:
         if kind in ("ask", "announce"):
             self._on_request(kind, payload, topic)
             return
+        if kind == "metrics":  # an automation (or the hostile suite) reads the counts: <base>/metrics
+            await self.send_now(f"{self.base}/metrics", json.dumps(self.metrics(), sort_keys=True))
+            return
         text = payload.decode("utf-8", errors="replace")
         if kind == "status":
             if text.strip().lower() == "online" and self.cfg.publish_self:
@@ -398,7 +401,8 @@ class MqttLink:
         try:
             request = load_json(raw, self.cfg.max_json_depth)
         except ValueError as e:
-            raise ValueError("too-deep" if "nested" in str(e) else "bad-json") from None
+            reason = "too-deep" if "nested" in str(e) else "bad-text" if "surrogate" in str(e) else "bad-json"
+            raise ValueError(reason) from None
         if isinstance(request, str):
             request = {"text": request}
         if not isinstance(request, dict) or not isinstance(request.get("text"), str):
@@ -522,6 +526,8 @@ def _discovery_reason(e: DiscoveryError) -> str:
         return "junk-name"
     if "nested" in message:
         return "too-deep"
+    if "surrogate" in message:
+        return "bad-text"
     if "finite" in message or "valid JSON" in message or "out of range" in message:
         return "not-finite"
     if "not UTF-8" in message:

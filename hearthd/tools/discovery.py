@@ -34,6 +34,7 @@ MAX_JSON_INT = 10**18  # beyond it an integer cannot be a brightness, a position
 # it (10**400) overflows where state is scaled
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def json_depth_within(text: str, max_depth: int) -> bool:
@@ -73,13 +74,20 @@ def _bounded_int(text: str) -> int:
 def load_json(text: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """`json.loads` for what arrives from the network: nesting beyond `max_depth` is refused before parsing, and
     NaN/Infinity, numbers that overflow to infinity and integers beyond 10**18 are refused while parsing.
+    A lone surrogate (`"\\ud800"`, which no UTF-8 file can hold: saving the catalogue failed on it) is refused too.
     Raises ValueError (json.JSONDecodeError or UnsafeJson)."""
     if not json_depth_within(text, max_depth):
         raise UnsafeJson(f"nested deeper than {max_depth}")
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int)
+        data = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int)
     except RecursionError:  # the count above should make this unreachable; belt and braces
         raise UnsafeJson("nested too deeply") from None
+    if _SURROGATE_ESCAPE.search(text):  # pairs decode to one character; a lone one stays a surrogate
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise UnsafeJson("a lone surrogate (\\ud800-\\udfff) is not text") from None
+    return data
 
 
 def has_letter(name: str) -> bool:

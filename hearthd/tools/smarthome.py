@@ -274,7 +274,12 @@ class Catalogue:
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".devices.", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, ensure_ascii=False)
+                try:
+                    text = json.dumps(data, ensure_ascii=False)
+                    text.encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate got in after all: escaped, so the file is still JSON
+                    text = json.dumps(data)
+                f.write(text)
             os.replace(tmp, self.path)
         except BaseException:
             with contextlib.suppress(OSError):
