@@ -109,7 +109,8 @@ def _refused(decision: Decision, lang: str, key: str) -> None:
     ("hi", "gaana thoda rok do", ("media", {"action": "play"})),
     ("hi", "awaaz thodi kam kar dena bhai", ("change_volume", {"direction": "up"})),
 ])
-def test_a_verb_of_the_opposite_action_blocks_the_call(lang: str, text: str, proposed: tuple[str, dict]) -> None:  # type: ignore[type-arg]
+def test_a_verb_of_the_opposite_action_blocks_the_call(lang: str, text: str,
+                                                       proposed: tuple[str, dict[str, Any]]) -> None:
     _refused(_outcome(text, lang, *proposed), lang, "check.opposite")
 
 
@@ -121,7 +122,7 @@ def test_a_verb_of_the_opposite_action_blocks_the_call(lang: str, text: str, pro
     ("hi", "पीछे वाले दरवाज़े पर ताला लगा दो", ("lock_door", {"door": "back door"})),
     ("hi", "light on karo aur band mat karna", ("turn_on", {"device": "kitchen light"})),  # both said
 ])
-def test_an_agreeing_or_missing_verb_still_acts(lang: str, text: str, proposed: tuple[str, dict]) -> None:  # type: ignore[type-arg]
+def test_an_agreeing_or_missing_verb_still_acts(lang: str, text: str, proposed: tuple[str, dict[str, Any]]) -> None:
     assert _calls(_outcome(text, lang, *proposed)) == [proposed]
 
 
@@ -149,7 +150,7 @@ def test_the_fast_path_unlock_is_not_blocked(lang: str, text: str) -> None:
     ("hi", "ज़रा बताओ आगे का दरवाज़ा लॉक है या नहीं", ("lock_door", {"door": "front door"})),
     ("hi", "अलार्म कितने बजे का है?", ("set_alarm", {"time": "07:00"})),
 ])
-def test_a_question_does_not_change_anything(lang: str, text: str, proposed: tuple[str, dict]) -> None:  # type: ignore[type-arg]
+def test_a_question_does_not_change_anything(lang: str, text: str, proposed: tuple[str, dict[str, Any]]) -> None:
     _refused(_outcome(text, lang, *proposed), lang, "check.question")
 
 
@@ -170,7 +171,8 @@ def test_a_question_does_not_ask_for_a_time_to_set() -> None:
     ("hi", "kya aap 7 baje ka alarm laga sakte hain?", ("set_alarm", {"time": "07:00"})),
     ("hi", "पंखा बंद कर दोगे?", ("turn_off", {"device": "fan"})),
 ])
-def test_a_polite_request_put_as_a_question_still_acts(lang: str, text: str, proposed: tuple[str, dict]) -> None:  # type: ignore[type-arg]
+def test_a_polite_request_put_as_a_question_still_acts(lang: str, text: str,
+                                                       proposed: tuple[str, dict[str, Any]]) -> None:
     assert _calls(_outcome(text, lang, *proposed)) == [proposed]
 
 
@@ -179,7 +181,7 @@ def test_a_polite_request_put_as_a_question_still_acts(lang: str, text: str, pro
     ("en", "is the front door locked?", ("device_state", {"device": "front door"})),
     ("hi", "कितने बजे के अलार्म लगे हैं?", ("list_alarms", {})),
 ])
-def test_a_question_is_answered_from_state(lang: str, text: str, proposed: tuple[str, dict]) -> None:  # type: ignore[type-arg]
+def test_a_question_is_answered_from_state(lang: str, text: str, proposed: tuple[str, dict[str, Any]]) -> None:
     assert _calls(_outcome(text, lang, *proposed)) == [proposed]
 
 
@@ -213,7 +215,7 @@ def test_an_alarm_time_from_nothing_is_not_set(lang: str, text: str, key: str) -
     ("ru", "через полчаса выключи свет на кухне", ("turn_off", {"device": "kitchen light"})),
     ("hi", "10 मिनट बाद पंखा बंद कर देना", ("turn_off", {"device": "fan"})),
 ])
-def test_a_request_for_later_is_not_done_now(lang: str, text: str, proposed: tuple[str, dict]) -> None:  # type: ignore[type-arg]
+def test_a_request_for_later_is_not_done_now(lang: str, text: str, proposed: tuple[str, dict[str, Any]]) -> None:
     _refused(_outcome(text, lang, *proposed), lang, "check.later")
 
 
@@ -245,7 +247,7 @@ def test_a_clarified_alarm_time_is_still_taken() -> None:
 # -- the real default model on the same patterns ----------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def real_router(components, base_config):  # type: ignore[no-untyped-def]
+def real_router(components: Any, base_config: Any) -> Router:
     from hearthd.agent.agent import Agent
 
     agent = Agent(components.agent().model, REGISTRY, min_relevance=base_config.agent.min_relevance)
@@ -278,6 +280,6 @@ def test_the_real_model_sets_no_alarm_and_changes_nothing(real_router: Router, l
     ("hi", "front door खोलो", ("unlock_door", {"door": "front door"})),
 ])
 def test_the_real_model_still_does_polite_and_code_mixed_requests(real_router: Router, lang: str, text: str,
-                                                                 call: tuple[str, dict]) -> None:  # type: ignore[type-arg]
+                                                                 call: tuple[str, dict[str, Any]]) -> None:
     real_router.reset()
     assert _calls(real_router.decide(text, lang)) == [call]
