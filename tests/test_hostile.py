@@ -42,6 +42,8 @@ MAX_PAYLOAD = 262_144  # the default mqtt.max_payload_bytes
 OFF = phrase("en", "home.off", name="Kitchen Light")
 FAST_ASKS = ["turn off the kitchen light", "turn on the kitchen light", "what time is it", "выключи свет на кухне",
              "रसोई की लाइट बंद करो", "set a timer for 10 minutes", "close the bedroom blinds"]
+# As long as an announcement may be, with no sentence break: 1.4 GB in Piper spoken whole (the RSS the fuzz grew)
+RUN_ON = ("the kitchen the hallway and the garage lights are still on and the back door is open " * 12)[:999].strip()
 MODEL_ASK = "please tell me something nice about the weather today"  # no template matches: the model answers
 STATE_TOPICS = [DEVICES["kitchen_light"].topics["state"], DEVICES["bedroom_blinds"].topics["position"],
                 DEVICES["bedroom_blinds"].topics["state"], DEVICES["bedroom_fan"].topics["percentage_state"],
@@ -156,7 +158,7 @@ def generate(rng: random.Random, n: int) -> list[tuple[str, str, bytes, bool]]:
             payload = _junk(rng)
             if rng.random() < 0.003 and good_announces < 4:  # a few real announcements: TTS runs, briefly
                 good_announces += 1
-                payload = json.dumps({"text": "dinner is ready"}).encode()
+                payload = json.dumps({"text": "dinner is ready" if good_announces % 2 else RUN_ON}).encode()
             out.append(("announce", f"{BASE}/announce", payload, False))
         else:
             name = rng.choice(["mute/set", "listen", "language/set", "volume/set", "wake_word/set", "nonsense",

@@ -443,6 +443,19 @@ async def _ask_link(mqtt_config: Config, handlers: Handlers) -> Components:
     return components
 
 
+RUN_ON = ("the kitchen the hallway and the garage lights are still on and the back door is open " * 11).strip()
+
+
+def test_an_announcement_is_cut_in_pieces_at_sentences_then_words() -> None:
+    from hearthd.daemon.mqtt import pieces
+
+    assert pieces("Dinner is ready. Come down!", 200) == ["Dinner is ready. Come down!"]
+    assert pieces("One. Two.", 6) == ["One.", "Two."]
+    cut = pieces(RUN_ON, 200)
+    assert " ".join(cut) == RUN_ON and all(len(p) <= 200 for p in cut) and len(cut) == 5
+    assert pieces("x" * 450, 200) == ["x" * 200, "x" * 200, "x" * 50]
+
+
 async def test_bad_asks_and_announces_are_refused_and_counted(mqtt_config: Config, broker: Broker) -> None:
     asked: list[str] = []
     said: list[str] = []
@@ -466,13 +479,16 @@ async def test_bad_asks_and_announces_are_refused_and_counted(mqtt_config: Confi
                 await automation.publish(topic, json.dumps({"text": "x" * 5000}), qos=1)  # llama_decode failed
                 await automation.publish(topic, json.dumps({"text": 1e300}), qos=1)
             await automation.publish("hearthd/testnode/announce", json.dumps({"text": "dinner is ready"}), qos=1)
+            await automation.publish("hearthd/testnode/announce", json.dumps({"text": RUN_ON}), qos=1)
             await automation.publish("hearthd/testnode/ask", json.dumps({"text": "what time is it"}), qos=1)
             async with asyncio.timeout(5):
                 async for m in automation.messages:
                     reply = json.loads(bytes(m.payload))
                     break
         assert reply == {"text": "ok", "lang": ""}
-        assert asked == ["what time is it"] and said == ["dinner is ready"]
+        assert asked == ["what time is it"] and said[0] == "dinner is ready"
+        # a run-on announcement is spoken in pieces: Piper's memory grows with the length of one utterance
+        assert " ".join(said[1:]) == RUN_ON and max(map(len, said[1:])) <= 200
         for kind in ("ask", "announce"):
             assert link.rejected[(kind, "too-deep")] == 1
             assert link.rejected[(kind, "bad-text")] == 2

@@ -38,6 +38,10 @@ log = logging.getLogger(__name__)
 REJECT_LOG_EVERY_S = 30.0  # one warning per kind and reason this often; the ones between are counted in it
 METRICS_LOG_EVERY_S = 300.0  # a summary of what was dropped, when anything was
 TURN_TIMEOUT_S = 300.0  # an ask or announce still running after this has hung: cancelled, its slot freed
+# Piper's memory grows ~1.4 MB per character of one utterance and onnxruntime keeps the peak (1,000 characters
+# without a sentence break: 1.4 GB; 6,000: 12 GB; 250 kB: an allocation failure). An announcement is spoken in
+# pieces of at most this many characters, cut at sentence ends, else between words.
+ANNOUNCE_PIECE_CHARS = 200
 
 def node_id(cfg: MqttConfig) -> str:
     raw = cfg.node_id or socket.gethostname() or "hearthd"
@@ -225,7 +229,10 @@ class MqttLink:
         started = time.monotonic()
         while time.monotonic() - self._last_message < self.cfg.settle_s and time.monotonic() - started < 5:
             await asyncio.sleep(0.05)
-        await self._subscribe_states()
+        try:
+            await self._subscribe_states()
+        except Exception as e:  # ready() must not wait forever on it: the devices are known, commands can go
+            log.warning("MQTT: subscribing to the devices' state topics failed: %r", e)
         self._settled.set()
 
     async def _on_connect(self, client: Any) -> None:
@@ -448,6 +455,10 @@ class MqttLink:
     async def _turn(self, kind: str, handler: Any, text: str, lang: str | None, topic: str) -> None:
         try:
             async with asyncio.timeout(TURN_TIMEOUT_S):
+                if kind == "announce":
+                    for piece in pieces(text, ANNOUNCE_PIECE_CHARS):
+                        await handler(piece, lang)
+                    return
                 result = await handler(text, lang)
         except asyncio.CancelledError:
             raise
@@ -507,6 +518,35 @@ def _subscribable(topic: str) -> bool:
         return len(topic.encode("utf-8")) <= 65535
     except UnicodeEncodeError:  # a lone surrogate from a JSON escape
         return False
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?…。।])\s+")
+
+
+def pieces(text: str, limit: int) -> list[str]:
+    """`text` in pieces of at most `limit` characters: whole sentences where they fit, else cut between words
+    (a word longer than `limit` is cut too)."""
+    out: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        current = ""
+        for word in sentence.split():
+            while len(word) > limit:
+                if current:
+                    out.append(current)
+                    current = ""
+                out.append(word[:limit])
+                word = word[limit:]
+            if current and len(current) + 1 + len(word) > limit:
+                out.append(current)
+                current = word
+            else:
+                current = f"{current} {word}" if current else word
+        if current:
+            if out and len(out[-1]) + 1 + len(current) <= limit and out[-1][-1:] in ".!?…。।":
+                out[-1] = f"{out[-1]} {current}"  # short sentences stay together: one utterance
+            else:
+                out.append(current)
+    return out
 
 
 def _speakable_text(text: str) -> bool:
