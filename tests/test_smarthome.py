@@ -212,6 +212,11 @@ async def _command(config: dict[str, object], component: str, tool: str, args: d
     ("light", "set_color", {"device": "front door", "color": "blue"},
      {"rgb_command_topic": "d/rgb", "rgb_command_template": '{"r": {{ red }}, "g": {{ green }}, "b": {{ blue }}}'},
      ("d/rgb", '{"r": 0, "g": 0, "b": 255}')),
+    # Zigbee2MQTT's fans: a speed range and a template that names the speed
+    ("fan", "set_fan_speed", {"device": "front door", "percent": 60},
+     {"percentage_command_topic": "d/pct", "speed_range_min": 1, "speed_range_max": 3,
+      "percentage_command_template": "{{ {0: 'off', 1: 'low', 2: 'medium', 3: 'high'}[value] | default('') }}"},
+     ("d/pct", "medium")),
     ("climate", "set_climate_mode", {"device": "front door", "mode": "heat"},
      {"mode_command_topic": "d/mode", "mode_command_template": '{"system_mode": "{{ value }}"}'},
      ("d/mode", '{"system_mode": "heat"}')),
@@ -235,3 +240,12 @@ def test_a_lone_surrogate_in_a_state_does_not_stop_the_catalogue_saving(tmp_path
     catalogue.states[e.key]["extra"] = "\ud800"  # and should one get in anyway, the file is still written
     catalogue.save()
     assert Catalogue(tmp_path / "devices.json").states[e.key]["extra"] == "\ud800"
+
+
+def test_a_fan_speed_in_a_range_is_read_back_as_a_percentage() -> None:
+    catalogue = Catalogue(None)
+    e = entity("f", "fan", "Fan", percentage_state_topic="f/pct", speed_range_min=1, speed_range_max=3,
+               percentage_value_template="{{ {'off': 0, 'low': 1, 'medium': 2, 'high': 3}[value_json.fan_mode] }}")
+    catalogue.entities[e.key] = e
+    catalogue.on_message("f/pct", '{"fan_mode": "medium"}')
+    assert catalogue.states[e.key]["percentage"] == 66

@@ -491,7 +491,9 @@ def _track(e: Entity, topic: str, payload: str, state: dict[str, Any], max_depth
     if topic == cfg.get("percentage_state_topic"):
         n = _number(value("percentage_value_template"))
         if n is not None:
-            state["percentage"] = round(n)
+            low, high = _speed_range(cfg)  # HA: ranged_value_to_percentage
+            ranged = (round(n) - low + 1) * 100 // (high - low + 1)
+            state["percentage"] = round(n) if (low, high) == (1, 100) else ranged
     if topic == cfg.get("temperature_state_topic"):
         n = _number(value("temperature_state_template"))
         if n is not None:
@@ -504,6 +506,14 @@ def _track(e: Entity, topic: str, payload: str, state: dict[str, Any], max_depth
         mode = value("mode_state_template")
         if len(mode) <= STATE_MAX_CHARS:
             state["mode"] = mode
+
+
+def _speed_range(cfg: dict[str, Any]) -> tuple[int, int]:
+    """A fan's speed_range_min/max (Zigbee2MQTT: 1-3 or 1-4), as Home Assistant reads them; 1-100 by default."""
+    low, high = _number(str(cfg.get("speed_range_min", 1))), _number(str(cfg.get("speed_range_max", 100)))
+    if low is None or high is None or not 1 <= low < high <= 1000:
+        return 1, 100
+    return int(low), int(high)
 
 
 def _number(text: str) -> float | None:
@@ -742,8 +752,10 @@ class SmartHome:
     async def _fan(self, args: dict[str, Any]) -> ToolResult:
         entity = await self._find(args["device"], ("fan",))
         percent = int(args["percent"])
+        low, high = _speed_range(entity.config)  # HA: ceil(percentage_to_ranged_value(range, percent))
+        speed = percent if (low, high) == (1, 100) else math.ceil((high - low + 1) * percent / 100) + low - 1
         return await self._send(entity, entity.topic("percentage_command_topic"),
-                                self._payload(entity, "percentage_command_template", percent),
+                                self._payload(entity, "percentage_command_template", speed),
                                 ToolResult(True, {"percent": percent}, "home.fan_speed", {"name": entity.name},
                                            counts={"percent": (percent, "percent")}))
 
