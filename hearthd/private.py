@@ -93,12 +93,16 @@ class StateWriteError(Exception):
     """State that cannot be written: the disk is full (`state-disk-full`), read-only (`state-read-only`) or refuses
     otherwise (`state-unwritable`). What needed the write fails with it; reads go on."""
 
-    phrase_key = "error.tool_failed"
-
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+
+    @property
+    def phrase_key(self) -> str:
+        """What the user hears: the disk is full, read-only, or the change cannot be saved."""
+        return {"state-disk-full": "error.disk_full", "state-read-only": "error.read_only"}.get(self.code,
+                                                                                           "error.cannot_save")
 
 
 def disk_state(path: Path) -> str:

@@ -102,7 +102,7 @@ def test_a_full_disk_still_lists_alarms_and_fails_only_a_new_one_out_loud(disk: 
 
     refused = hearthd(tmp_path, "ask", "set an alarm for 8:30", "--json")
     assert refused.returncode == 1 and "Traceback" not in refused.stderr
-    assert reply(refused) == "Sorry, that didn't work."
+    assert reply(refused) == "Sorry, I can't save that: the disk is full."
     assert "state-disk-full" in errors(refused)
     assert "cannot save to" in refused.stdout and "alarms.db: the disk is full" in refused.stdout
 
@@ -120,7 +120,7 @@ def test_a_read_only_state_dir_runs_the_daemon_and_answers_reads(disk: Disk, tmp
     assert reply(listed) == "You have one alarm, at 7:30."
     assert "audit-not-recorded" in errors(listed)  # the turn is answered, and the missing record is said
     cancel = hearthd(tmp_path, "ask", "cancel the alarm at 7:30", "--json")
-    assert reply(cancel) == "Sorry, that didn't work." and "state-read-only" in errors(cancel)
+    assert reply(cancel) == "Sorry, I can't save that: my storage is read-only." and "state-read-only" in errors(cancel)
 
     config = tmp_path / "config.toml"
     daemon = subprocess.Popen([sys.executable, "-m", "hearthd", "--config", str(config), "run", "--headless",
