@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import shutil
 import subprocess
 import wave
@@ -52,9 +53,38 @@ class PiperTextToSpeech:
         self._syn = SynthesisConfig(length_scale=length_scale)
 
     def synthesize(self, text: str) -> Speech:
-        chunks = [c.audio_int16_array for c in self.voice.synthesize(text, syn_config=self._syn)]
+        chunks = [c.audio_int16_array for piece in pieces(text)
+                  for c in self.voice.synthesize(piece, syn_config=self._syn)]
         audio = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int16)
         return Speech(audio.astype(np.int16), self.voice.config.sample_rate)
+
+
+# Piper's memory grows with the length of one sentence and onnxruntime keeps the peak (1,000
+# characters without a break: 1.4 GB; 6,000: 12 GB), so no voice is handed more than this at once.
+PIECE_CHARS = 200
+_SENTENCE_END = re.compile(r"(?<=[.!?;:।…])\s+")
+
+
+def pieces(text: str, limit: int = PIECE_CHARS) -> list[str]:
+    """`text` in pieces of at most `limit` characters: cut at sentence ends, else between words, else anywhere."""
+    out: list[str] = []
+    for sentence in _SENTENCE_END.split(text.strip()):
+        piece = ""
+        for word in sentence.split():
+            while len(word) > limit:  # one "word" longer than a piece (a URL, a run of symbols)
+                if piece:
+                    out.append(piece)
+                    piece = ""
+                out.append(word[:limit])
+                word = word[limit:]
+            if piece and len(piece) + 1 + len(word) > limit:
+                out.append(piece)
+                piece = word
+            else:
+                piece = f"{piece} {word}" if piece else word
+        if piece:
+            out.append(piece)
+    return out
 
 
 class EspeakTextToSpeech:
