@@ -387,3 +387,22 @@ async def test_volume_scales_what_is_played() -> None:
     full, quarter = inner.played[0][0], inner.played[1][0]
     assert np.array_equal(full, tone)
     assert abs(int(np.abs(quarter).max()) - int(np.abs(tone).max()) // 4) <= 1
+
+
+async def test_dropped_messages_are_counted_in_the_trace(mqtt_config: Config, broker: Broker) -> None:
+    sent: list[bool] = []
+
+    async def hostile(trace: Trace) -> bool:
+        if not sent:
+            async with aiomqtt.Client("127.0.0.1", broker.port, identifier="fuzzer") as fuzzer:
+                for payload in (b"{" * 200, b"\xff\xfe", b'{"text": 1e999}', b'"\\ud800"'):
+                    await fuzzer.publish("hearthd/testnode/ask", payload, qos=1)
+                await fuzzer.publish("hearthd/testnode/volume/set", b"nan", qos=1)
+            sent.append(True)
+            await asyncio.sleep(0.5)
+        return True
+
+    trace, _, _ = await _run_daemon(copy.deepcopy(mqtt_config), hostile)
+    counted = [e.fields for e in trace.of_type(EventType.METRICS) if e.fields.get("source") == "mqtt"]
+    assert counted, "no mqtt metrics event"
+    assert counted[-1]["mqtt_rejected"]["ask"] and sum(counted[-1]["mqtt_rejected"]["ask"].values()) == 4

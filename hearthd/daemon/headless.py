@@ -135,6 +135,7 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
                                   volume=chosen.volume, wake_word=cfg.wake.model if cfg.wake.enabled else "")
         link.start()
         trace.listen(_publish_state(link))
+        link.on_metrics = lambda counts: trace.emit(EventType.METRICS, source="mqtt", **counts)
 
     background: set[asyncio.Task[Any]] = set()
 
