@@ -295,7 +295,6 @@ async def test_whisper_and_the_turn_never_run_at_once(live_components: Component
                             speak(live_components, "for seven thirty."), silence(1.5, seed=10)])
     trace = Trace()
     loop = LiveLoop(live_components, trace, WavSource(audio, tail_s=None), MemorySink())
-    monkeypatch.setattr(loop, "_spare_core", lambda: True)  # speculate even if this machine is busy elsewhere
     await run_until(loop, lambda: loop.turns_done >= 1, 90)
     spans = sorted(stt.spans)
     assert len(spans) >= 2  # the stale speculation and the one (or the turn's own) after it
@@ -303,26 +302,4 @@ async def test_whisper_and_the_turn_never_run_at_once(live_components: Component
         assert begin >= end - 0.01, spans  # one decode at a time
     assert entered and all(end <= entered[0] + 0.01 or begin >= entered[0] for begin, end in spans)
     assert [c["name"] for c in of(trace, EventType.TOOL_CALL)] == ["set_alarm"]
-    await live_components.tools.get("cancel_all_alarms").handler({})
-
-
-async def test_no_speculation_without_a_spare_core(live_components: Components,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """With every core busy elsewhere a speculative decode that goes stale costs a whole decode the real one waits
-    for: the loop transcribes once, after the end of speech."""
-    from hearthd import cores
-
-    stt = _TimedStt(live_components.stt(), extra_s=0.0)
-    monkeypatch.setitem(live_components._cache, "stt", stt)
-    monkeypatch.setattr(cores.FREE, "count", lambda: 1)
-    monkeypatch.setattr(cores, "allowed_cores", lambda: {0, 1})
-    wake = read_wav(SAMPLES / "en_alarm_0730.wav")[: int(1.6 * SAMPLE_RATE)]
-    audio = np.concatenate([silence(0.5), wake, speak(live_components, "Set an alarm"), silence(0.25, seed=11),
-                            speak(live_components, "for seven thirty."), silence(1.5, seed=12)])
-    trace = Trace()
-    loop = LiveLoop(live_components, trace, WavSource(audio, tail_s=None), MemorySink())
-    await run_until(loop, lambda: loop.turns_done >= 1, 90)
-    assert len(stt.spans) == 1  # the turn's own
-    assert not [t for t in of(trace, EventType.TIMING) if t["stage"] == "stt_speculative"]
-    assert len(of(trace, EventType.TRANSCRIPT)) == 1
     await live_components.tools.get("cancel_all_alarms").handler({})

@@ -78,7 +78,6 @@ class LiveLoop:
         self._utterance: list[np.ndarray] = []
         self._speculation: asyncio.Future[Any] | None = None
         self._speculation_stale = threading.Event()  # set: the speculation in `_speculation` is no longer wanted
-        self._spare_checked = (float("-inf"), True)  # (when, whether a core was free for a speculative decode)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._turn: asyncio.Task[None] | None = None
         self._listen_started = 0.0
@@ -214,7 +213,7 @@ class LiveLoop:
         state = endpointer.feed(block)
         if state == EndpointState.SPEAKING:
             quiet = endpointer.trailing_silence_ms
-            if self._speculation is None and quiet >= self.cfg.vad.speculate_ms > 0 and self._spare_core():
+            if self._speculation is None and quiet >= self.cfg.vad.speculate_ms > 0:
                 self._speculate()
             elif self._speculation is not None and quiet == 0:  # speech again: that transcript is stale
                 self._cancel_speculation()
@@ -273,18 +272,6 @@ class LiveLoop:
         self._turn = asyncio.create_task(self._run_turn(audio, _done(transcript), time.monotonic()))
 
     # -- speculative speech to text -------------------------------------------------------------------
-
-    def _spare_core(self) -> bool:
-        """Whether a speculative decode has a core to itself: with every core busy elsewhere one that more speech
-        makes stale costs a whole decode that the real one then waits for (measured with a CPU hog per core: up
-        to 9.5 s of speech to text after the end of speech), for a head start of under half a second."""
-        now = time.monotonic()
-        if now - self._spare_checked[0] > 0.25:
-            from ..cores import FREE, allowed_cores
-
-            cores = len(allowed_cores())
-            self._spare_checked = (now, FREE.count() >= min(2, cores))  # the decode and the loop beside it
-        return self._spare_checked[1]
 
     def _speculate(self) -> None:
         audio = np.concatenate(self._utterance)
