@@ -31,6 +31,44 @@ import numpy as np
 from ..config import AgentConfig
 from ..cores import threads_for
 
+
+class _NoRedirect:
+    """Stands in for llama-cpp-python's `suppress_stdout_stderr`, which silences a model load by pointing the
+    *process's* fds 1 and 2 at /dev/null: in a daemon with threads that hid every trace line and log written
+    meanwhile, and two loads at once (a warm-up beside a turn) left them there for good. llama.cpp's chatter goes
+    through its log callback instead, which `_quiet_llama` keeps silent; nothing touches the fds."""
+
+    def __init__(self, disable: bool = True) -> None:
+        pass
+
+    def __enter__(self) -> _NoRedirect:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _quiet_llama() -> None:
+    import logging
+
+    from llama_cpp import _internals, _logger, _utils, llama, llama_chat_format
+
+    for module in (_utils, _internals, llama, llama_chat_format):
+        if hasattr(module, "suppress_stdout_stderr"):
+            module.suppress_stdout_stderr = _NoRedirect  # type: ignore[attr-defined]
+    # The callback prints what reaches this logger's level; Llama(verbose=False) would set it to ERROR, which lets
+    # the loader's "control-looking token" lines through. A load that fails reaches hearthd as an exception.
+    silent = logging.CRITICAL + 1
+
+    def set_verbose(verbose: bool) -> None:
+        _logger.logger.setLevel(logging.DEBUG if verbose else silent)
+
+    llama.set_verbose = set_verbose
+    _logger.logger.setLevel(silent)
+
+
+_quiet_llama()
+
 # Prompt tokens evaluated between two looks at the deadline. Each chunk reads all the weights again, so small chunks
 # cost throughput: measured on the default model, 2 shared cores, 512 prompt tokens (medians of 8, interleaved):
 # one batch 2.79 s, chunks of 128 2.84 s (+2%), 64 3.17 s (+14%), 32 3.70 s (+33%). So chunks are sized by time:
