@@ -382,7 +382,9 @@ async def test_a_request_too_long_for_the_context_is_refused_in_its_language(tin
 
     _, path, model = tiny
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
-    c = Components(tiny_config(base_config, path, min_relevance=0.55))
+    cfg = tiny_config(base_config, path, min_relevance=0.55)
+    cfg.agent.max_text_chars = 100_000  # the context's own limit, not the text bound in front of it
+    c = Components(cfg)
     c._cache["agent"] = Agent(model, c.tools, min_relevance=0.55)
     trace = Trace()
     pipeline = Pipeline(c, trace)
