@@ -11,12 +11,14 @@ and PASSIVE against ACTIVE under the same load, measured in the same run. hearth
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import os
 import statistics
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,18 +52,28 @@ def _hog() -> None:
         pass
 
 
-def run_arm(policy: str, hogs: int, stride: int) -> list[float]:
-    workers = [multiprocessing.Process(target=_hog, daemon=True) for _ in range(hogs)]
+@contextlib.contextmanager
+def cpu_hogs(n: int) -> Iterator[None]:
+    """`n` busy-loop processes (one per core to fill them) for as long as the context lasts; also used by
+    bench/latency.py's loaded run."""
+    workers = [multiprocessing.get_context("spawn").Process(target=_hog, daemon=True) for _ in range(n)]
     for w in workers:
         w.start()
     try:
+        yield
+    finally:
+        for w in workers:
+            w.terminate()
+        for w in workers:
+            w.join(5)
+
+
+def run_arm(policy: str, hogs: int, stride: int) -> list[float]:
+    with cpu_hogs(hogs):
         env = {**os.environ, "OMP_WAIT_POLICY": policy}
         out = subprocess.run([sys.executable, "-c", ARM.format(root=str(ROOT), stride=stride)], env=env,
                              capture_output=True, text=True, check=True, timeout=1800)
         return list(json.loads(out.stdout.strip().splitlines()[-1]))
-    finally:
-        for w in workers:
-            w.terminate()
 
 
 def pct(times: list[float], q: float) -> float:

@@ -6,7 +6,12 @@ for the wake word.
 voiced frame), as the daemon experiences it. Audio comes from samples/ and from the English Piper voice, fed by
 a WAV-backed source at real-time pace, so the models run while capture goes on exactly as with a microphone.
 
+The loaded run (`--loaded`) puts a CPU hog (a busy loop) on every core and measures the model path in streaming
+mode against its budget (agent.max_turn_s, the default and `--budgets`), idle and loaded in the same run:
+p50 / p95 / worst end of speech → action, and how many turns ended within budget + 1 s.
+
     .venv/bin/python bench/latency.py -n 3
+    .venv/bin/python bench/latency.py --loaded-only -n 3 --budgets 3
 """
 
 from __future__ import annotations
@@ -25,9 +30,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "bench"))
+
+from contention import cpu_hogs  # noqa: E402
+
 from hearthd.audio.io import MemorySink, WavSource, resample  # noqa: E402
 from hearthd.audio.wavio import SAMPLE_RATE, read_wav  # noqa: E402
 from hearthd.config import load_config  # noqa: E402
+from hearthd.cores import allowed_cores  # noqa: E402
 from hearthd.daemon.components import Components  # noqa: E402
 from hearthd.daemon.live import LiveLoop  # noqa: E402
 from hearthd.events import EventType, Trace  # noqa: E402
@@ -66,13 +76,17 @@ async def one_turn(components: Components, audio: np.ndarray) -> dict[str, float
     for e in trace.of_type(EventType.TIMING):
         timings.setdefault(str(e.fields["stage"]), float(e.fields["ms"]))
     calls = trace.of_type(EventType.TOOL_CALL)
-    source = str(calls[0].fields["source"]) if calls else "none"
+    abstained = trace.of_type(EventType.ABSTAIN)
+    source = str(calls[0].fields["source"]) if calls else str(abstained[0].fields.get("source", "none")) \
+        if abstained else "none"
+    cut = any("budget" in str(e.fields.get("reason", "")) for e in abstained)
     stt_left = timings.get("stt_speculative", timings.get("stt", float("nan")))
     if "stt_speculative" in timings and "stt" in timings:  # the speculation was not usable: STT ran again
         stt_left += timings["stt"]
     await components.tools.get("cancel_all_alarms").handler({})
     await components.tools.get("cancel_timer").handler({})
-    return {"source": source, "action": timings.get("end_of_speech_to_action", float("nan")),
+    return {"source": source, "cut": float(cut), "agent": timings.get("agent", float("nan")),
+            "action": timings.get("end_of_speech_to_action", float("nan")),
             "audio": timings.get("end_of_speech_to_reply_audio", float("nan")), "stt_left": stt_left,
             "dropped": float(trace.of_type(EventType.METRICS)[0].fields["frames_dropped"])}
 
@@ -95,10 +109,44 @@ def p95(values: list[float]) -> float:
     return float(np.percentile(values, 95)) if values else float("nan")
 
 
+async def loaded_run(components: Components, samples: list[tuple[str, np.ndarray]], n: int,
+                     budgets: list[float]) -> None:
+    """The model path, streaming, idle and with a CPU hog per core, for each budget (agent.max_turn_s)."""
+    model_samples = [(name, audio) for name, audio in samples if name.startswith("piper_")]
+    cores = len(allowed_cores())
+    agent = components.agent()
+    rows: list[tuple[float, str, list[dict[str, float | str]]]] = []
+    for budget in budgets:
+        components.cfg.agent.max_turn_s = agent.max_turn_s = budget
+        for label, hogs in (("idle", 0), (f"{cores} hogs", cores)):
+            with cpu_hogs(hogs):
+                await asyncio.sleep(1.5)  # the free-core count sees the load
+                runs = [await one_turn(components, audio) for _ in range(n) for _, audio in model_samples]
+            rows.append((budget, label, runs))
+            each = [f"{float(r['action']):.0f}/{float(r['stt_left']):.0f}/{float(r['agent']):.0f}" for r in runs]
+            print(f"  budget {budget:g} s, {label}: action/STT after/agent ms " + ", ".join(each), flush=True)
+    print(f"\nmodel path, streaming, {n} runs × {len(model_samples)} utterances, {cores} cores; a hog = a busy "
+          "loop per core (ms; end of speech = endpoint)\n")
+    print("| agent.max_turn_s | load | turns | → action p50 | → action p95 | → action worst | STT after p50 | "
+          "agent p50 | agent worst | cut at the budget | within budget + 1 s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for budget, label, runs in rows:
+        action = [float(r["action"]) for r in runs]
+        within = sum(a <= (budget + 1) * 1000 for a in action)
+        print(f"| {budget:g} s | {label} | {len(runs)} | {statistics.median(action):.0f} | {p95(action):.0f} | "
+              f"{max(action):.0f} | {statistics.median(float(r['stt_left']) for r in runs):.0f} | "
+              f"{statistics.median(float(r['agent']) for r in runs):.0f} | "
+              f"{max(float(r['agent']) for r in runs):.0f} | "
+              f"{sum(int(r['cut']) for r in runs)} | {within}/{len(runs)} |")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-n", type=int, default=3, help="runs per sample and mode")
     parser.add_argument("--idle-s", type=float, default=10.0)
+    parser.add_argument("--loaded", action="store_true", help="also the model path with a CPU hog per core")
+    parser.add_argument("--loaded-only", action="store_true", help="only the loaded run")
+    parser.add_argument("--budgets", default="", help="agent.max_turn_s values besides the default, e.g. 3")
     args = parser.parse_args()
     os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="hearthd-bench-"))
     empty = Path(tempfile.mkdtemp()) / "config.toml"
@@ -107,8 +155,15 @@ async def main() -> None:
     cfg.mqtt.enabled = cfg.dbus.enabled = False
     components = Components(cfg)
     components.stt(), components.wake(), components.endpointer(), components.agent()
+    components.prepare_model()  # as the daemon does after READY: the catalogue prefixes ready
     samples = utterances(components)
     await one_turn(components, samples[0][1])  # warm-up: caches, first-call costs
+    if args.loaded or args.loaded_only:
+        budgets = [cfg.agent.max_turn_s] + [float(b) for b in args.budgets.split(",") if b.strip()]
+        await loaded_run(components, samples, args.n, budgets)
+        components.cfg.agent.max_turn_s = components.agent().max_turn_s = budgets[0]
+        if args.loaded_only:
+            return
     rows: dict[str, dict[str, list[dict[str, float | str]]]] = {}
     for mode, speculate in (("streaming", cfg.vad.speculate_ms), ("batch", 0)):
         components.cfg.vad.speculate_ms = speculate
