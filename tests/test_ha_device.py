@@ -100,8 +100,8 @@ async def test_home_assistant_sees_every_entity_with_qos_ids_and_categories(mqtt
         cmps = payload["cmps"]
         assert {k: v["p"] for k, v in cmps.items()} == {
             "assist_state": "sensor", "transcript": "sensor", "reply": "sensor", "last_language": "sensor",
-            "error": "sensor", "events": "event", "ask": "text", "language": "select", "mute": "switch",
-            "listen": "button", "volume": "number", "wake_word": "select"}
+            "error": "sensor", "problems": "sensor", "events": "event", "ask": "text", "language": "select",
+            "mute": "switch", "listen": "button", "volume": "number", "wake_word": "select"}
         for name, c in cmps.items():
             assert c["qos"] == 1, name  # HA 2025.4 does not pass the device's qos on to its components
             assert c["uniq_id"] == f"hearthd_{machine_key('testnode')}_{name}"
@@ -109,7 +109,8 @@ async def test_home_assistant_sees_every_entity_with_qos_ids_and_categories(mqtt
         assert "testnode" not in cmps["mute"]["uniq_id"]  # not from the host name: two hosts named alike differ
         assert {k for k, c in cmps.items() if c.get("ent_cat") == "config"} == {"language", "mute", "volume",
                                                                                 "wake_word"}
-        assert {k for k, c in cmps.items() if c.get("ent_cat") == "diagnostic"} == {"error", "last_language"}
+        assert {k for k, c in cmps.items() if c.get("ent_cat") == "diagnostic"} == {"error", "last_language",
+                                                                                    "problems"}
         assert cmps["events"]["evt_typ"] == ["wake", "reply", "error", "alarm", "timer"]
         assert cmps["ask"]["cmd_t"] == "hearthd/testnode/ask" and "tojson" in cmps["ask"]["cmd_tpl"]
         assert cmps["reply"]["json_attr_t"] == "hearthd/testnode/reply/attributes"
@@ -255,6 +256,8 @@ async def _run_daemon(cfg: Config, until: Any, timeout: float = 30.0,
             while not trace.of_type(EventType.READY):
                 assert not daemon.done(), daemon.exception() if daemon.done() else None
                 await asyncio.sleep(0.05)
+            if cfg.mqtt.enabled:  # subscribed, retained replayed: a command sent now is heard
+                await components.mqtt.ready(10)
             while not await until(trace):
                 await asyncio.sleep(0.1)
     finally:
@@ -406,3 +409,23 @@ async def test_dropped_messages_are_counted_in_the_trace(mqtt_config: Config, br
     counted = [e.fields for e in trace.of_type(EventType.METRICS) if e.fields.get("source") == "mqtt"]
     assert counted, "no mqtt metrics event"
     assert counted[-1]["mqtt_rejected"]["ask"] and sum(counted[-1]["mqtt_rejected"]["ask"].values()) == 4
+
+
+async def test_a_model_that_cannot_load_shows_in_home_assistant_at_start(mqtt_config: Config, broker: Broker,
+                                                                       tmp_path: Path) -> None:
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + b"\x00" * 64)  # a truncated file
+    cfg = copy.deepcopy(mqtt_config)
+    cfg.agent.model_path = str(broken)
+    seen: dict[str, Any] = {}
+
+    async def reported(trace: Trace) -> bool:
+        state = await _collect(broker.port, "hearthd/testnode/#", 0.2)
+        if "hearthd/testnode/state" in state and json.loads(state["hearthd/testnode/state"][0])["problems"]:
+            seen.update(json.loads(state["hearthd/testnode/problems/attributes"][0]))
+            return True
+        return False
+
+    trace, _, _ = await _run_daemon(cfg, reported)
+    assert "agent" in seen and "broken.gguf" in seen["agent"]  # no turn was needed to learn it
+    assert not trace.of_type(EventType.TRANSCRIPT)

@@ -53,9 +53,10 @@ class HaDevice:
         self.key = machine_key(link.node)
         self.status: dict[str, Any] = {"assist_state": "idle", "transcript": "", "reply": "",
                                        "language": link.languages[0], "last_language": "", "muted": "OFF",
-                                       "volume": 100, "wake_word": "", "error": "none"}
+                                       "volume": 100, "wake_word": "", "error": "none", "problems": 0}
         self.reply_attributes: dict[str, Any] = {"text": "", "lang": ""}
         self.error_attributes: dict[str, Any] = {"code": "", "message": "", "at": ""}
+        self.problems: dict[str, str] = {}  # part → what is wrong with it (Components.problems)
         self.ignored = 0  # commands for a control this hearthd does not have
         self.rejected = 0  # commands with a value the control does not take
 
@@ -88,6 +89,9 @@ class HaDevice:
             "error": {"p": "sensor", "name": "Last error", "stat_t": state, "ic": "mdi:alert-circle-outline",
                       "val_tpl": "{{ value_json.error }}", "json_attr_t": f"{base}/error/attributes",
                       "ent_cat": "diagnostic"},
+            "problems": {"p": "sensor", "name": "Problems", "stat_t": state, "ic": "mdi:alert",
+                         "val_tpl": "{{ value_json.problems }}", "json_attr_t": f"{base}/problems/attributes",
+                         "ent_cat": "diagnostic"},
             "events": {"p": "event", "name": "Events", "stat_t": f"{base}/event", "evt_typ": list(EVENT_TYPES),
                        "ic": "mdi:bell-ring-outline"},
             "ask": {"p": "text", "name": "Ask", "cmd_t": f"{base}/ask", "cmd_tpl": '{"text": {{ value | tojson }}}',
@@ -149,6 +153,8 @@ class HaDevice:
                                                                           ensure_ascii=False), qos=1, retain=True)
         await client.publish(f"{self.base}/error/attributes", json.dumps(self.error_attributes, ensure_ascii=False),
                              qos=1, retain=True)
+        await client.publish(f"{self.base}/problems/attributes", json.dumps(self.problems, ensure_ascii=False),
+                             qos=1, retain=True)
 
     def _state_payload(self) -> dict[str, Any]:
         out = dict(self.status)
@@ -192,6 +198,18 @@ class HaDevice:
             await self.link.send_now(f"{self.base}/error/attributes",
                                      json.dumps(self.error_attributes, ensure_ascii=False), retain=True)
         await self.update(error=code)
+
+    async def report_problems(self, problems: dict[str, str]) -> None:
+        """The Problems sensor: how many parts do not work now (a model that will not load, a read-only store, audit
+        turns lost), each part's message as an attribute; published when it changes, so once, not every turn."""
+        problems = {part: message[:500] for part, message in problems.items()}
+        if problems == self.problems:
+            return
+        self.problems = problems
+        if self._publishing:
+            await self.link.send_now(f"{self.base}/problems/attributes", json.dumps(problems, ensure_ascii=False),
+                                     retain=True)
+        await self.update(problems=len(problems))
 
     async def fire(self, event_type: str, **attributes: Any) -> None:
         """One occurrence on the event entity (not retained: an event happens once)."""

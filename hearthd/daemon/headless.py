@@ -134,7 +134,7 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
         link.device.status.update(muted="ON" if chosen.muted else "OFF", language=cfg.general.language,
                                   volume=chosen.volume, wake_word=cfg.wake.model if cfg.wake.enabled else "")
         link.start()
-        trace.listen(_publish_state(link))
+        trace.listen(_publish_state(link, lambda: components.problems))
         link.on_metrics = lambda counts: trace.emit(EventType.METRICS, source="mqtt", **counts)
 
     background: set[asyncio.Task[Any]] = set()
@@ -201,6 +201,8 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
     # The model and its prompt prefixes load beside the fast path, so the first model turn pays for neither (one
     # that comes sooner goes first and the warm-up resumes after it).
     preparing = asyncio.get_running_loop().run_in_executor(None, components.prepare_model)
+    if link is not None:  # what cannot work (a model that will not load, a read-only store) shows in HA at once
+        preparing.add_done_callback(lambda _: later(link.device.report_problems(components.problems)))
     try:
         if live is not None:
             await asyncio.gather(scheduler.run(stopping), live.run(stopping))
@@ -227,13 +229,16 @@ def _setter(settings: SettingsStore, key: str) -> Callable[[Any], None]:
     return change
 
 
-def _publish_state(link: Any) -> Any:
-    """Trace events → hearthd in Home Assistant (assist state, transcript, reply, last language, last error, and
-    the event entity): the device decides what each event changes (ha_device.py)."""
+def _publish_state(link: Any, problems: Callable[[], dict[str, str]] | None = None) -> Any:
+    """Trace events → hearthd in Home Assistant (assist state, transcript, reply, last language, last error, the
+    event entity, and after each turn what does not work now): the device decides what each event changes."""
     pending: set[asyncio.Task[None]] = set()
 
     def on_event(event: Event) -> None:
-        for coro in link.device.on_event(event):
+        coros = list(link.device.on_event(event))
+        if problems is not None and event.type in (EventType.REPLY, EventType.ERROR):
+            coros.append(link.device.report_problems(problems()))
+        for coro in coros:
             task = asyncio.get_running_loop().create_task(coro)
             pending.add(task)
             task.add_done_callback(pending.discard)
