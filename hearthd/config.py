@@ -197,6 +197,7 @@ class PolicyConfig:
 
     confirm: list[str] = field(default_factory=list)  # more tool names to confirm (e.g. "set_alarm")
     confirm_timeout_s: float = 15.0  # no answer within it: cancelled
+    confirm_many: int = 2  # a call that deletes or unlocks more things than this asks first, saying how many
     audit: bool = True  # one JSON line per turn in <state dir>/audit.jsonl (`hearthd history`)
     audit_max_bytes: int = 1_000_000  # rotated at this size
     audit_keep: int = 3  # rotated files kept
@@ -353,7 +354,8 @@ _RANGES: tuple[tuple[str, float, float | None, bool], ...] = (
     ("mqtt.settle_s", 0, None, False), ("mqtt.min_match", 0, 1, False),
     ("alarms.grace_s", 0, None, False), ("alarms.repeat_s", 0, None, True), ("alarms.max_rings", 1, None, False),
     ("alarms.snooze_minutes", 1, 60, False),
-    ("policy.confirm_timeout_s", 0, None, True), ("policy.audit_max_bytes", 1024, None, False),
+    ("policy.confirm_timeout_s", 0, None, True), ("policy.confirm_many", 0, None, False),
+    ("policy.audit_max_bytes", 1024, None, False),
     ("policy.audit_keep", 1, None, False),
 )
 

@@ -74,7 +74,8 @@ class Components:
         self._lock = threading.Lock()
         self._load_problems: dict[str, str] = {}  # a part that failed to load → why (reported once, see `problems`)
         self.last_problem = ""  # the newest problem recorded, "<part>: <message>" ("" while there is none)
-        self.policy = ConfirmationPolicy(self.tools, cfg.policy.confirm, cfg.policy.confirm_timeout_s)
+        self.policy = ConfirmationPolicy(self.tools, cfg.policy.confirm, cfg.policy.confirm_timeout_s,
+                                         confirm_many=cfg.policy.confirm_many)
         self.audit = AuditLog(state_dir() / "audit.jsonl", cfg.policy.audit_max_bytes, cfg.policy.audit_keep,
                               cfg.general.privacy) if cfg.policy.audit else None
         self.done_requests = DoneRequests(state_dir() / "requests.db")

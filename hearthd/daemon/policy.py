@@ -9,6 +9,7 @@ be a yes word of that language; anything else, or silence past `policy.confirm_t
 
 from __future__ import annotations
 
+import re
 import time
 import tomllib
 from collections.abc import Callable
@@ -20,6 +21,8 @@ from typing import Any
 from ..agent.parsing import ToolCall
 from ..locale import phrase, phrases
 from ..numbers import words_of
+from ..spoken import say_count
+from ..tools.alarms import TIME_PATTERN, spoken_time
 from ..tools.registry import ToolRegistry
 
 
@@ -60,8 +63,9 @@ class ConfirmationPolicy:
     """Holds consequential calls until a yes; `clock` is injected so tests control the timeout."""
 
     def __init__(self, registry: ToolRegistry, extra: list[str] | None = None, timeout: float = 15.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, confirm_many: int = 2) -> None:
         self.registry = registry
+        self.confirm_many = confirm_many
         self.extra = set(extra or [])
         self.timeout = timeout
         self.clock = clock
@@ -69,7 +73,26 @@ class ConfirmationPolicy:
 
     def needs_confirmation(self, call: ToolCall) -> bool:
         tool = self.registry.get(call.name) if call.name in self.registry else None
-        return call.name in self.extra or (tool is not None and tool.consequential)
+        return call.name in self.extra or (tool is not None and tool.consequential) or self.too_many(call) > 0
+
+    def too_many(self, call: ToolCall) -> int:
+        """The count of things a deleting or unlocking call would act on when it is above `confirm_many` ("cancel the
+        7:30 alarm" finding nine), else 0: such a call waits for a yes, and the question says the count."""
+        tool = self.registry.get(call.name) if call.name in self.registry else None
+        if tool is None or tool.counted is None:
+            return 0
+        try:
+            count, _ = tool.counted(call.arguments)
+        except Exception:  # arguments the tool cannot read: it refuses them itself when run
+            return 0
+        return count if count > self.confirm_many else 0
+
+    def confirm_phrase(self, call: ToolCall, lang: str) -> str:
+        """The question for one held call: with the count when it acts on many ("Cancel 9 alarms at 7:30?")."""
+        tool = self.registry.get(call.name) if call.name in self.registry else None
+        if (count := self.too_many(call)) and tool is not None and tool.counted is not None:
+            return many_phrase(call, lang, count, tool.counted(call.arguments)[1])
+        return confirm_phrase(call, lang)
 
     def review(self, calls: list[ToolCall], lang: str) -> list[ToolCall] | None:
         """The calls that may run now, or None when they wait for a yes (then `question` says what to ask).
@@ -81,7 +104,7 @@ class ConfirmationPolicy:
 
     def question(self, lang: str) -> str:
         assert self.held is not None
-        parts = [confirm_phrase(c, lang) for c in self.held.calls if self.needs_confirmation(c)]
+        parts = [self.confirm_phrase(c, lang) for c in self.held.calls if self.needs_confirmation(c)]
         return " ".join(parts)
 
     def pending(self) -> bool:
@@ -110,3 +133,19 @@ def confirm_phrase(call: ToolCall, lang: str) -> str:
         except (KeyError, IndexError):
             pass
     return phrase(lang, "confirm.generic", action=call.name.replace("_", " "))
+
+
+def many_phrase(call: ToolCall, lang: str, count: int, noun: str) -> str:
+    """"Cancel 9 alarms at 7:30?" — `confirm.<tool>_many` with the count said in words, or the generic one."""
+    table = phrases(lang)
+    values: dict[str, Any] = {**call.arguments, "count": say_count(count, noun, lang)}
+    if re.fullmatch(TIME_PATTERN, str(values.get("time", ""))):
+        values["time"] = spoken_time(str(values["time"]))  # 07:30 → 7:30, as the reply says it
+    for key in (f"confirm.{call.name}_many_labeled" if "label" in call.arguments else "",
+                f"confirm.{call.name}_many"):
+        if key in table:
+            try:
+                return table[key].format(**values)
+            except (KeyError, IndexError):
+                pass
+    return phrase(lang, "confirm.many", action=call.name.replace("_", " "), count=values["count"])

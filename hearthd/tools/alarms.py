@@ -290,7 +290,8 @@ class AlarmBook:
         return ToolResult(True, data, "alarm.list", {"count": len(alarms), "times": times},
                           counts={"alarms": (len(alarms), "alarm")})
 
-    async def cancel_alarm(self, args: dict[str, Any]) -> ToolResult:
+    def _to_cancel(self, args: dict[str, Any]) -> list[Alarm] | ToolResult:
+        """The alarms `cancel_alarm` would cancel, or the answer when it cancels none (not found, which one?)."""
         alarms = self.pending()
         if "label" in args:
             wanted = str(args["label"]).strip().lower()
@@ -299,21 +300,41 @@ class AlarmBook:
                 matches = [a for a in matches if a.hhmm == args["time"]]
             if not matches:
                 return ToolResult(False, {"label": args["label"]}, "alarm.label_not_found", {"label": args["label"]})
-        elif "time" in args:
+            return matches
+        if "time" in args:
             matches = [a for a in alarms if a.hhmm == args["time"]]
             if not matches:
                 return ToolResult(False, {"time": args["time"]}, "alarm.not_found",
                                   {"time": spoken_time(args["time"])})
-        elif len(alarms) == 1:
-            matches = alarms
-        elif not alarms:
+            return matches
+        if len(alarms) == 1:
+            return alarms
+        if not alarms:
             return ToolResult(False, {}, "alarm.none")
-        else:
-            return ToolResult(False, {"alarms": [a.to_dict() for a in alarms]}, "alarm.which")
-        for alarm in matches:
+        return ToolResult(False, {"alarms": [a.to_dict() for a in alarms]}, "alarm.which")
+
+    def cancel_count(self, args: dict[str, Any]) -> tuple[int, str]:
+        """How many alarms `cancel_alarm` with these arguments would cancel (the policy asks first above a few)."""
+        found = self._to_cancel(args)
+        return (0 if isinstance(found, ToolResult) else len(found)), "alarm"
+
+    def cancel_all_count(self, args: dict[str, Any]) -> tuple[int, str]:
+        return len(self.pending()), "alarm"
+
+    async def cancel_alarm(self, args: dict[str, Any]) -> ToolResult:
+        found = self._to_cancel(args)
+        if isinstance(found, ToolResult):
+            return found
+        for alarm in found:
             self.remove(alarm)
-        return ToolResult(True, {"cancelled": [a.to_dict() for a in matches]}, "alarm.cancelled",
-                          {"time": spoken_time(matches[0].hhmm)})
+        data = {"cancelled": [a.to_dict() for a in found]}
+        values = {"time": spoken_time(found[0].hhmm), "label": str(args.get("label", "")).strip()}
+        if len(found) == 1:
+            return ToolResult(True, data, "alarm.cancelled", values)
+        # "cancel the 7:30 alarm" that finds several says how many it cancelled, never "the alarm"
+        same_time = len({a.hhmm for a in found}) == 1
+        return ToolResult(True, data, "alarm.cancelled_many" if same_time else "alarm.cancelled_many_labeled",
+                          values, counts={"alarms": (len(found), "alarm")})
 
     async def cancel_all_alarms(self, args: dict[str, Any]) -> ToolResult:
         alarms = self.pending()
@@ -389,6 +410,7 @@ class AlarmBook:
                 {"type": "object", "properties": {"time": _TIME, "label": _LABEL}, "additionalProperties": False},
                 self.cancel_alarm,
                 family="alarms",
+                counted=self.cancel_count,  # "the 7:30 alarm" may be nine: asked first above policy.confirm_many
             ),
             Tool(
                 "cancel_all_alarms",
@@ -397,6 +419,7 @@ class AlarmBook:
                 self.cancel_all_alarms,
                 family="alarms",
                 consequential=True,  # asked back before it runs (the confirmation policy)
+                counted=self.cancel_all_count,
             ),
             Tool("set_timer", "Start a countdown timer for a duration.",
                  {"type": "object", "properties": {"seconds": _SECONDS}, "required": ["seconds"],

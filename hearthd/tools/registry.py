@@ -56,6 +56,9 @@ class Tool:
     # Whether the model is offered this tool now (None: always). Smart-home tools are offered only when a device
     # of their kind exists: a small model chooses better among fewer tools, and a shorter catalogue is faster.
     offered: Callable[[], bool] | None = None
+    # For a tool that deletes or unlocks: how many things a call would act on, and the noun they are counted by
+    # ((9, "alarm")). Above policy.confirm_many the call waits for a yes, and the question says the count.
+    counted: Callable[[dict[str, Any]], tuple[int, str]] | None = None
 
     def describe(self, lang: str) -> str:
         """The description in `lang` from locales/<lang>/tools.toml, else the declaration's own (English) one.
