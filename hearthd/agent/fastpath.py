@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -164,6 +164,12 @@ class Pending:
     asked: int = 1
 
 
+class OpenQuestion(Protocol):
+    """Where one conversation's open question is kept (the Router itself, or a daemon's Dialogue)."""
+
+    pending: Pending | None
+
+
 class Router:
     """The fast path first, then the model (loaded only when a turn needs it); keeps the one open question.
 
@@ -187,14 +193,17 @@ class Router:
         """Forget an open question (a new conversation)."""
         self.pending = None
 
-    def decide(self, text: str, lang: str) -> Decision:
-        pending, self.pending = self.pending, None
+    def decide(self, text: str, lang: str, conversation: OpenQuestion | None = None) -> Decision:
+        """The decision for one utterance; an open question is read from and kept in `conversation` (by default the
+        Router's own slot), so one conversation's answer never meets another's question."""
+        state: OpenQuestion = self if conversation is None else conversation
+        pending, state.pending = state.pending, None
         if pending is not None and self.clock() < pending.deadline:
-            return self._follow_up(pending, text)
+            return self._follow_up(pending, text, state)
         decision = self._fresh(text, lang)
         if decision.kind == "clarify":
-            self.pending = Pending(decision.calls[0], decision.missing, text, lang,
-                                   self.clock() + self.clarify_timeout)
+            state.pending = Pending(decision.calls[0], decision.missing, text, lang,
+                                    self.clock() + self.clarify_timeout)
         return decision
 
     def _registry(self) -> ToolRegistry | None:
@@ -227,7 +236,7 @@ class Router:
         calls = [c for d in decisions if d is not None for c in d.calls]
         return Decision("call", calls=calls, source="fastpath", name_probs={c.name: 1.0 for c in calls})
 
-    def _follow_up(self, pending: Pending, answer: str) -> Decision:
+    def _follow_up(self, pending: Pending, answer: str, state: OpenQuestion) -> Decision:
         lang = pending.lang
         if is_cancel(answer, lang):
             return Decision("abstain", reason="clarification cancelled", source="clarify", say="agent.cancelled")
@@ -243,8 +252,8 @@ class Router:
             if pending.asked >= self.clarify_turns:
                 return Decision("abstain", reason=f"{pending.missing} still not given", source="clarify",
                                 say="agent.gave_up")
-            self.pending = Pending(pending.call, decision.missing, combined, lang,
-                                   self.clock() + self.clarify_timeout, pending.asked + 1)
+            state.pending = Pending(pending.call, decision.missing, combined, lang,
+                                    self.clock() + self.clarify_timeout, pending.asked + 1)
         return decision
 
 

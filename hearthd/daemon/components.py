@@ -29,6 +29,7 @@ from ..tools.registry import Tool, ToolRegistry
 from ..tools.smarthome import Catalogue, SmartHome
 from ..tools.volume import SystemVolume, volume_backend
 from .audit import AuditLog
+from .dialogue import Dialogues
 from .idempotency import DoneRequests
 from .inference import InferenceGate
 from .policy import ConfirmationPolicy
@@ -79,8 +80,9 @@ class Components:
         self.audit = AuditLog(state_dir() / "audit.jsonl", cfg.policy.audit_max_bytes, cfg.policy.audit_keep,
                               cfg.general.privacy) if cfg.policy.audit else None
         self.done_requests = DoneRequests(state_dir() / "requests.db")
-        self.last_lang: str | None = None  # the conversation's language, for turns that do not show theirs
-        self.choice: Any = None  # a tool's open "which one?" question (daemon.choice.Choice)
+        self.last_lang: str | None = None  # the language last heard, in any conversation (D-Bus `Language`)
+        # Each conversation's open question, held confirmation and "which one?", and its language (dialogue.py)
+        self.dialogues = Dialogues()
         self.voices = VoiceBank(cfg.tts.voices, self._piper_voice_path, cfg.tts.length_scale, self._fetched_voice)
         self.inference = InferenceGate()  # whisper and the model never run at once (daemon/inference.py)
         self._stop_preparing = threading.Event()

@@ -35,6 +35,7 @@ from ..audio.vad import Endpointer, EndpointState, SpeechProbability
 from ..audio.wavio import SAMPLE_RATE
 from ..events import EventType, Trace
 from .components import Components
+from .dialogue import LOCAL
 from .pipeline import Pipeline, TurnResult
 from .policy import is_stop
 
@@ -259,7 +260,7 @@ class LiveLoop:
 
     async def _check_stop(self, audio: np.ndarray) -> None:
         transcript = await asyncio.get_running_loop().run_in_executor(
-            None, self.c.inference.speculative, self.c.stt().transcribe, audio, None, self.c.last_lang)
+            None, self.c.inference.speculative, self.c.stt().transcribe, audio, None, self.c.dialogues.get(LOCAL).lang)
         if self.state != LoopState.SPEAKING or not is_stop(transcript.text, transcript.lang):
             return
         self.sink.stop()
@@ -278,7 +279,7 @@ class LiveLoop:
         seg = self.c.endpointer().speech_so_far()
         self._speculation_stale = threading.Event()
         job = functools.partial(self.c.inference.speculative, self.c.stt().transcribe, audio[seg.start:seg.end],
-                                None, self.c.last_lang, cancelled=self._speculation_stale)
+                                None, self.c.dialogues.get(LOCAL).lang, cancelled=self._speculation_stale)
         self._speculation = asyncio.get_running_loop().run_in_executor(None, job)
 
     def _cancel_speculation(self) -> None:
@@ -320,7 +321,7 @@ class LiveLoop:
             self.trace.timing("end_of_speech_to_action", time.monotonic() - end_of_speech)
             await self._speak_reply(result, end_of_speech)
             self.turns_done += 1
-        asked = self.c.policy.pending() or self.c.router().pending is not None or self.c.choice is not None
+        asked = self.c.dialogues.get(LOCAL).is_open()
         if asked:  # the answer needs no wake word
             self.follow_up_until = time.monotonic() + self.cfg.vad.follow_up_s
         if self.state != LoopState.LISTENING:  # a barge-in may have started the next one already

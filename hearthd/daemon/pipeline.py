@@ -29,6 +29,8 @@ from ..tools.alarms import turn_language
 from ..tools.registry import SchemaError, ToolResult, UnknownTool
 from .choice import chosen, held_choice, resolved_call
 from .components import Components
+from .dialogue import LOCAL, Dialogue, confirmations
+from .policy import answer_of
 
 T = TypeVar("T")
 
@@ -133,24 +135,26 @@ class Pipeline:
             self.trace.emit(EventType.ERROR, code="audit-not-recorded",
                             message=f"{audit.last_loss} ({audit.lost} turn(s) not recorded, told in the next record)")
 
-    async def run_audio(self, audio: np.ndarray, language: str | None = None) -> TurnResult:
-        """One turn from 16 kHz int16 audio (a WAV file or a captured utterance)."""
+    async def run_audio(self, audio: np.ndarray, language: str | None = None, conversation: str = LOCAL
+                        ) -> TurnResult:
+        """One turn from 16 kHz int16 audio (a WAV file or a captured utterance) in `conversation`."""
         first_event = len(self.trace.events)
-        result = await self._run_audio(audio, language)
+        result = await self._run_audio(audio, language, self.c.dialogues.get(conversation))
         self._audit(result, first_event)
         return result
 
     async def run_text(self, text: str, language: str | None = None, speak: bool = False,
-                       request_id: str | None = None) -> TurnResult:
+                       request_id: str | None = None, conversation: str = LOCAL) -> TurnResult:
         """One turn from text (`hearthd ask`): the same chain from the agent on. A `request_id` makes the turn
-        idempotent: sent again, its actions do not run twice."""
+        idempotent: sent again, its actions do not run twice. `conversation` is who asks ("local", "dbus:<sender>",
+        "mqtt:<id>"): only its own next turn answers a question this one asks."""
         self.request_id = request_id
         first_event = len(self.trace.events)
-        result = await self._run_text(text, language, speak)
+        result = await self._run_text(text, language, speak, self.c.dialogues.get(conversation))
         self._audit(result, first_event)
         return result
 
-    async def _run_audio(self, audio: np.ndarray, language: str | None = None) -> TurnResult:
+    async def _run_audio(self, audio: np.ndarray, language: str | None, dialogue: Dialogue) -> TurnResult:
         result = TurnResult(lang=language or self.cfg.general.language)
         try:
             if len(audio) < SAMPLE_RATE // 10:
@@ -162,36 +166,37 @@ class Pipeline:
             self.trace.emit(EventType.SPEECH_START, at_s=round(start / SAMPLE_RATE, 3))
             self.trace.emit(EventType.SPEECH_END, at_s=round(end / SAMPLE_RATE, 3))
             end_of_speech = time.monotonic()
-            await self._hear(result, audio[start:end], language)
-            await self._respond(result)
+            await self._hear(result, audio[start:end], language, dialogue)
+            await self._respond(result, dialogue)
             if result.speech is not None:
                 self.trace.timing("end_of_speech_to_reply_audio", time.monotonic() - end_of_speech)
         except PipelineError as e:
             await self._fail(result, e)
         return result
 
-    async def _hear(self, result: TurnResult, speech: np.ndarray, language: str | None,
+    async def _hear(self, result: TurnResult, speech: np.ndarray, language: str | None, dialogue: Dialogue,
                     transcript: Any = None) -> None:
         """The transcript of one endpointed utterance (`transcript`: one already made, e.g. speculatively)."""
         if transcript is None:
-            transcript = await self._blocking(Stage.STT, self.c.stt().transcribe, speech, language, self.c.last_lang)
+            transcript = await self._blocking(Stage.STT, self.c.stt().transcribe, speech, language, dialogue.lang)
         self.trace.emit(EventType.TRANSCRIPT, text=transcript.text, lang=transcript.lang, prob=transcript.prob,
                         lang_source=transcript.source)
-        self.c.last_lang = transcript.lang
+        self.c.last_lang = dialogue.lang = transcript.lang
         result.transcript, result.lang = transcript.text, transcript.lang
         if not transcript.text.strip():
             raise PipelineError("stt-no-text-recognized", "speech was heard but no words recognised",
                                 "agent.not_understood")
 
-    async def run_utterance(self, speech: np.ndarray, language: str | None = None, transcript: Any = None
-                            ) -> TurnResult:
+    async def run_utterance(self, speech: np.ndarray, language: str | None = None, transcript: Any = None,
+                            conversation: str = LOCAL) -> TurnResult:
         """One turn from an utterance the live loop has already cut out (wake word and endpointing done); the
         reply is not synthesised here: the loop speaks it sentence by sentence."""
         first_event = len(self.trace.events)
-        result = TurnResult(lang=language or self.c.last_lang or self.cfg.general.language)
+        dialogue = self.c.dialogues.get(conversation)
+        result = TurnResult(lang=language or dialogue.lang or self.cfg.general.language)
         try:
-            await self._hear(result, speech, language, transcript)
-            await self._respond(result, speak=False)
+            await self._hear(result, speech, language, dialogue, transcript)
+            await self._respond(result, dialogue, speak=False)
         except PipelineError as e:
             await self._fail(result, e, speak=False)
         self._audit(result, first_event)
@@ -199,47 +204,51 @@ class Pipeline:
 
     # -- text in --------------------------------------------------------------------------------------------
 
-    async def _run_text(self, text: str, language: str | None = None, speak: bool = False) -> TurnResult:
+    async def _run_text(self, text: str, language: str | None, speak: bool, dialogue: Dialogue) -> TurnResult:
         try:
             text = clean_text(text, self.cfg.agent.max_text_chars)
         except PipelineError as e:  # refused before anything reads it; the audit keeps only its start
-            result = TurnResult(transcript=text[:80] + "…", lang=language or self.c.last_lang or
+            result = TurnResult(transcript=text[:80] + "…", lang=language or dialogue.lang or
                                 self.cfg.general.language)
             await self._fail(result, e, speak=speak)
             return result
-        # No script to go by ("7:30" answering "На какое время?"): the open conversation's language.
-        pending = self.c.router().pending
+        # No script to go by ("7:30" answering "На какое время?"): this conversation's open question's language.
+        pending = dialogue.pending
         lang = language or self.cfg.stt.language or language_of_text(
-            text, self.cfg.stt.languages, pending.lang if pending else self.c.last_lang or self.cfg.general.language)
-        self.c.last_lang = lang
+            text, self.cfg.stt.languages, pending.lang if pending else dialogue.lang or self.cfg.general.language)
+        self.c.last_lang = dialogue.lang = lang
         result = TurnResult(transcript=text, lang=lang)
         self.trace.emit(EventType.TRANSCRIPT, text=text, lang=lang, prob=1.0, source="text")
         try:
-            await self._respond(result, speak=speak)
+            await self._respond(result, dialogue, speak=speak)
         except PipelineError as e:
             await self._fail(result, e, speak=speak)
         return result
 
     # -- shared tail ----------------------------------------------------------------------------------------
 
-    async def _respond(self, result: TurnResult, speak: bool = True) -> None:
+    async def _respond(self, result: TurnResult, dialogue: Dialogue, speak: bool = True) -> None:
         policy = self.c.policy
         confirmed = False
-        if policy.pending():
-            # The turn answers "Unlock the front door?": only a yes of that language runs the held calls.
-            assert policy.held is not None
-            result.lang = policy.held.lang
-            answer, calls = policy.answer(result.transcript)
+        answer: str | None = None
+        calls: list[ToolCall] = []
+        with confirmations(policy, dialogue):  # this conversation's held calls only
+            if policy.pending():
+                # The turn answers "Unlock the front door?": only a yes of that language runs the held calls.
+                assert policy.held is not None
+                result.lang = policy.held.lang
+                answer, calls = policy.answer(result.transcript)
+        if answer is not None:
             self.trace.emit(EventType.CONFIRM_ANSWER, answer=answer, names=[c.name for c in calls])
             if answer != "yes":
                 await self._reply(result, phrase(result.lang, "confirm.cancelled"), speak)
                 return
             decision, confirmed = Decision("call", calls=calls, source="confirmed"), True
         else:
-            picked = self._chosen(result)
+            picked = self._chosen(result, dialogue) or _unasked(result, dialogue)
             try:
                 decision = picked if picked is not None else await self._blocking(
-                    Stage.AGENT, self.c.router().decide, result.transcript, result.lang)
+                    Stage.AGENT, self.c.router().decide, result.transcript, result.lang, dialogue)
             except (ModelError, AssetError) as e:  # a model that cannot load or evaluate ends this turn, not the daemon
                 raise PipelineError(e.code, str(e), "error.internal") from e
             if decision.evaluated:
@@ -249,9 +258,11 @@ class Pipeline:
             if decision.kind == "call" and len(decision.calls) > self.cfg.agent.max_calls:
                 decision = Decision("abstain", reason=f"{len(decision.calls)} calls, over agent.max_calls",
                                     source=decision.source, say="agent.too_many")
-            if decision.kind == "call" and policy.review(decision.calls, result.lang) is None:
+            with confirmations(policy, dialogue):
+                held = decision.kind == "call" and policy.review(decision.calls, result.lang) is None
+                question = policy.question(result.lang) if held else ""
+            if held:
                 result.decision = decision
-                question = policy.question(result.lang)
                 first = next(c for c in decision.calls if policy.needs_confirmation(c))
                 self.trace.emit(EventType.CONFIRM_REQUEST, name=first.name, arguments=first.arguments,
                                 question=question, calls=[{"name": c.name, "arguments": c.arguments}
@@ -289,7 +300,7 @@ class Pipeline:
                 result.results.append(tool_result)
                 said = phrase(result.lang, tool_result.phrase, **tool_result.spoken_values(result.lang))
                 if (choice := held_choice(call, tool_result, result.lang, self.cfg.agent.clarify_timeout_s)):
-                    self.c.choice = choice  # "Which one: …?" — the next utterance may name it
+                    dialogue.choice = choice  # "Which one: …?" — this conversation's next utterance may name it
                     self.trace.emit(EventType.CLARIFY, question=said, name=call.name, missing=choice.argument,
                                     candidates=choice.candidates, source="tool")
                 replies.append(said)
@@ -301,10 +312,10 @@ class Pipeline:
             ok = all(r.ok for r in result.results)
             await self._notify("action" if ok else "error", result.reply, result.lang, replace=confirmed)
 
-    def _chosen(self, result: TurnResult) -> Decision | None:
-        """The answer to a tool's "which one?": the held call with the named device, or None (the question is
-        dropped, and the utterance is a request of its own)."""
-        choice, self.c.choice = self.c.choice, None
+    def _chosen(self, result: TurnResult, dialogue: Dialogue) -> Decision | None:
+        """The answer to this conversation's "which one?": the held call with the named device, or None (the
+        question is dropped, and the utterance is a request of its own)."""
+        choice, dialogue.choice = dialogue.choice, None
         if choice is None or time.monotonic() > choice.deadline:
             return None
         name = chosen(choice, result.transcript)
@@ -368,3 +379,12 @@ class Pipeline:
         self.trace.emit(EventType.REPLY, text=result.reply, lang=result.lang)
         if speak:
             result.speech = await self._speak(result.reply, result.lang)
+
+
+def _unasked(result: TurnResult, dialogue: Dialogue) -> Decision | None:
+    """A bare "yes" or "no" in a conversation with no question open: said so, never read as someone else's
+    answer (nor sent to the model)."""
+    if dialogue.is_open() or answer_of(result.transcript, result.lang) == "other":
+        return None
+    return Decision("abstain", reason="no question is open in this conversation", source="dialogue",
+                    say="confirm.nothing_open")

@@ -1,0 +1,93 @@
+"""One conversation's open state — the question asked, the calls held for a yes, the "which one?", its language —
+kept apart per requester: the local microphone ("local"), each D-Bus sender ("dbus:<unique name>"), each MQTT
+conversation ("mqtt:<id>"). An answer is only ever read in the conversation that was asked; a request from
+another one is a turn of its own and leaves the question open (until it times out, as before)."""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from ..agent.fastpath import Pending
+from .choice import Choice
+from .policy import ConfirmationPolicy, Held
+
+LOCAL = "local"  # the microphone and `hearthd ask` (and its --then answers)
+MAX_DIALOGUES = 64
+IDLE_S = 600.0  # a conversation with nothing open and no turn for this long is forgotten (its language with it)
+
+
+@dataclass
+class Dialogue:
+    """The open state of one conversation."""
+
+    id: str
+    pending: Pending | None = None  # the Router's open clarification ("For what time?")
+    held: Held | None = None  # calls waiting for a yes ("Unlock the front door?")
+    choice: Choice | None = None  # a tool's open "Which one: …?"
+    lang: str | None = None  # its last language, for a turn that does not show its own
+    used: float = field(default_factory=time.monotonic)
+
+    def is_open(self, now: float | None = None) -> bool:
+        """A question of this conversation is waiting for its answer (none past its deadline)."""
+        now = time.monotonic() if now is None else now
+        return any(state is not None and now < state.deadline for state in (self.pending, self.held, self.choice))
+
+
+class Dialogues:
+    """The conversations by id, bounded: past `max_size` the longest idle one without an open question goes first
+    (then the longest idle one: its question is cancelled, nothing runs); idle past `idle_s` with nothing open,
+    one is forgotten. The local one is never forgotten."""
+
+    def __init__(self, max_size: int = MAX_DIALOGUES, idle_s: float = IDLE_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.max_size = max_size
+        self.idle_s = idle_s
+        self.clock = clock
+        self._by_id: OrderedDict[str, Dialogue] = OrderedDict()  # least recently used first
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __contains__(self, conversation: object) -> bool:
+        return conversation in self._by_id
+
+    def peek(self, conversation: str) -> Dialogue | None:
+        """The conversation if it is known, without touching it."""
+        return self._by_id.get(conversation)
+
+    def get(self, conversation: str) -> Dialogue:
+        """The conversation `conversation` (made when new), marked as just used."""
+        now = self.clock()
+        self._forget_idle(now)
+        dialogue = self._by_id.pop(conversation, None) or Dialogue(conversation)
+        dialogue.used = now
+        self._by_id[conversation] = dialogue
+        while len(self._by_id) > max(self.max_size, 2):
+            self._evict(now, conversation)
+        return dialogue
+
+    def _forget_idle(self, now: float) -> None:
+        for key in [k for k, d in self._by_id.items()
+                    if k != LOCAL and now - d.used > self.idle_s and not d.is_open(now)]:
+            del self._by_id[key]
+
+    def _evict(self, now: float, keep: str) -> None:
+        candidates = [k for k in self._by_id if k not in (LOCAL, keep)]
+        closed = [k for k in candidates if not self._by_id[k].is_open(now)]
+        del self._by_id[(closed or candidates)[0]]
+
+
+@contextmanager
+def confirmations(policy: ConfirmationPolicy, dialogue: Dialogue) -> Iterator[ConfirmationPolicy]:
+    """The policy with this conversation's held calls in its one slot, and what is held afterwards kept by the
+    conversation. The rules are shared; the slot is never left holding anyone's calls. Only around code without an
+    `await`, so no other turn can see the slot in between."""
+    policy.held = dialogue.held
+    try:
+        yield policy
+    finally:
+        dialogue.held, policy.held = policy.held, None

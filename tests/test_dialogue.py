@@ -1,0 +1,104 @@
+"""Each question belongs to its conversation (issue 15, item 1): a confirmation, a clarification or a "which one?"
+is answered only from the conversation that was asked; a request from another one is a turn of its own and the
+question stays open. These turns run over the text chain with real components; the fast path decides them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hearthd.agent.parsing import ToolCall
+from hearthd.daemon.choice import Choice
+from hearthd.daemon.components import Components
+from hearthd.daemon.dialogue import LOCAL, Dialogues
+from hearthd.daemon.pipeline import Pipeline
+from hearthd.events import EventType, Trace
+from hearthd.locale import phrase
+
+
+@pytest.fixture()
+def fresh(base_config, tmp_path, monkeypatch) -> Components:  # type: ignore[no-untyped-def]
+    """Components with their own alarm store (the fast path handles these turns: no model loads)."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    return Components(base_config)
+
+
+async def say(components: Components, text: str, conversation: str = LOCAL) -> tuple[str, list[Any]]:
+    trace = Trace()
+    reply = (await Pipeline(components, trace).run_text(text, conversation=conversation)).reply
+    return reply, trace.events
+
+
+def names(events: list[Any], kind: EventType = EventType.TOOL_CALL) -> list[str]:
+    return [e.fields.get("name", "") for e in events if e.type == kind]
+
+
+async def test_another_conversations_request_is_its_own_turn_and_the_question_stays(fresh: Components) -> None:
+    """A asked "cancel all my alarms"; B's "set an alarm for 3:33 called bee" was taken as A's answer ("Okay, I
+    didn't do it.") and B's request was lost."""
+    fresh.alarms.add("06:00")
+    question, _ = await say(fresh, "cancel all my alarms", "dbus::1.7")
+    assert question == phrase("en", "confirm.cancel_all_alarms")
+    reply, events = await say(fresh, "set an alarm for 3:33 called bee", "dbus::1.8")
+    assert names(events) == ["set_alarm"] and not names(events, EventType.CONFIRM_ANSWER)
+    assert reply != phrase("en", "confirm.cancelled")
+    assert sorted(a.hhmm for a in fresh.alarms.pending()) == ["03:33", "06:00"]
+    # B's "yes" is no answer to A's question either
+    reply, events = await say(fresh, "yes", "dbus::1.8")
+    assert reply == phrase("en", "confirm.nothing_open") and not names(events)
+    assert len(fresh.alarms.pending()) == 2
+    # A's question is still open: A's "no" answers it, and nothing is cancelled
+    reply, events = await say(fresh, "no", "dbus::1.7")
+    assert reply == phrase("en", "confirm.cancelled")
+    assert [e.fields["answer"] for e in events if e.type == EventType.CONFIRM_ANSWER] == ["no"]
+    assert len(fresh.alarms.pending()) == 2
+
+
+async def test_only_the_asker_s_yes_confirms(fresh: Components) -> None:
+    fresh.alarms.add("06:00")
+    await say(fresh, "cancel all my alarms", "mqtt:a")
+    for other in (LOCAL, "mqtt:b", "dbus::1.9"):
+        reply, events = await say(fresh, "yes", other)
+        assert not names(events) and reply == phrase("en", "confirm.nothing_open")
+    assert len(fresh.alarms.pending()) == 1
+    reply, events = await say(fresh, "yes", "mqtt:a")
+    assert names(events) == ["cancel_all_alarms"] and fresh.alarms.pending() == []
+
+
+async def test_a_clarification_is_answered_only_by_its_own_conversation(fresh: Components) -> None:
+    question, _ = await say(fresh, "set an alarm", "dbus::1.7")
+    assert question == phrase("en", "ask.time")
+    # another requester's bare time is not A's answer (and sets nothing on its own)
+    _, events = await say(fresh, "7:30", "dbus::1.8")
+    assert not names(events) and fresh.alarms.pending() == []
+    dialogue = fresh.dialogues.peek("dbus::1.7")
+    assert dialogue is not None and dialogue.pending is not None  # still open
+    _, events = await say(fresh, "for 7:30", "dbus::1.7")
+    assert [e.fields["arguments"] for e in events if e.type == EventType.TOOL_CALL] == [{"time": "07:30"}]
+    assert [a.hhmm for a in fresh.alarms.pending()] == ["07:30"]
+
+
+async def test_the_language_of_one_conversation_is_not_anothers(fresh: Components) -> None:
+    await say(fresh, "поставь будильник", "mqtt:ru")  # "На какое время?"
+    await say(fresh, "set a timer for 5 minutes", "mqtt:en")
+    trace = Trace()
+    result = await Pipeline(fresh, trace).run_text("7:30", conversation="mqtt:ru")  # no script: its own language
+    assert result.lang == "ru" and [a.hhmm for a in fresh.alarms.pending()] == ["07:30"]
+
+
+def test_the_registry_is_bounded_and_forgets_the_idle_first() -> None:
+    now = [0.0]
+    dialogues = Dialogues(max_size=4, idle_s=100, clock=lambda: now[0])
+    dialogues.get(LOCAL)
+    asking = dialogues.get("mqtt:asking")
+    asking.choice = Choice(ToolCall("x", {}), "device", ["a", "b"], "en", float("inf"))
+    for n in range(10):
+        dialogues.get(f"mqtt:{n}")
+    assert len(dialogues) == 4 and LOCAL in dialogues and "mqtt:asking" in dialogues  # open questions stay longest
+    assert "mqtt:9" in dialogues and "mqtt:0" not in dialogues
+    now[0] = 1000.0
+    dialogues.get("mqtt:new")
+    # idle past idle_s with nothing open: forgotten; the local one and an open question are kept
+    assert sorted(k for k in ("local", "mqtt:asking", "mqtt:new", "mqtt:9") if k in dialogues) == \
+        ["local", "mqtt:asking", "mqtt:new"]
