@@ -17,6 +17,7 @@ import yaml
 from ..config import SUPPORTED_LANGUAGES
 from ..numbers import parse_clock, words_of
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
+from ..tools.smarthome import keep_area
 from .agent import Agent, Decision
 from .checks import about_alarm, review
 from .parsing import ToolCall
@@ -213,7 +214,11 @@ class Router:
 
     def _fresh(self, text: str, lang: str) -> Decision:
         # Every decision, the fast path's and the model's, passes the same checks on the user's own words.
-        return review(self._match(text, lang), text, lang, self._registry())
+        decision = review(self._match(text, lang), text, lang, self._registry())
+        if len(split_requests(text, lang)) == 1:  # (several requests: each part keeps its own room, in _several)
+            _keep_rooms(decision, text)
+        return decision
+
 
     def _match(self, text: str, lang: str) -> Decision:
         if about_alarm(text, lang):  # "wake me in twenty minutes" → "at 14:25"; "in 5 minutes open…" stays
@@ -255,6 +260,12 @@ class Router:
             state.pending = Pending(pending.call, decision.missing, combined, lang,
                                     self.clock() + self.clarify_timeout, pending.asked + 1)
         return decision
+
+
+def _keep_rooms(decision: Decision, text: str) -> None:
+    """The one room `text` names kept in each device call (tools.smarthome.keep_area): never a device elsewhere."""
+    for call in decision.calls:
+        call.arguments = keep_area(call.name, call.arguments, text)
 
 
 @cache

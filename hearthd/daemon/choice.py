@@ -10,10 +10,18 @@ from dataclasses import dataclass
 from ..agent.parsing import ToolCall
 from ..tools.registry import ToolResult
 
-# Ordinals people answer with, per language: "the first one", "второй", "दूसरी".
+# Ordinals people answer with, per language: "the first one", "второй", "दूसरी" ("one" alone is not one: "the third
+# one" is the third).
 ORDINALS = {
-    0: {"first", "1", "one", "первый", "первую", "первая", "первое", "पहला", "पहली", "पहले"},
-    1: {"second", "2", "two", "второй", "вторую", "вторая", "второе", "दूसरा", "दूसरी", "दूसरे"},
+    0: {"first", "1", "первый", "первую", "первая", "первое", "पहला", "पहली", "पहले", "pehla", "pahla",
+        "pehli", "pahli"},
+    1: {"second", "2", "two", "второй", "вторую", "вторая", "второе", "दूसरा", "दूसरी", "दूसरे", "doosra", "dusra",
+        "doosri", "dusri"},
+    2: {"third", "3", "three", "третий", "третью", "третья", "третье", "तीसरा", "तीसरी", "तीसरे", "teesra", "tisra",
+        "teesri", "tisri"},
+    3: {"fourth", "4", "four", "четвёртый", "четвертый", "четвёртую", "четвертую", "четвёртая", "четвертая", "चौथा",
+        "चौथी", "चौथे", "chautha", "chauthi"},
+    -1: {"last", "последний", "последнюю", "последняя", "आख़िरी", "आखिरी", "aakhri", "akhri"},
 }
 NAME_ARGUMENTS = ("device", "door", "scene")
 
@@ -50,7 +58,7 @@ def chosen(choice: Choice, answer: str) -> str | None:
         if distinctive and any(w in words for w in distinctive):
             return choice.candidates[i]
     for index, forms in ORDINALS.items():
-        if index < len(choice.candidates) and any(w in forms for w in words):
+        if index < len(choice.candidates) and any(w in forms for w in words):  # -1: "the last one"
             return choice.candidates[index]
     scored = sorted((difflib.SequenceMatcher(None, answer.lower(), c.lower()).ratio(), c) for c in choice.candidates)
     return scored[-1][1] if scored[-1][0] >= 0.75 else None

@@ -384,28 +384,42 @@ class Catalogue:
             return Match(exact, 1.0)
         area = _area_in(text)
         kinds = {c for c, words in COMPONENT_WORDS.items() if any(_has_word(text, w) for w in words)}
-        if area:
-            in_area = [e for e in pool if _area_in(e.area.lower()) == area or _area_in(e.name.lower()) == area]
+        kind_words = set().union(*COMPONENT_WORDS.values())
+        if area:  # a room was said: a device elsewhere is never the one meant ("в кухне" is not the living room)
+            pool = [e for e in pool if _area_in(e.area.lower()) == area or _area_in(e.name.lower()) == area]
             if kinds:
-                in_area = [e for e in in_area if e.component in kinds] or in_area
-            if in_area:  # several: a word of one name said beyond the room and the kind decides, else hearthd asks
-                kind_words = set().union(*COMPONENT_WORDS.values())
-                extra = [w for w in text.split() if not _area_in(w) and w not in kind_words
-                         and w not in ("the", "my", "in", "on", "of")]
-                named = [e for e in in_area if extra and all(_has_word(e.name.lower(), w) for w in extra)]
-                return Match(named or in_area, 0.9)
-        if kinds and not area:  # "the fan": the only fan there is (several: hearthd asks which)
+                pool = [e for e in pool if e.component in kinds
+                        or any(_has_word(e.name.lower(), w) for k in kinds for w in COMPONENT_WORDS[k])]
+            if not pool:
+                return Match([])
+            # several: a word of one name said beyond the room and the kind decides, else hearthd asks
+            extra = [w for w in _words(text) if not _area_in(w) and w not in kind_words]
+            named = [e for e in pool if extra and all(_has_word(e.name.lower(), w) for w in extra)]
+            return Match(named or pool, 0.9)
+        if kinds:  # "the fan": the only fan there is (several: hearthd asks which)
             of_kind = [e for e in pool if e.component in kinds]
-            named = [e for e in of_kind if all(_has_word(e.name.lower(), w) or w in COMPONENT_WORDS.get(e.component, ())
-                                               for w in text.split() if w not in ("the", "my"))]
-            if named or of_kind:
-                return Match(named or of_kind, 0.8)
+            extra = [w for w in _words(text) if w not in kind_words]
+            named = [e for e in of_kind if all(_has_word(e.name.lower(), w) for w in extra)]
+            if of_kind and not extra:
+                return Match(of_kind, 0.8)
+            if named:
+                return Match(named, 0.8)
+            # "porch light": a name no light has is an unknown device, never "which of the lights?"
         scored = sorted(((difflib.SequenceMatcher(None, text, e.name.lower()).ratio(), e) for e in pool),
                         key=lambda x: -x[0])
         best = scored[0][0]
         if best < self.min_score:
             return Match([], best)
         return Match([e for s, e in scored if s >= best - 0.02], best)
+
+
+# Words around a device's name that name nothing: articles, prepositions, case particles.
+FILLERS = frozenset({"the", "my", "a", "an", "in", "on", "of", "at", "please", "в", "во", "на", "у", "мой", "моя",
+                     "мою", "का", "की", "के", "में", "वाली", "वाला", "वाले", "को"})
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in (w.strip(".,!?;:।") for w in text.split()) if w and w not in FILLERS]
 
 
 def _has_word(text: str, word: str) -> bool:
@@ -531,6 +545,57 @@ def _speakable(n: float) -> str:
     return str(int(n)) if float(n).is_integer() else str(n)
 
 
+WHICH_NAMED = 4  # a "Which one?" names every candidate up to this many; beyond, the count and the first few
+
+
+def which_one(names: list[str]) -> ToolResult:
+    """"Which one: A, B or C?" — every candidate named (past WHICH_NAMED: how many, and the first three)."""
+    data = {"error": "ambiguous", "candidates": names, "code": "home-ambiguous"}
+    if len(names) == 2:
+        return ToolResult(False, data, "home.which", {"first": names[0], "second": names[1]})
+    if len(names) <= WHICH_NAMED:
+        return ToolResult(False, data, "home.which_many", {"names": ", ".join(names[:-1]), "last": names[-1]})
+    return ToolResult(False, data, "home.which_count", {"names": ", ".join(names[:3])},
+                      counts={"count": (len(names), "device")})
+
+
+# The word for a tool's kind of device, for a call that named none: "set it to 20" said "в кухне" → "kitchen thermostat"
+KIND_WORD = {"light": "light", "switch": "switch", "fan": "fan", "cover": "blinds", "climate": "thermostat",
+             "lock": "door"}
+
+
+def areas_in(text: str) -> set[str]:
+    """Every room `text` names ("кухне" → kitchen)."""
+    folded = text.lower()
+    return {area for area, words in AREA_WORDS.items() if any(_has_word(folded, w) for w in words)}
+
+
+def keep_area(tool: str, arguments: dict[str, Any], text: str) -> dict[str, Any]:
+    """The call's arguments with the one room the user named kept in its device name: a model that dropped the
+    room ("установи температуру на 20 в кухне" → no device) or named another must not reach the device elsewhere.
+    Calls that are not about a device, and utterances naming no room or several, are left as they are."""
+    kinds = KINDS.get(tool)
+    said = areas_in(text)
+    if kinds is None or len(said) != 1:
+        return arguments
+    (area,) = said
+    if tool == "sensor_value":
+        if areas_in(str(arguments.get("area", ""))) == said:
+            return arguments
+        return {**arguments, "area": area}
+    if tool in ("activate_scene", "arm_alarm", "disarm_alarm"):
+        return arguments
+    key = "door" if kinds == ("lock",) else "device"
+    name = str(arguments.get(key, "")).strip()
+    if areas_in(name) == said:
+        return arguments
+    for other in areas_in(name):  # the model's room, not the user's: dropped
+        for w in sorted(AREA_WORDS[other], key=len, reverse=True):
+            name = re.sub(rf"(?<!\w){re.escape(w)}(?!\w)", " ", name, flags=re.IGNORECASE)
+    name = " ".join(name.split()) or KIND_WORD.get(kinds[0], "")
+    return {**arguments, key: f"{area} {name}".strip()}
+
+
 class Refusal(Exception):
     """A request that ends in a spoken answer instead of a command (no such device, which one?, offline)."""
 
@@ -568,9 +633,7 @@ class SmartHome:
             raise Refusal(ToolResult(False, {"error": f"no device matches {said!r}", "code": "home-unknown-device"},
                                      "home.unknown_device", {"name": said}))
         if len(match.entities) > 1:
-            names = sorted(e.name for e in match.entities)
-            raise Refusal(ToolResult(False, {"error": "ambiguous", "candidates": names, "code": "home-ambiguous"},
-                                     "home.which", {"first": names[0], "second": names[1]}))
+            raise Refusal(which_one(sorted(e.name for e in match.entities)))
         entity = match.entities[0]
         if self.catalogue.available.get(entity.key) is False:
             raise Refusal(ToolResult(False, {"entity": entity.key, "code": "home-offline"}, "home.offline",
