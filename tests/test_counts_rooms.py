@@ -10,12 +10,19 @@ from pathlib import Path
 
 import pytest
 
+from hearthd.agent.agent import Decision
+from hearthd.agent.fastpath import FastPath, Router
+from hearthd.agent.parsing import ToolCall
 from hearthd.config import Config
 from hearthd.daemon.components import Components
 from hearthd.daemon.pipeline import Pipeline
-from hearthd.events import Trace
+from hearthd.events import EventType, Trace
 from hearthd.locale import phrase
 from hearthd.spoken import say_count
+from hearthd.tools.alarms import AlarmBook
+from hearthd.tools.discovery import Entity
+from hearthd.tools.registry import ToolRegistry
+from hearthd.tools.smarthome import Catalogue, SmartHome, keep_area
 
 
 @pytest.fixture
@@ -89,3 +96,193 @@ def test_cancelling_all_says_how_many_in_the_question(hearthd: Components) -> No
     assert say(hearthd, "отмени все будильники", "ru") == phrase(
         "ru", "confirm.cancel_all_alarms_many", count=say_count(4, "alarm", "ru"))
     assert len(hearthd.alarms.pending()) == 4
+
+
+# -- item 5: rooms, unknown names, every candidate --------------------------------------------------------------
+
+
+def entity(key: str, component: str, name: str, area: str = "") -> Entity:
+    return Entity(source=key, key=f"{component}.{key}", component=component, name=name, area=area,
+                  config={"command_topic": f"{key}/set", "state_topic": key, "temperature_command_topic": f"{key}/t"})
+
+
+HOME = [entity("k", "light", "Kitchen Light", "Kitchen"), entity("lr", "light", "Living Room Lamp", "Living Room"),
+        entity("bl", "light", "Bedroom Lamp", "Bedroom"), entity("g", "light", "Garage Light", "Garage"),
+        entity("t", "climate", "Living Room Thermostat", "Living Room"), entity("d", "lock", "Front Door", "Hallway")]
+
+
+class Recorder:
+    """The MQTT link as the tools see it: every command that would reach a device."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
+
+    async def publish(self, topic: str, payload: str, retain: bool = False) -> None:
+        self.sent.append((topic, payload))
+
+
+class StandIn:
+    """The model's part: a fixed decision per text (what a small model was seen to do), abstaining otherwise."""
+
+    def __init__(self, registry: ToolRegistry, answers: dict[str, list[ToolCall]]) -> None:
+        self.registry = registry
+        self.answers = answers
+        self.asked: list[str] = []
+
+    def decide(self, text: str, lang: str, now: object = None, only: str | None = None) -> Decision:
+        self.asked.append(text)
+        calls = self.answers.get(text)
+        if calls is None:
+            return Decision("abstain", reason="no tool fits", source="model")
+        return Decision("call", calls=[ToolCall(c.name, dict(c.arguments)) for c in calls], source="model")
+
+
+def home(entities: list[Entity], answers: dict[str, list[ToolCall]] | None = None
+         ) -> tuple[Router, ToolRegistry, Recorder]:
+    catalogue = Catalogue(None)
+    for e in entities:
+        catalogue.entities[e.key] = e
+    recorder = Recorder()
+
+    async def link() -> Recorder:
+        return recorder
+
+    registry = ToolRegistry([*SmartHome(catalogue, link).tools(), *AlarmBook().tools()])
+    model = StandIn(registry, answers or {})
+    return Router(FastPath(registry), lambda: model), registry, recorder  # type: ignore[arg-type, return-value]
+
+
+def act(router: Router, registry: ToolRegistry, text: str, lang: str) -> list[str]:
+    """What hearthd would say for `text` (each call run, as the pipeline does)."""
+    decision = router.decide(text, lang)
+    if decision.kind != "call":
+        return [phrase(lang, decision.say or "agent.cannot_help", **decision.say_values)]
+    said = []
+    for call in decision.calls:
+        result = asyncio.run(registry.get(call.name).handler(call.arguments))
+        said.append(phrase(lang, result.phrase, **result.spoken_values(lang)))
+    return said
+
+
+@pytest.mark.parametrize("lang,text,call", [
+    # the model drops the room: "set the temperature to 20 in the kitchen", and there is no kitchen thermostat
+    ("ru", "установи температуру на 20 в кухне", ToolCall("set_temperature", {"temperature": 20})),
+    ("en", "make it 21 degrees in the kitchen", ToolCall("set_temperature", {"temperature": 21})),
+    ("hi", "रसोई में तापमान 22 कर दो", ToolCall("set_temperature", {"temperature": 22})),
+    ("hi", "kitchen mein temperature 19 kar do", ToolCall("set_temperature", {"temperature": 19})),
+    # the model names the room it knows instead of the one said
+    ("en", "heat the bedroom to 20 please", ToolCall("set_temperature", {"temperature": 20,
+                                                                         "device": "living room thermostat"})),
+    ("ru", "включи свет в гараже", ToolCall("turn_on", {"device": "kitchen light"})),
+])
+def test_a_device_outside_the_room_said_is_never_chosen(lang: str, text: str, call: ToolCall) -> None:
+    router, registry, recorder = home(HOME, {text: [call]})
+    said = act(router, registry, text, lang)
+    if call.name == "turn_on":  # the garage has a light: that one, not the kitchen's
+        assert said == [phrase(lang, "home.on", name="Garage Light")]
+        assert recorder.sent == [("g/set", "ON")]
+        return
+    assert said[0].startswith(phrase(lang, "home.unknown_device", name="§").split("§")[0])
+    assert recorder.sent == []  # the living-room thermostat got nothing
+
+
+def test_keep_area_leaves_calls_that_name_the_room_or_no_room() -> None:
+    assert keep_area("turn_on", {"device": "kitchen light"}, "включи свет на кухне") == {"device": "kitchen light"}
+    assert keep_area("turn_on", {"device": "lamp"}, "turn on the lamp") == {"device": "lamp"}
+    assert keep_area("set_alarm", {"time": "07:00"}, "alarm at 7 in the kitchen") == {"time": "07:00"}
+    assert keep_area("sensor_value", {"quantity": "temperature"}, "какая температура в спальне") == \
+        {"quantity": "temperature", "area": "bedroom"}
+
+
+@pytest.mark.parametrize("lang,text,name", [
+    ("en", "turn on the porch light", "porch light"), ("en", "switch off the nursery lamp", "nursery lamp"),
+    ("ru", "включи свет на крыльце", "свет на крыльце"), ("hi", "बरामदे की लाइट जलाओ", "बरामदे की लाइट"),
+    ("hi", "balcony ki light on karo", "balcony light"),
+])
+def test_an_unknown_name_with_a_kind_word_is_said_to_be_unknown(lang: str, text: str, name: str) -> None:
+    verb = "turn_off" if "off" in text else "turn_on"
+    router, registry, recorder = home(HOME, {text: [ToolCall(verb, {"device": name})]})
+    assert act(router, registry, text, lang) == [phrase(lang, "home.unknown_device", name=name)]
+    assert recorder.sent == []
+
+
+LIGHTS = [entity(f"l{i}", "light", name, "") for i, name in
+          enumerate(["Desk Lamp", "Floor Lamp", "Reading Lamp", "Ceiling Light", "Strip Light", "Night Light"])]
+
+
+@pytest.mark.parametrize("lang", ["en", "ru", "hi"])
+def test_which_one_names_every_candidate(lang: str) -> None:
+    from hearthd.daemon.choice import chosen, held_choice
+
+    text, said = {"en": ("turn on the lamp", "lamp"), "ru": ("включи лампу", "лампу"), "hi": ("लैंप जलाओ", "लैंप")}[lang]
+    router, registry, recorder = home(LIGHTS[:3], {text: [ToolCall("turn_on", {"device": said})]})
+    decision = router.decide(text, lang)
+    (call,) = decision.calls
+    result = asyncio.run(registry.get(call.name).handler(call.arguments))
+    question = phrase(lang, result.phrase, **result.spoken_values(lang))
+    assert all(name in question for name in ("Desk Lamp", "Floor Lamp", "Reading Lamp")), question
+    choice = held_choice(call, result, lang, 30.0)
+    assert choice is not None
+    third = {"en": "the third one", "ru": "третью", "hi": "तीसरी वाली"}[lang]
+    assert chosen(choice, third) == "Reading Lamp"
+    assert chosen(choice, "teesri wali") == "Reading Lamp"
+    assert recorder.sent == []
+
+
+def test_which_one_over_many_says_how_many_and_the_first_few() -> None:
+    router, registry, _ = home(LIGHTS, {"turn off the light": [ToolCall("turn_off", {"device": "light"})]})
+    assert act(router, registry, "turn off the light", "en") == [
+        phrase("en", "home.which_count", count=say_count(6, "device", "en"),
+               names="Ceiling Light, Desk Lamp, Floor Lamp")]
+
+
+# -- item 4: compound requests ----------------------------------------------------------------------------------
+
+
+def test_a_part_the_model_cannot_do_is_said_and_nothing_is_done(hearthd: Components,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # Asked the whole, the stand-in does what a small model did: the alarm, and the other part dropped.
+    whole = "order a pizza and set an alarm for 7"
+    model = StandIn(hearthd.tools, {whole: [ToolCall("set_alarm", {"time": "07:00"})]})
+    monkeypatch.setattr(hearthd, "agent", lambda: model)
+    assert say(hearthd, whole, "en") == phrase("en", "agent.left_out", part="order a pizza")
+    assert hearthd.alarms.pending() == []  # not half done
+    assert "order a pizza" in model.asked  # the part was asked on its own
+
+
+@pytest.mark.parametrize("lang,text,part", [
+    ("ru", "поставь будильник на семь и закажи такси", "закажи такси"),
+    ("hi", "सात बजे का अलार्म लगाओ और पिज़्ज़ा मंगवाओ", "पिज़्ज़ा मंगवाओ"),
+    ("hi", "7 baje ka alarm lagao aur cab book karo", "cab book karo"),
+])
+def test_a_left_out_part_is_said_in_each_language(hearthd: Components, monkeypatch: pytest.MonkeyPatch, lang: str,
+                                                  text: str, part: str) -> None:
+    model = StandIn(hearthd.tools, {text: [ToolCall("set_alarm", {"time": "07:00"})]})
+    monkeypatch.setattr(hearthd, "agent", lambda: model)
+    assert say(hearthd, text, lang) == phrase(lang, "agent.left_out", part=part)
+    assert hearthd.alarms.pending() == []
+
+
+def test_a_part_the_model_can_do_is_done_with_the_rest(hearthd: Components, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "set an alarm for 6:40 and set a reminder alarm for 6:50 called pills"
+    model = StandIn(hearthd.tools, {"set a reminder alarm for 6:50 called pills":
+                                    [ToolCall("set_alarm", {"time": "06:50", "label": "pills"})]})
+    monkeypatch.setattr(hearthd, "agent", lambda: model)
+    trace = Trace()
+    reply = asyncio.run(Pipeline(hearthd, trace).run_text(text, language="en")).reply
+    assert reply == " ".join([phrase("en", "alarm.set", time="6:40"),
+                              phrase("en", "alarm.set_labeled", time="6:50", label="pills")])
+    assert [(a.hhmm, a.label) for a in hearthd.alarms.pending()] == [("06:40", ""), ("06:50", "pills")]
+
+
+@pytest.mark.parametrize("lang,text,no", [("en", "cancel all my alarms and set an alarm for 7", "no"),
+                                          ("ru", "поставь будильник на семь и отмени все будильники", "нет")])
+def test_a_consequential_part_holds_the_whole_and_says_so(hearthd: Components, lang: str, text: str,
+                                                          no: str) -> None:
+    hearthd.alarms.add("06:20")
+    trace = Trace()
+    question = asyncio.run(Pipeline(hearthd, trace).run_text(text, language=lang)).reply
+    assert question.endswith(phrase(lang, "confirm.rest_waits"))
+    assert [a.hhmm for a in hearthd.alarms.pending()] == ["06:20"] and not trace.of_type(EventType.TOOL_CALL)
+    assert say(hearthd, no, lang) == phrase(lang, "confirm.cancelled")
+    assert [a.hhmm for a in hearthd.alarms.pending()] == ["06:20"]  # neither part done

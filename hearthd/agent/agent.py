@@ -41,6 +41,7 @@ class Decision:
     name_probs: dict[str, float] = field(default_factory=dict)
     relevance: float | None = None  # P(the chosen tool does what was asked), when the check ran
     say: str = ""  # phrase key of the reply when it is not the default one for the kind
+    say_values: dict[str, Any] = field(default_factory=dict)  # that phrase's placeholders ("part": what was left)
     missing: str = ""  # clarify: the required argument to ask for (calls[0] is the call waiting for it)
     evaluated: int = 0  # tokens the model evaluated for this turn (prompt, name choice, arguments, checks)
     prefix: str = ""  # how the catalogue prefix was made ready: warm, loaded or evaluated

@@ -230,16 +230,35 @@ class Router:
         return self._agent().decide(text, lang)
 
     def _several(self, text: str, lang: str) -> Decision | None:
-        """"turn off the light and set an alarm for seven": each part matched on its own; all or nothing."""
+        """"turn off the light and set an alarm for seven": each part decided on its own words, done as a whole.
+        A part the templates do not know is asked of the model alone (asked the whole, a small model often makes one
+        call and drops the rest). A part that still cannot be done is said, and none is done: never half a request
+        done and the other half dropped in silence. No part known to the templates: the model reads the whole."""
         assert self.fast_path is not None
         parts = split_requests(text, lang)
         if len(parts) < 2:
             return None
         decisions = [self.fast_path.match(part, lang) for part in parts]
-        if not all(d is not None and d.kind == "call" for d in decisions):
+        if not any(d is not None and d.kind == "call" for d in decisions):
             return None
-        calls = [c for d in decisions if d is not None for c in d.calls]
-        return Decision("call", calls=calls, source="fastpath", name_probs={c.name: 1.0 for c in calls})
+        registry = self._registry()
+        for i, part in enumerate(parts):
+            if decisions[i] is None:
+                decisions[i] = review(self._agent().decide(part, lang), part, lang, registry)
+        done = [d for d in decisions if d is not None and d.kind == "call" and d.calls]
+        if len(done) == len(parts):
+            for part, d in zip(parts, done, strict=True):
+                _keep_rooms(d, part)
+            calls = [c for d in done for c in d.calls]
+            source = "fastpath" if all(d.source == "fastpath" for d in done) else "model"
+            return Decision("call", calls=calls, source=source,
+                            name_probs={k: v for d in done for k, v in d.name_probs.items()})
+        left = next(p for p, d in zip(parts, decisions, strict=True) if d is None or d.kind != "call" or not d.calls)
+        whole = self._agent().decide(text, lang)  # the cut may have been wrong ("the light and the fan")
+        if whole.kind == "call" and len(whole.calls) >= len(parts):
+            return whole
+        return Decision("abstain", reason=f"part of the request cannot be done: {left!r}", source="fastpath",
+                        say="agent.left_out", say_values={"part": left})
 
     def _follow_up(self, pending: Pending, answer: str, state: OpenQuestion) -> Decision:
         lang = pending.lang

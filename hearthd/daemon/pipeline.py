@@ -274,7 +274,7 @@ class Pipeline:
         if decision.kind == "abstain":
             self.trace.emit(EventType.ABSTAIN, reason=decision.reason, source=decision.source,
                             relevance=None if decision.relevance is None else round(decision.relevance, 3))
-            result.reply = phrase(result.lang, decision.say or "agent.cannot_help")
+            result.reply = phrase(result.lang, decision.say or "agent.cannot_help", **decision.say_values)
         elif decision.kind == "clarify":
             result.reply = ask_phrase(result.lang, decision.missing)
             self.trace.emit(EventType.CLARIFY, question=result.reply, name=decision.calls[0].name,

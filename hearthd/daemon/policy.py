@@ -105,6 +105,8 @@ class ConfirmationPolicy:
     def question(self, lang: str) -> str:
         assert self.held is not None
         parts = [self.confirm_phrase(c, lang) for c in self.held.calls if self.needs_confirmation(c)]
+        if len(parts) < len(self.held.calls):  # "unlock the door and set an alarm": the alarm is said to wait too
+            parts.append(phrase(lang, "confirm.rest_waits"))
         return " ".join(parts)
 
     def pending(self) -> bool:
