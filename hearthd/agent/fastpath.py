@@ -219,7 +219,6 @@ class Router:
             _keep_rooms(decision, text)
         return decision
 
-
     def _match(self, text: str, lang: str) -> Decision:
         if about_alarm(text, lang):  # "wake me in twenty minutes" → "at 14:25"; "in 5 minutes open…" stays
             text = absolute_times(text, lang, self.wall())
