@@ -315,3 +315,53 @@ def test_the_system_bus_policy_lets_only_the_hearthd_user_own_the_name(tmp_path:
     finally:
         daemon.terminate()
         daemon.wait(5)
+
+
+# -- whose question it is (issue 15, item 1) -----------------------------------------------------------------------
+
+
+@pytest.fixture
+async def two_clients(dbus_config: Config, dbus_address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                      ) -> AsyncIterator[tuple[Client, Client, Components]]:
+    """hearthd on the bus with an alarm store of its own, and two programs on separate connections."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    components = Components(dbus_config)
+    bus, _ = await export(Pipeline(components, Trace()), dbus_address)
+    a, b = await Client.connect(dbus_address), await Client.connect(dbus_address)
+    yield a, b, components
+    a.bus.disconnect()
+    b.bus.disconnect()
+    bus.disconnect()
+    await components.close()
+
+
+async def test_another_connections_yes_does_not_answer_the_question(two_clients, dbus_address: str) -> None:
+    """A asked to shut the computer down; B, another program, said "yes" — and it ran. Each sender is its own
+    conversation now: B's yes answers nothing, B's own request is its own turn, A's question stays for A."""
+    a, b, _ = two_clients
+    login1, player = MockLogin1(), MockPlayer("vlc", status="Playing")
+    await start_all(dbus_address, login1, player)
+    try:
+        assert await a.ask("shut down the computer") == phrase("en", "confirm.power_off")
+        assert await b.ask("yes") == phrase("en", "confirm.nothing_open")
+        assert login1.calls == []
+        assert await b.ask("pause the music") == phrase("en", "media.pause")  # handled as B's own turn
+        assert player.calls == [("Pause", ())] and login1.calls == []
+        assert await a.ask("yes") == phrase("en", "power.power_off")  # A's question was still open
+        assert login1.calls == [("PowerOff", (False,))]
+        assert await a.ask("yes") == phrase("en", "confirm.nothing_open")  # and it ran once
+    finally:
+        await stop_all(login1, player)
+
+
+async def test_another_connections_request_is_not_taken_as_the_answer(two_clients) -> None:
+    """A: "cancel all my alarms" (asked); B: "set an alarm for 3:33 called bee" was taken as A's "no": B heard
+    "Okay, I didn't do it." and B's alarm was never set."""
+    a, b, components = two_clients
+    components.alarms.add("06:00")
+    assert await a.ask("cancel all my alarms") == phrase("en", "confirm.cancel_all_alarms")
+    reply = await b.ask("set an alarm for 3:33 called bee")
+    assert reply != phrase("en", "confirm.cancelled") and "bee" in reply
+    assert sorted((x.hhmm, x.label) for x in components.alarms.pending()) == [("03:33", "bee"), ("06:00", "")]
+    assert await a.ask("no") == phrase("en", "confirm.cancelled")  # A's question was still A's to answer
+    assert len(components.alarms.pending()) == 2

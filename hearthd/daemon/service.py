@@ -2,19 +2,22 @@
 
 Desktop widgets, scripts and other programs ask hearthd things, make it speak, start a listening turn and mute
 it; they follow what it does through signals. Every request goes through the same pipeline as speech, so a
-consequential action asked over D-Bus still needs a yes (a second Ask("yes", "")) before it runs.
+consequential action asked over D-Bus still needs a yes (a second Ask("yes", "")) before it runs — from the same
+connection: each sender (its unique bus name) is a conversation of its own, and another program's "yes" is a request
+of its own, never the answer to this one's question.
 """
 
 # No `from __future__ import annotations`: dbus-fast reads these annotations as D-Bus signatures at import.
 
 import asyncio
+import contextvars
 import json
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-from dbus_fast import DBusError, PropertyAccess
+from dbus_fast import DBusError, Message, MessageType, PropertyAccess
 from dbus_fast.annotations import DBusBool, DBusSignature, DBusStr
 from dbus_fast.service import ServiceInterface, dbus_property, method, signal
 
@@ -34,6 +37,21 @@ ERROR_FAILED = "org.hearthd.Assistant1.Error.Failed"  # something unexpected; lo
 
 TwoStrings = Annotated[list[str], DBusSignature("ss")]
 Speaker = Callable[[str, str], Awaitable[None]]
+
+# The unique bus name of the caller of the method being dispatched. dbus-fast does not hand a method its message:
+# a message handler sets this just before the method's task is made, and the task starts with a copy of the context.
+_caller: contextvars.ContextVar[str] = contextvars.ContextVar("hearthd_dbus_caller", default="")
+
+
+def note_caller(message: Message) -> None:
+    """A bus message handler: remember who calls (never handles the message itself)."""
+    if message.message_type == MessageType.METHOD_CALL:
+        _caller.set(message.sender or "")
+
+
+def conversation_of(sender: str) -> str:
+    """The conversation of a D-Bus caller: one per connection (":1.42"); a caller in the process has its own."""
+    return f"dbus:{sender or 'in-process'}"
 
 
 class Assistant(ServiceInterface):
@@ -123,11 +141,12 @@ class Assistant(ServiceInterface):
             text = self._text(text)
         except DBusError as e:
             raise self._refused("Ask", e) from None
+        conversation = conversation_of(_caller.get())
         try:
             async with self._turns:
                 self.set_state("thinking")
                 try:
-                    result = await self.pipeline.run_text(text, language=language)
+                    result = await self.pipeline.run_text(text, language=language, conversation=conversation)
                 finally:
                     self.set_state("idle")
         except Exception as e:  # the turn ended unexpectedly: the asker hears the apology, as a speaker would
@@ -227,6 +246,7 @@ async def export(pipeline: Pipeline, address: str = "", listen: Callable[[], Non
     except Exception as e:
         raise ServiceMissing("session bus", f"cannot connect ({type(e).__name__}: {e})") from None
     assistant = Assistant(pipeline, list(pipeline.cfg.stt.languages), listen, speak, turns)
+    bus.add_message_handler(note_caller)  # Ask reads who calls: each sender is its own conversation
     bus.export(PATH, assistant)
     reply = await bus.request_name(NAME, NameFlag.DO_NOT_QUEUE)
     if reply not in (RequestNameReply.PRIMARY_OWNER, RequestNameReply.ALREADY_OWNER):
