@@ -9,6 +9,7 @@ import asyncio
 import copy
 import itertools
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -88,9 +89,11 @@ def tiny(qwen35_xml_model: Path, base_config: Config) -> ChatModel:
 
 
 def test_the_budget_covers_the_catalogue_prefix(tiny: ChatModel, tmp_path: Path) -> None:
-    """A prefix not ready yet is part of the turn: a budget that ends during it ends the turn ("took too long"),
-    where the prefix used to be evaluated whole, outside the budget."""
+    """In the daemon (which prepares prefixes in the background) a prefix not ready yet is part of the turn: a
+    budget that ends during it ends the turn ("took too long"), where the prefix used to be evaluated whole,
+    outside the budget."""
     agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path, max_turn_s=10.0)
+    agent.prepared_in_background = True
     tokens = len(tiny.prefix_tokens(agent.prefix("ru")))
     real_eval = tiny.llm.eval
 
@@ -109,6 +112,30 @@ def test_the_budget_covers_the_catalogue_prefix(tiny: ChatModel, tmp_path: Path)
     assert tiny.budget_state.deadline == float("inf")  # the next turn starts with no deadline left over
 
 
+def test_a_one_shot_first_use_prepares_the_prefix_before_the_clock_starts(tiny: ChatModel, tmp_path: Path) -> None:
+    """`hearthd ask` on a fresh install (no saved prefix, no daemon warming it): the prefix is made ready first,
+    so a slow machine is slow once instead of saying "took too long" to the first request."""
+    agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path, max_turn_s=10.0)
+    real_eval = tiny.llm.eval
+
+    def slow_eval(batch: list[int]) -> None:  # the prefix's chunks are slow; the turn's own words are not
+        if len(batch) >= 64:
+            threading.Event().wait(0.4)
+        real_eval(batch)
+
+    tiny.llm.eval = slow_eval  # type: ignore[method-assign]
+    try:
+        agent.max_turn_s = 1.5  # less than the prefix takes here (4+ chunks of 0.4 s)
+        started = time.monotonic()
+        decision = agent.decide("поставь будильник на семь", "ru")
+        took = time.monotonic() - started
+    finally:
+        del tiny.llm.eval
+    assert took > agent.max_turn_s  # the prefix alone took longer than a turn may
+    assert decision.say != "agent.too_slow" and decision.prefix == "warm", decision
+    assert list(tmp_path.glob("*.kv"))  # and saved for the next one
+
+
 def test_prepared_prefixes_make_the_first_turn_warm(tiny: ChatModel, tmp_path: Path) -> None:
     agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path, min_relevance=0.5)
     done = agent.prepare(["hi", "en"])
@@ -120,6 +147,9 @@ def test_prepared_prefixes_make_the_first_turn_warm(tiny: ChatModel, tmp_path: P
 
 def test_a_turn_during_the_warm_up_goes_first_and_the_warm_up_resumes(tiny: ChatModel, tmp_path: Path) -> None:
     agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path)
+    agent.prepared_in_background = True  # the daemon's warm-up
+    tiny._snapshots.clear()  # nothing ready from the tests before: the warm-up has work to do
+    tiny.llm.reset()
     slow = threading.Event()
     real_decode = tiny._decode
 

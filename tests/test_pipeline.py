@@ -159,11 +159,11 @@ def test_saved_prompt_prefix_gives_the_same_decision(components, tmp_path: Path)
     try:
         agent.state_dir = tmp_path
         agent.model.llm.reset()
+        assert agent.prepare(["en"])["en"] == "evaluated" and list(tmp_path.glob("*.kv"))
         first = agent.decide("set an alarm for 6 am", "en")
-        assert agent.prefix_status == "evaluated" and list(tmp_path.glob("*.kv"))
         agent.model.llm.reset()
+        assert agent.prepare(["en"])["en"] == "loaded"
         again = agent.decide("set an alarm for 6 am", "en")
-        assert agent.prefix_status == "loaded"
         assert [(c.name, c.arguments) for c in again.calls] == [(c.name, c.arguments) for c in first.calls]
         agent.decide("cancel my alarm at 6 am", "en")
         assert agent.prefix_status == "warm"

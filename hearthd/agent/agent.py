@@ -89,6 +89,11 @@ class Agent:
         self._deadline = float("inf")
         self._relevance = RelevanceCheck(model) if min_relevance > 0 else None
         self.prefix_status = ""
+        # The daemon prepares the prefixes in the background at start-up and after reloads (`prepare`), so there a
+        # turn's budget covers whatever is not ready yet. Anywhere else (one-shot `hearthd ask`, eval) the prefix is
+        # a one-time preparation, made ready before a turn's clock starts: a first use on a slow machine is slow
+        # once, never "took too long".
+        self.prepared_in_background = False
         # `gate()`: held for a whole turn (the daemon's one-inference-at-a-time gate); it yields when the turn's
         # budget started (the end of speech, when the live loop holds the turn), or None: from now.
         self.gate = gate or _no_gate
@@ -184,6 +189,8 @@ class Agent:
         `max_turn_s` covers the whole turn from when it began (the end of speech, when the gate says so): waiting
         for the model, the catalogue prefix if it is not ready yet, the relevance check, thinking and decoding.
         Evaluation is cut mid-prompt when it passes."""
+        if not self.prepared_in_background:
+            self.prepare([lang])
         started = time.monotonic()
         with self.gate() as since, self._model_for_turn():
             budget_from = min(started, since) if since is not None else started

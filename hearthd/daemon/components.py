@@ -221,7 +221,9 @@ class Components:
         if not self.cfg.agent.model and not self.cfg.agent.model_path:
             return {}
         try:
-            return self.agent().prepare(self.prefix_languages(), self._stop_preparing)
+            agent = self.agent()
+            agent.prepared_in_background = True  # from now on a turn's budget covers what is not ready yet
+            return agent.prepare(self.prefix_languages(), self._stop_preparing)
         except Exception as e:  # noqa: BLE001 — the turn that needs the model reports it, with its code
             import logging
 
