@@ -248,6 +248,10 @@ def test_a_part_the_model_cannot_do_is_said_and_nothing_is_done(hearthd: Compone
     assert say(hearthd, whole, "en") == phrase("en", "agent.left_out", part="order a pizza")
     assert hearthd.alarms.pending() == []  # not half done
     assert "order a pizza" in model.asked  # the part was asked on its own
+    # a wrong cut is still read whole: "an hour and a half" is one duration, not "an hour" and a request "a half"
+    model.answers["set a timer for an hour and a half"] = [ToolCall("set_timer", {"seconds": 5400})]
+    assert say(hearthd, "set a timer for an hour and a half", "en") != phrase("en", "agent.left_out", part="a half")
+    assert [t.seconds for t in hearthd.alarms.pending("timer")] == [5400]
 
 
 @pytest.mark.parametrize("lang,text,part", [
@@ -286,3 +290,4 @@ def test_a_consequential_part_holds_the_whole_and_says_so(hearthd: Components, l
     assert [a.hhmm for a in hearthd.alarms.pending()] == ["06:20"] and not trace.of_type(EventType.TOOL_CALL)
     assert say(hearthd, no, lang) == phrase(lang, "confirm.cancelled")
     assert [a.hhmm for a in hearthd.alarms.pending()] == ["06:20"]  # neither part done
+
