@@ -291,3 +291,14 @@ def test_a_consequential_part_holds_the_whole_and_says_so(hearthd: Components, l
     assert say(hearthd, no, lang) == phrase(lang, "confirm.cancelled")
     assert [a.hhmm for a in hearthd.alarms.pending()] == ["06:20"]  # neither part done
 
+
+
+@pytest.mark.parametrize("lang,text,parts", [
+    ("en", "set a timer for an hour and a half", 1), ("en", "turn on the fan and set an alarm for 7", 2),
+    ("ru", "поставь таймер на час и полчаса", 1), ("ru", "включи вентилятор и поставь будильник на семь", 2),
+    ("hi", "एक घंटा और आधा का टाइमर लगाओ", 1), ("hi", "pankha chalao aur 7 baje ka alarm lagao", 2),
+])
+def test_a_joining_word_inside_one_request_is_no_cut(lang: str, text: str, parts: int) -> None:
+    from hearthd.agent.split import split_requests
+
+    assert len(split_requests(text, lang)) == parts

@@ -253,13 +253,11 @@ class Router:
             return Decision("call", calls=calls, source=source,
                             name_probs={k: v for d in done for k, v in d.name_probs.items()})
         left = next(p for p, d in zip(parts, decisions, strict=True) if d is None or d.kind != "call" or not d.calls)
-        # The cut may have been wrong ("an hour and a half", "the light and the fan"): the model reads the whole, and
-        # its decision stands when it does every part or reads the words otherwise — not when it is one part's call
-        # with the rest dropped.
+        # The cut may have been wrong ("the light and the fan"): the model reads the whole, and its decision stands when
+        # it does every part or chooses another action — not when it is one part's action with the rest dropped.
         whole = self._agent().decide(text, lang)
-        known = [(c.name, c.arguments) for d in done for c in d.calls]
-        if whole.kind == "call" and (len(whole.calls) >= len(parts)
-                                     or any((c.name, c.arguments) not in known for c in whole.calls)):
+        known = {c.name for d in done for c in d.calls}
+        if whole.kind == "call" and (len(whole.calls) >= len(parts) or any(c.name not in known for c in whole.calls)):
             return whole
         return Decision("abstain", reason=f"part of the request cannot be done: {left!r}", source="fastpath",
                         say="agent.left_out", say_values={"part": left})

@@ -9,9 +9,20 @@ from importlib import resources
 
 
 @cache
-def _joiners(lang: str) -> tuple[str, ...]:
+def _table(lang: str) -> dict[str, list[str]]:
     text = resources.files("hearthd.locales").joinpath(lang, "split.toml").read_text(encoding="utf-8")
-    return tuple(sorted((w.lower() for w in tomllib.loads(text)["and"]), key=lambda w: -len(w.split())))
+    return tomllib.loads(text)
+
+
+@cache
+def _joiners(lang: str) -> tuple[str, ...]:
+    return tuple(sorted((w.lower() for w in _table(lang)["and"]), key=lambda w: -len(w.split())))
+
+
+@cache
+def _inside(lang: str) -> tuple[tuple[str, ...], ...]:
+    """What follows a joining word inside one request ("an hour and a half"): no cut there."""
+    return tuple(tuple(w.lower().split()) for w in _table(lang).get("not_before", []))
 
 
 def split_requests(text: str, lang: str) -> list[str]:
@@ -22,7 +33,9 @@ def split_requests(text: str, lang: str) -> list[str]:
     while i < len(words):
         for joiner in _joiners(lang):
             size = len(joiner.split())
-            if " ".join(words[i : i + size]).lower() == joiner and parts[-1]:
+            after = tuple(w.lower() for w in words[i + size :])
+            if " ".join(words[i : i + size]).lower() == joiner and parts[-1] \
+                    and not any(after[: len(tail)] == tail for tail in _inside(lang)):
                 parts.append([])
                 i += size
                 break
