@@ -310,3 +310,28 @@ def test_labels_in_russian_and_hindi(text: str, lang: str, call: tuple) -> None:
 
     decision = FastPath(ToolRegistry(AlarmBook().tools())).match(text, lang)
     assert decision is not None and [(c.name, c.arguments) for c in decision.calls] == [call]
+
+
+@pytest.mark.parametrize("lang,setting,cancel,yes,label", [
+    ("en", "set an alarm for {} called gym", "cancel the alarm called gym", "yes", "gym"),
+    ("ru", "поставь будильник на {} с подписью спортзал", "удали будильник под названием спортзал", "да", "спортзал"),
+])
+def test_cancelling_a_label_several_alarms_share_asks_with_the_count(base_config, tmp_path: Path, monkeypatch,  # type: ignore[no-untyped-def]
+                                                                    lang: str, setting: str, cancel: str, yes: str,
+                                                                    label: str) -> None:
+    from hearthd.daemon.components import Components
+    from hearthd.daemon.pipeline import Pipeline
+    from hearthd.events import Trace
+    from hearthd.locale import phrase
+    from hearthd.spoken import say_count
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    c = Components(base_config)
+    for hhmm in ("6:10", "7:10", "8:10"):
+        c.alarms.add(f"0{hhmm}", label)
+    c.alarms.add("09:00")
+    said = [asyncio.run(Pipeline(c, Trace()).run_text(t, language=lang)).reply for t in (cancel, yes)]
+    count = say_count(3, "alarm", lang)
+    assert said[0] == phrase(lang, "confirm.cancel_alarm_many_labeled", count=count, label=label)
+    assert said[1] == phrase(lang, "alarm.cancelled_many_labeled", alarms=count, label=label)
+    assert [(a.hhmm, a.label) for a in c.alarms.pending()] == [("09:00", "")]

@@ -33,6 +33,12 @@ def home() -> Catalogue:
     ("coffe machine", ["Coffee Machine"]),  # a near miss
     ("bedroom light", ["Bed Lamp Left", "Bed Lamp Right"]),  # two: hearthd asks which
     ("garage door", []),  # nothing like it: never a guess
+    ("porch light", []),  # a kind word, but no light has that name: unknown, not "which of the lights?"
+    ("свет на крыльце", []),
+    ("बरामदे की लाइट", []),
+    ("kitchen fan", []),  # a room with no fan: never the kitchen's other devices, nor a fan elsewhere
+    ("вентилятор на кухне", []),
+    ("bedroom coffee machine", []),  # the coffee machine is in the kitchen
     ("tv", []),
 ])
 def test_resolution(home: Catalogue, said: str, expected: list[str]) -> None:

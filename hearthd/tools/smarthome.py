@@ -395,7 +395,9 @@ class Catalogue:
             # several: a word of one name said beyond the room and the kind decides, else hearthd asks
             extra = [w for w in _words(text) if not _area_in(w) and w not in kind_words]
             named = [e for e in pool if extra and all(_has_word(e.name.lower(), w) for w in extra)]
-            return Match(named or pool, 0.9)
+            if named or kinds or not extra:
+                return Match(named or pool, 0.9)
+            # "bedroom coffee machine": a name no device in that room has, and no kind: only a near miss in the room
         if kinds:  # "the fan": the only fan there is (several: hearthd asks which)
             of_kind = [e for e in pool if e.component in kinds]
             extra = [w for w in _words(text) if w not in kind_words]
