@@ -102,3 +102,22 @@ def test_the_registry_is_bounded_and_forgets_the_idle_first() -> None:
     # idle past idle_s with nothing open: forgotten; the local one and an open question are kept
     assert sorted(k for k in ("local", "mqtt:asking", "mqtt:new", "mqtt:9") if k in dialogues) == \
         ["local", "mqtt:asking", "mqtt:new"]
+
+
+def test_hearthd_ask_then_is_one_conversation(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`hearthd ask … --then …`: each --then answers the question the turn before asked (the local conversation)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "hearthd", "ask", "set an alarm", "--then", "for 7:30",
+                           "--then", "cancel all my alarms", "--then", "yes", "--json"],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+    assert [e["name"] for e in events if e["type"] == "tool_call"] == ["set_alarm", "cancel_all_alarms"]
+    replies = [e["text"] for e in events if e["type"] == "reply"]
+    assert replies[:3] == [phrase("en", "ask.time"), "Alarm set for 7:30.", phrase("en", "confirm.cancel_all_alarms")]
+    assert [e["answer"] for e in events if e["type"] == "confirm_answer"] == ["yes"]

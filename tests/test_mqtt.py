@@ -8,6 +8,7 @@ import copy
 import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import aiomqtt
 import pytest
@@ -213,8 +214,8 @@ async def test_automations_ask_and_control_hearthd(mqtt_config: Config, broker: 
     pipeline = Pipeline(components, Trace())
     muted: list[bool] = []
 
-    async def ask(text: str, lang: str | None) -> str:
-        return (await pipeline.run_text(text, language=lang)).reply
+    async def ask(text: str, lang: str | None, conversation: str) -> str:
+        return (await pipeline.run_text(text, language=lang, conversation=conversation)).reply
 
     components.mqtt_one_shot = False
     components.mqtt_handlers = Handlers(ask=ask, mute=muted.append)
@@ -230,7 +231,8 @@ async def test_automations_ask_and_control_hearthd(mqtt_config: Config, broker: 
                 async for m in automation.messages:
                     reply = json.loads(bytes(m.payload))
                     break
-        assert reply == {"text": phrase("ru", "home.off", name="Kitchen Light"), "lang": "ru"}
+        assert reply == {"text": phrase("ru", "home.off", name="Kitchen Light"), "lang": "ru", "id": reply["id"],
+                         "conversation_id": reply["id"]}  # no id asked with: a fresh one, told
         await home.wait_for_command()
         assert home.commands == [(KITCHEN_SET, json.dumps({"state": "OFF"}))]
         await asyncio.sleep(0.2)
@@ -460,7 +462,7 @@ async def test_bad_asks_and_announces_are_refused_and_counted(mqtt_config: Confi
     asked: list[str] = []
     said: list[str] = []
 
-    async def ask(text: str, lang: str | None) -> str:
+    async def ask(text: str, lang: str | None, conversation: str) -> str:
         asked.append(text)
         return "ok"
 
@@ -485,7 +487,7 @@ async def test_bad_asks_and_announces_are_refused_and_counted(mqtt_config: Confi
                 async for m in automation.messages:
                     reply = json.loads(bytes(m.payload))
                     break
-        assert reply == {"text": "ok", "lang": ""}
+        assert {k: reply[k] for k in ("text", "lang")} == {"text": "ok", "lang": ""}
         assert asked == ["what time is it"] and said[0] == "dinner is ready"
         # a run-on announcement is spoken in pieces: Piper's memory grows with the length of one utterance
         assert " ".join(said[1:]) == RUN_ON and max(map(len, said[1:])) <= 200
@@ -504,7 +506,7 @@ async def test_turns_run_beside_the_reader_and_a_full_house_is_busy(mqtt_config:
     release = asyncio.Event()
     muted: list[bool] = []
 
-    async def ask(text: str, lang: str | None) -> str:
+    async def ask(text: str, lang: str | None, conversation: str) -> str:
         await release.wait()
         return f"done: {text}"
 
@@ -527,7 +529,7 @@ async def test_turns_run_beside_the_reader_and_a_full_house_is_busy(mqtt_config:
                     if len(replies) == 2:
                         break
         assert replies[0]["error"] == "mqtt-busy" and replies[0]["lang"] == "ru"
-        assert replies[1] == {"text": "done: first", "lang": ""}
+        assert {k: replies[1][k] for k in ("text", "lang")} == {"text": "done: first", "lang": ""}
         assert components.mqtt.rejected[("ask", "busy")] == 1
     finally:
         await components.close()
@@ -545,3 +547,164 @@ async def test_hearthd_does_not_catalogue_its_own_entities(mqtt_config: Config, 
         assert "Kitchen Light" in {e.name for e in components.catalogue.entities.values()}
     finally:
         await components.close()
+
+
+# -- whose question it is (issue 15, item 1) -----------------------------------------------------------------------
+
+
+class Served:
+    """hearthd's MQTT asks handled by the text chain, one turn at a time (as `run --headless` does)."""
+
+    def __init__(self, cfg: Config) -> None:
+        self.components = Components(cfg)
+        self.pipeline = Pipeline(self.components, Trace())
+        self.turns = asyncio.Lock()
+        self.components.mqtt_one_shot = False
+        self.components.mqtt_handlers = Handlers(ask=self.ask)
+
+    async def ask(self, text: str, lang: str | None, conversation: str = "local") -> str:
+        async with self.turns:
+            return (await self.pipeline.run_text(text, language=lang, conversation=conversation)).reply
+
+
+class Automation:
+    """An MQTT client asking hearthd, reading `reply` and `reply/<id>`."""
+
+    def __init__(self, client: aiomqtt.Client) -> None:
+        self.client = client
+        self.seen: list[tuple[str, dict[str, Any]]] = []
+        self._arrived = asyncio.Condition()
+        self._task = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        async for m in self.client.messages:
+            if m.topic.value != "hearthd/testnode/reply/attributes":  # the reply sensor's, not an answer
+                async with self._arrived:
+                    self.seen.append((m.topic.value, json.loads(bytes(m.payload))))  # type: ignore[arg-type]
+                    self._arrived.notify_all()
+
+    async def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The reply to `request`, checked to come on both topics with the same body."""
+        first = len(self.seen)
+        await self.client.publish("hearthd/testnode/ask", json.dumps(request), qos=1)
+
+        def both() -> bool:
+            new = self.seen[first:]
+            return any(t == "hearthd/testnode/reply" for t, _ in new) and any(t != "hearthd/testnode/reply"
+                                                                              for t, _ in new)
+        async with asyncio.timeout(10), self._arrived:
+            await self._arrived.wait_for(both)
+        (general,) = [body for t, body in self.seen[first:] if t == "hearthd/testnode/reply"]
+        (own,) = [(t, body) for t, body in self.seen[first:] if t != "hearthd/testnode/reply"]
+        assert own == (f"hearthd/testnode/reply/{general['id']}", general)
+        return general
+
+
+@pytest.fixture
+async def automation(mqtt_config: Config, broker: Broker) -> AsyncIterator[tuple[Automation, Served]]:
+    served = Served(mqtt_config)
+    await served.components.mqtt_link().ready()
+    try:
+        async with aiomqtt.Client("127.0.0.1", broker.port, identifier="automation") as client:
+            await client.subscribe([("hearthd/testnode/reply", 1), ("hearthd/testnode/reply/+", 1)])
+            asker = Automation(client)
+            yield asker, served
+            asker._task.cancel()
+    finally:
+        await served.components.close()
+
+
+async def test_an_ask_with_an_id_is_answered_with_it_and_only_its_own_yes_unlocks(automation, home: DeviceSimulator
+                                                                                 ) -> None:
+    asker, _ = automation
+    await asyncio.sleep(0.3)  # the devices are learned
+    question = await asker.ask({"text": "unlock the front door", "id": "a-1"})
+    assert question["id"] == question["conversation_id"] == "a-1"
+    assert question["text"] == phrase("en", "confirm.unlock_door", door="front door")
+    for other in ({"text": "yes"}, {"text": "yes", "id": "b-2"}, {"text": "yes", "id": 7}):
+        reply = await asker.ask(other)
+        assert reply["text"] == phrase("en", "confirm.nothing_open") and reply["id"] not in ("a-1", "")
+    assert reply["id"] == "7"
+    await asyncio.sleep(0.3)
+    assert home.commands_to("front_door") == []
+    # a new request id in A's conversation answers it, and the reply says both
+    done = await asker.ask({"text": "yes", "id": "a-2", "conversation_id": "a-1"})
+    assert (done["text"], done["id"], done["conversation_id"]) == (phrase("en", "home.unlocked", name="Front Door"),
+                                                                   "a-2", "a-1")
+    await home.wait_for_command()
+    assert home.commands_to("front_door") == ["UNLOCK"]
+
+
+async def test_an_ask_without_an_id_gets_one_and_can_be_answered_with_it(automation, home: DeviceSimulator) -> None:
+    asker, served = automation
+    await asyncio.sleep(0.3)
+    question = await asker.ask({"text": "unlock the front door"})
+    given = question["id"]
+    assert given and question["conversation_id"] == given
+    again = await asker.ask({"text": "unlock the front door"})
+    assert again["id"] != given  # each ask without an id is a conversation of its own
+    assert (await asker.ask({"text": "yes", "id": given}))["text"] == phrase("en", "home.unlocked", name="Front Door")
+    await home.wait_for_command()
+    assert home.commands_to("front_door") == ["UNLOCK"]
+    for bad in ("a/b", "#", "+", "attributes", "x" * 65, True, 1.5, [1]):  # a topic level of its own, or no id
+        await asker.client.publish("hearthd/testnode/ask", json.dumps({"text": "yes", "id": bad}), qos=1)
+    await asyncio.sleep(0.5)
+    assert served.components.mqtt.rejected[("ask", "bad-id")] == 8
+
+
+async def test_a_which_one_is_answered_only_by_its_own_conversation(automation, home: DeviceSimulator) -> None:
+    asker, _ = automation
+    ceiling = {"name": "Living Room Ceiling", "cmd_t": "home/lr_ceiling/set", "stat_t": "home/lr_ceiling",
+               "uniq_id": "lr_ceiling", "dev": {"ids": ["lr_ceiling"], "name": "Living Room Ceiling",
+                                                "sa": "Living Room"}}
+    await home.publish_raw("homeassistant/light/lr_ceiling/config", json.dumps(ceiling), retain=True)
+    await asyncio.sleep(0.5)
+    question = await asker.ask({"text": "turn off the living room light", "id": "a"})
+    assert question["text"] == phrase("en", "home.which", first="Living Room Ceiling", second="Living Room Lamp")
+    other = await asker.ask({"text": "turn off the kitchen light", "id": "b"})  # B's own turn
+    assert other["text"] == phrase("en", "home.off", name="Kitchen Light")
+    answer = await asker.ask({"text": "the lamp", "id": "a"})  # A's question is still open
+    assert answer["text"] == phrase("en", "home.off", name="Living Room Lamp")
+    await home.wait_for_command(2)
+    assert home.commands == [(KITCHEN_SET, json.dumps({"state": "OFF"})), ("tasmota_ABC123/cmnd/POWER", "OFF")]
+
+
+async def test_a_dbus_yes_does_not_unlock_an_mqtt_askers_door(automation, home: DeviceSimulator,
+                                                              dbus_address: str) -> None:
+    """The hostile run: A (MQTT) asked to unlock the front door; B, a separate D-Bus client, sent Ask("yes", "")
+    and heard "The Front Door is unlocked."."""
+    from dbus_fast import Message, MessageType
+    from dbus_fast.aio import MessageBus
+
+    from hearthd.daemon.service import NAME, PATH, export
+
+    asker, served = automation
+    bus, _ = await export(served.pipeline, dbus_address, turns=served.turns)
+    b = await MessageBus(bus_address=dbus_address).connect()
+
+    async def b_asks(text: str) -> str:
+        reply = await b.call(Message(destination=NAME, path=PATH, interface=NAME, member="Ask", signature="ss",
+                                     body=[text, ""]))
+        assert reply.message_type == MessageType.METHOD_RETURN, reply.body
+        return str(reply.body[0])
+
+    try:
+        await asyncio.sleep(0.3)
+        question = await asker.ask({"text": "unlock the front door", "id": "door"})
+        assert question["text"] == phrase("en", "confirm.unlock_door", door="front door")
+        assert await b_asks("yes") == phrase("en", "confirm.nothing_open")
+        assert await b_asks("turn off the kitchen light") == phrase("en", "home.off", name="Kitchen Light")
+        await home.wait_for_command()
+        assert home.commands_to("front_door") == []
+        assert (await asker.ask({"text": "yes", "id": "door"}))["text"] == \
+            phrase("en", "home.unlocked", name="Front Door")
+        await home.wait_for_command(2)
+        assert home.commands_to("front_door") == ["UNLOCK"]
+        # and the other way round: B's question is not A's to answer
+        assert await b_asks("unlock the front door") == phrase("en", "confirm.unlock_door", door="front door")
+        assert (await asker.ask({"text": "yes", "id": "door"}))["text"] == phrase("en", "confirm.nothing_open")
+        await asyncio.sleep(0.3)
+        assert home.commands_to("front_door") == ["UNLOCK"]
+    finally:
+        b.disconnect()
+        bus.disconnect()

@@ -94,7 +94,9 @@ class HaDevice:
                          "ent_cat": "diagnostic"},
             "events": {"p": "event", "name": "Events", "stat_t": f"{base}/event", "evt_typ": list(EVENT_TYPES),
                        "ic": "mdi:bell-ring-outline"},
-            "ask": {"p": "text", "name": "Ask", "cmd_t": f"{base}/ask", "cmd_tpl": '{"text": {{ value | tojson }}}',
+            # one conversation for the text box, so a "yes" typed there answers the question it got
+            "ask": {"p": "text", "name": "Ask", "cmd_t": f"{base}/ask",
+                    "cmd_tpl": '{"text": {{ value | tojson }}, "conversation_id": "homeassistant"}',
                     "max": 255, "ic": "mdi:chat-question"},
             "language": {"p": "select", "name": "Language", "stat_t": state, "cmd_t": f"{base}/language/set",
                          "val_tpl": "{{ value_json.language }}", "ops": list(self.link.languages),

@@ -30,7 +30,9 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
     With `audio` (a capture source and a sink) the live loop runs too: wake word, turns, spoken replies, rings."""
     cfg = components.cfg
     said = {"n": 0}
-    turns = asyncio.Lock()  # one turn at a time, whoever asks (D-Bus, MQTT): a pending yes/no belongs to the next
+    # One turn at a time, whoever asks (microphone, D-Bus, MQTT); a question is answered only in its own
+    # conversation (dialogue.py): another requester's "yes" is a request of its own.
+    turns = asyncio.Lock()
     pipeline = Pipeline(components, trace)
     settings = SettingsStore(state_dir() / "settings.json")  # what Home Assistant / D-Bus changed, kept
     file_language = cfg.general.language
@@ -91,9 +93,9 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
         said["n"] += 1
         await write(f"say-{said['n']}.wav", speech.audio, speech.rate)
 
-    async def ask(text: str, lang: str | None) -> str:
+    async def ask(text: str, lang: str | None, conversation: str) -> str:
         async with turns:
-            return (await pipeline.run_text(text, language=lang)).reply
+            return (await pipeline.run_text(text, language=lang, conversation=conversation)).reply
 
     life = Lifecycle(components, trace, turns, config_path, notify)
     life.start()

@@ -3,7 +3,9 @@
 One aiomqtt connection, reconnected with backoff; only cancellation ends it. Every message is handled inside a
 guard: one that is too large, nested too deeply, not finite, too long or that makes a handler raise is dropped,
 counted in `rejected` by kind and reason, and logged (rate-limited); the link reads on. Asks and announces run as
-tasks beside the reader, at most `mqtt.max_turns` at once (an ask beyond that is answered "busy").
+tasks beside the reader, at most `mqtt.max_turns` at once (an ask beyond that is answered "busy"). An ask's
+`conversation_id` (else its `id`) names its conversation: only a later ask with the same one answers a question it
+got; an ask with neither gets a fresh id. Every reply carries the ask's id and is also published on `reply/<id>`.
 Commands are QoS 1. A command given while the broker is away
 waits in a bounded queue and goes out once it is back; if it has not gone out within `mqtt.command_timeout_s`
 it is taken off the queue and reported as not sent — never dropped silently. A command whose publish broke
@@ -18,6 +20,7 @@ import json
 import logging
 import os
 import re
+import secrets
 import socket
 import ssl
 import time
@@ -42,6 +45,10 @@ TURN_TIMEOUT_S = 300.0  # an ask or announce still running after this has hung: 
 # without a sentence break: 1.4 GB; 6,000: 12 GB; 250 kB: an allocation failure). An announcement is spoken in
 # pieces of at most this many characters, cut at sentence ends, else between words.
 ANNOUNCE_PIECE_CHARS = 200
+# An ask's id or conversation_id: it becomes a topic level (`reply/<id>`), so no `/`, `+`, `#` or spaces, and
+# "attributes" is the reply sensor's own `reply/attributes`.
+REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}")
+RESERVED_IDS = frozenset({"attributes"})
 
 def node_id(cfg: MqttConfig) -> str:
     raw = cfg.node_id or socket.gethostname() or "hearthd"
@@ -58,10 +65,21 @@ class Command:
 
 
 @dataclass
+class Request:
+    """An ask or announce as checked: its text and language, and for an ask who asks (`id` matches the reply,
+    `conversation` is whose question it may answer)."""
+
+    text: str
+    lang: str | None
+    id: str = ""
+    conversation: str = ""
+
+
+@dataclass
 class Handlers:
     """What the daemon does when Home Assistant or an automation asks (all optional)."""
 
-    ask: Callable[[str, str | None], Awaitable[str]] | None = None  # text, lang → reply
+    ask: Callable[[str, str | None, str], Awaitable[str]] | None = None  # text, lang, conversation → reply
     announce: Callable[[str, str | None], Awaitable[None]] | None = None
     mute: Callable[[bool], None] | None = None
     listen: Callable[[], None] | None = None
@@ -399,8 +417,8 @@ class MqttLink:
         if self._settled.is_set():
             await self._subscribe_states(client)
 
-    def _request(self, kind: str, payload: bytes) -> tuple[str, str | None]:
-        """An ask or announce payload → (text, lang); ValueError with a short reason when it is refused."""
+    def _request(self, kind: str, payload: bytes) -> Request:
+        """An ask or announce payload, checked; ValueError with a short reason when it is refused."""
         try:
             raw = payload.decode("utf-8")
         except UnicodeDecodeError:
@@ -422,14 +440,20 @@ class MqttLink:
         if not _speakable_text(text):
             raise ValueError("bad-text")
         lang = request.get("lang")
-        return text, lang if isinstance(lang, str) and lang in self.languages else None
+        checked = Request(text, lang if isinstance(lang, str) and lang in self.languages else None)
+        if kind == "ask":
+            given = _request_id(request.get("id"))
+            conversation = _request_id(request.get("conversation_id")) or given
+            checked.id = given or conversation or secrets.token_hex(8)  # no id: a conversation of one turn
+            checked.conversation = conversation or checked.id
+        return checked
 
     def _on_request(self, kind: str, payload: bytes, topic: str) -> None:
         """An ask or announce: checked here, then run as a task beside the reader (so messages keep being read);
         beyond `mqtt.max_turns` in flight an ask is answered "busy" at once and an announce dropped."""
         handler = self.handlers.ask if kind == "ask" else self.handlers.announce
         try:
-            text, lang = self._request(kind, payload)
+            request = self._request(kind, payload)
         except ValueError as e:
             self.reject(kind, str(e), topic)
             return
@@ -439,9 +463,9 @@ class MqttLink:
         if len(self._turns) >= self.cfg.max_turns:
             self.reject(kind, "busy", topic, f"{len(self._turns)} turns in flight (mqtt.max_turns)")
             if kind == "ask":
-                self._spawn(self._reply(_busy_phrase(lang), lang, "mqtt-busy"))
+                self._spawn(self._reply(_busy_phrase(request.lang), request, "mqtt-busy"))
             return
-        self._spawn(self._turn(kind, handler, text, lang, topic), counted=True)
+        self._spawn(self._turn(kind, handler, request, topic), counted=True)
 
     def _spawn(self, coro: Any, counted: bool = False) -> None:
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
@@ -452,34 +476,39 @@ class MqttLink:
             _background.add(task)
             task.add_done_callback(_background.discard)
 
-    async def _turn(self, kind: str, handler: Any, text: str, lang: str | None, topic: str) -> None:
+    async def _turn(self, kind: str, handler: Any, request: Request, topic: str) -> None:
+        lang = request.lang
         try:
             async with asyncio.timeout(TURN_TIMEOUT_S):
                 if kind == "announce":
-                    for piece in pieces(text, ANNOUNCE_PIECE_CHARS):
+                    for piece in pieces(request.text, ANNOUNCE_PIECE_CHARS):
                         await handler(piece, lang)
                     return
-                result = await handler(text, lang)
+                result = await handler(request.text, lang, f"mqtt:{request.conversation}")
         except asyncio.CancelledError:
             raise
         except TimeoutError:
             self.reject(kind, "timeout", topic, f"still running after {TURN_TIMEOUT_S:g} s")
             if kind == "ask":
-                await self._reply(_error_phrase(lang), lang, "mqtt-timeout")
+                await self._reply(_error_phrase(lang), request, "mqtt-timeout")
             return
         except Exception as e:  # the turn's own failure: this request only
             self.reject(kind, f"error:{type(e).__name__}", topic, repr(e)[:200], trace=True)
             if kind == "ask":
-                await self._reply(_error_phrase(lang), lang, "internal")
+                await self._reply(_error_phrase(lang), request, "internal")
             return
         if kind == "ask":
-            await self._reply(str(result), lang)
+            await self._reply(str(result), request)
 
-    async def _reply(self, text: str, lang: str | None, error: str = "") -> None:
-        body: dict[str, Any] = {"text": text, "lang": lang or ""}
+    async def _reply(self, text: str, request: Request, error: str = "") -> None:
+        """The answer to one ask, on `reply` (every asker sees it: they match the id) and on `reply/<id>`."""
+        body: dict[str, Any] = {"text": text, "lang": request.lang or "", "id": request.id,
+                                "conversation_id": request.conversation}
         if error:
             body["error"] = error
-        await self.send_now(f"{self.base}/reply", json.dumps(body, ensure_ascii=False))
+        payload = json.dumps(body, ensure_ascii=False)
+        await self.send_now(f"{self.base}/reply", payload)
+        await self.send_now(f"{self.base}/reply/{request.id}", payload)
 
     async def send_now(self, topic: str, payload: str, retain: bool = False) -> None:
         """Best effort, not queued: hearthd's own state is republished whole on reconnect anyway."""
@@ -503,6 +532,17 @@ class MqttLink:
 
 
 _background: set[asyncio.Task[None]] = set()  # "busy" replies in flight
+
+
+def _request_id(value: Any) -> str:
+    """An ask's id or conversation_id as text ("" when absent); ValueError ("bad-id") when it cannot be one."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**18:
+        value = str(value)
+    if not isinstance(value, str) or not REQUEST_ID.fullmatch(value) or value in RESERVED_IDS:
+        raise ValueError("bad-id")
+    return value
 
 
 def _shown(topic: str) -> str:
