@@ -177,7 +177,7 @@ def test_a_polite_request_put_as_a_question_still_acts(lang: str, text: str,
 
 
 @pytest.mark.parametrize("lang,text,proposed", [
-    ("ru", "какая температура в спальне?", ("sensor_value", {"quantity": "temperature"})),
+    ("ru", "какая температура в спальне?", ("sensor_value", {"quantity": "temperature", "area": "bedroom"})),
     ("en", "is the front door locked?", ("device_state", {"device": "front door"})),
     ("hi", "कितने बजे के अलार्म लगे हैं?", ("list_alarms", {})),
 ])
