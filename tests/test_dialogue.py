@@ -69,9 +69,9 @@ async def test_only_the_asker_s_yes_confirms(fresh: Components) -> None:
 async def test_a_clarification_is_answered_only_by_its_own_conversation(fresh: Components) -> None:
     question, _ = await say(fresh, "set an alarm", "dbus::1.7")
     assert question == phrase("en", "ask.time")
-    # another requester's bare time is not A's answer (and sets nothing on its own)
-    _, events = await say(fresh, "7:30", "dbus::1.8")
-    assert not names(events) and fresh.alarms.pending() == []
+    # another requester's request is its own turn, not A's answer
+    _, events = await say(fresh, "set a timer for 5 minutes", "dbus::1.8")
+    assert names(events) == ["set_timer"] and fresh.alarms.pending() == [] and len(fresh.alarms.pending("timer")) == 1
     dialogue = fresh.dialogues.peek("dbus::1.7")
     assert dialogue is not None and dialogue.pending is not None  # still open
     _, events = await say(fresh, "for 7:30", "dbus::1.7")
