@@ -390,6 +390,8 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
             log.skipped += 1
             continue
         extra = f" answer={row['answer']}" if "answer" in row else ""
+        if row.get("conversation") not in (None, "local"):  # who asked, when not the microphone or the CLI
+            extra += f" from={row['conversation']}"
         if isinstance(row.get("lost"), int) and row["lost"] > 0:  # the disk took no writes for a while
             print(f"({row['lost']} turn{'s' if row['lost'] != 1 else ''} before this one could not be recorded)")
         print(f"{row.get('ts', '')} [{row.get('lang', '')}] {said!r} -> {calls or '-'} policy={row.get('policy')}"

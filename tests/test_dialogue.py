@@ -4,6 +4,7 @@ question stays open. These turns run over the text chain with real components; t
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -53,6 +54,11 @@ async def test_another_conversations_request_is_its_own_turn_and_the_question_st
     assert reply == phrase("en", "confirm.cancelled")
     assert [e.fields["answer"] for e in events if e.type == EventType.CONFIRM_ANSWER] == ["no"]
     assert len(fresh.alarms.pending()) == 2
+    # the audit says who asked each turn, and who answered
+    assert fresh.audit is not None
+    records = [json.loads(line) for line in fresh.audit.path.read_text().splitlines()]
+    assert [(r["conversation"], r.get("policy")) for r in records] == [
+        ("dbus::1.7", "asked"), ("dbus::1.8", "not_needed"), ("dbus::1.8", "not_needed"), ("dbus::1.7", "declined")]
 
 
 async def test_only_the_asker_s_yes_confirms(fresh: Components) -> None:

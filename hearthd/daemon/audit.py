@@ -52,7 +52,9 @@ class AuditLog:
         policy = "not_needed"
         for e in events:
             f = e.fields
-            if e.type == EventType.TOOL_CALL:
+            if e.type == EventType.TRANSCRIPT and f.get("conversation"):
+                entry["conversation"] = f["conversation"]  # who asked: "local", "dbus:<sender>", "mqtt:<id>"
+            elif e.type == EventType.TOOL_CALL:
                 proposed.append({"name": f.get("name"), "arguments": f.get("arguments"), "source": f.get("source")})
             elif e.type == EventType.CONFIRM_REQUEST:
                 proposed.extend({"name": c["name"], "arguments": c["arguments"]} for c in f.get("calls", []))

@@ -180,7 +180,7 @@ class Pipeline:
         if transcript is None:
             transcript = await self._blocking(Stage.STT, self.c.stt().transcribe, speech, language, dialogue.lang)
         self.trace.emit(EventType.TRANSCRIPT, text=transcript.text, lang=transcript.lang, prob=transcript.prob,
-                        lang_source=transcript.source)
+                        lang_source=transcript.source, conversation=dialogue.id)
         self.c.last_lang = dialogue.lang = transcript.lang
         result.transcript, result.lang = transcript.text, transcript.lang
         if not transcript.text.strip():
@@ -218,7 +218,7 @@ class Pipeline:
             text, self.cfg.stt.languages, pending.lang if pending else dialogue.lang or self.cfg.general.language)
         self.c.last_lang = dialogue.lang = lang
         result = TurnResult(transcript=text, lang=lang)
-        self.trace.emit(EventType.TRANSCRIPT, text=text, lang=lang, prob=1.0, source="text")
+        self.trace.emit(EventType.TRANSCRIPT, text=text, lang=lang, prob=1.0, source="text", conversation=dialogue.id)
         try:
             await self._respond(result, dialogue, speak=speak)
         except PipelineError as e:
