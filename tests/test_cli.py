@@ -1,5 +1,6 @@
 import subprocess
 import sys
+from pathlib import Path
 
 
 def hearthd(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -48,14 +49,16 @@ def test_run_without_a_microphone_explains_itself() -> None:
     assert "audio-no-device" in proc.stderr and "--headless" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_ask_cancel_all_alarms_asks_and_no_changes_nothing() -> None:
+def test_ask_cancel_all_alarms_asks_and_no_changes_nothing(tmp_path: Path) -> None:
     """Issue 5's acceptance line, through the CLI: a question, a "no", and no call."""
     import json as _json
+    import os as _os
     import subprocess as _sp
     import sys as _sys
 
+    env = {**_os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}  # alarms of its own, not the user's
     proc = _sp.run([_sys.executable, "-m", "hearthd", "ask", "cancel all my alarms", "--then", "no", "--json"],
-                   capture_output=True, text=True, timeout=120)
+                   capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
     events = [_json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
     kinds = [e["type"] for e in events]
