@@ -317,10 +317,10 @@ def _catalogue(state: Path) -> list[dict[str, Any]]:
 
 
 async def _publish_all(client: aiomqtt.Client, messages: list[tuple[str, str, bytes, bool]]) -> None:
-    """QoS 1, 25 in flight at a time: every message reaches the broker, quickly."""
-    for i in range(0, len(messages), 25):
+    """QoS 1, 200 in flight at a time: every message reaches the broker, quickly."""
+    for i in range(0, len(messages), 200):
         await asyncio.gather(*(client.publish(topic, payload, qos=1, retain=retain)
-                               for _, topic, payload, retain in messages[i:i + 25]))
+                               for _, topic, payload, retain in messages[i:i + 200]))
 
 
 # -- the run ------------------------------------------------------------------------------------------------------
@@ -357,7 +357,8 @@ async def test_the_running_daemon_survives_a_hostile_mqtt_run(broker: Broker, tm
     daemon = Daemon(env, tmp_path / "rings", tmp_path / "daemon.log")
     async with simulator(broker.port) as home:
         await daemon.start()
-        async with aiomqtt.Client("127.0.0.1", broker.port, identifier="hostile-automation") as client:
+        async with aiomqtt.Client("127.0.0.1", broker.port, identifier="hostile-automation",
+                                  max_inflight_messages=200) as client:
             asker = await Asker.connected(client)
             # Models loaded (the agent by one model turn, the voice by one announcement), then the baseline.
             first = await asker.ask("turn off the kitchen light", OFF)
