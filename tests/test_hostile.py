@@ -338,7 +338,7 @@ def broker(tmp_path: Path) -> Any:
     broker.stop()
 
 
-async def test_the_running_daemon_survives_a_hostile_mqtt_run(broker: Broker, tmp_path: Path) -> None:
+async def test_the_running_daemon_survives_ten_thousand_hostile_messages(broker: Broker, tmp_path: Path) -> None:
     import logging
 
     logging.getLogger("mqtt").setLevel(logging.ERROR)  # aiomqtt's "There are 25 pending publish calls."
