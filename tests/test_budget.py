@@ -132,7 +132,7 @@ def test_a_one_shot_first_use_prepares_the_prefix_before_the_clock_starts(tiny: 
     finally:
         del tiny.llm.eval
     assert took > agent.max_turn_s  # the prefix alone took longer than a turn may
-    assert decision.say != "agent.too_slow" and decision.prefix == "warm", decision
+    assert decision.say != "agent.too_slow" and decision.prefix == "evaluated", decision  # by the preparation
     assert list(tmp_path.glob("*.kv"))  # and saved for the next one
 
 

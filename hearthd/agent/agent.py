@@ -189,13 +189,18 @@ class Agent:
         `max_turn_s` covers the whole turn from when it began (the end of speech, when the gate says so): waiting
         for the model, the catalogue prefix if it is not ready yet, the relevance check, thinking and decoding.
         Evaluation is cut mid-prompt when it passes."""
+        began, evaluated = time.monotonic(), self.model.evaluated_total
+        prepared: dict[str, str] = {}
         if not self.prepared_in_background:
-            self.prepare([lang])
+            try:
+                self._check_room(digits_for_times(text, lang), lang, now)  # refused before anything is prepared
+            except RequestTooLong as e:
+                return Decision("abstain", reason=str(e), say="agent.too_much", seconds=time.monotonic() - began)
+            prepared = self.prepare([lang])
         started = time.monotonic()
         with self.gate() as since, self._model_for_turn():
             budget_from = min(started, since) if since is not None else started
             self._deadline = budget_from + self.max_turn_s if self.max_turn_s > 0 else float("inf")
-            evaluated = self.model.evaluated_total
             self._thought: tuple[str, int] = ("", 0)
             self.prefix_status = ""
             text = digits_for_times(text, lang)  # "साढ़े छह" → "6:30": small models read digits far better
@@ -211,10 +216,12 @@ class Agent:
                 decision = Decision("abstain", reason=f"over the {self.max_turn_s:g} s budget", say="agent.too_slow")
             except RequestTooLong as e:
                 decision = Decision("abstain", reason=str(e), say="agent.too_much")
-            decision.seconds = time.monotonic() - started
+            decision.seconds = time.monotonic() - began  # what the user waited for, the preparation too
             decision.evaluated = self.model.evaluated_total - evaluated
             decision.thinking, decision.thinking_tokens = self._thought
-            decision.prefix = self.prefix_status
+            # The prefix's state for this turn: made ready just now by the preparation, or as the turn found it.
+            just_made = prepared.get(lang, "")
+            decision.prefix = just_made if just_made in ("evaluated", "loaded") else self.prefix_status
             return decision
 
     @contextlib.contextmanager
@@ -277,9 +284,9 @@ class Agent:
                         self._busy.notify_all()
         return done
 
-    def _turn(self, text: str, lang: str, now: datetime | None) -> list[int]:
-        """The turn's tokens, ending with the prefill: the catalogue prefix made ready (cached, loaded or
-        evaluated), the user's words, and with agent.thinking on, what the model thought."""
+    def _check_room(self, text: str, lang: str, now: datetime | None) -> tuple[str, str]:
+        """(rendered prompt, its catalogue prefix) when the request fits the context with room for the answer;
+        RequestTooLong when it does not (tokenising only: nothing is evaluated)."""
         rendered, prefix = self._render(text, lang, now), self.prefix(lang)
         if not rendered.startswith(prefix):  # a template that renders the system turn differently per user turn
             prefix = ""
@@ -291,6 +298,12 @@ class Agent:
             raise RequestTooLong(f"the request is {words} tokens; the context has room for {max(room, 0)}")
         if self._relevance is not None:
             self._relevance.check_room(text)
+        return rendered, prefix
+
+    def _turn(self, text: str, lang: str, now: datetime | None) -> list[int]:
+        """The turn's tokens, ending with the prefill: the catalogue prefix made ready (cached, loaded or
+        evaluated), the user's words, and with agent.thinking on, what the model thought."""
+        rendered, prefix = self._check_room(text, lang, now)
         # The prefix is ready when the daemon warmed it up; if not, evaluating it is part of this turn's budget
         # (cut mid-prompt when the budget ends: the next turn, or the warm-up, goes on from what was evaluated).
         self.prefix_status, tokens = self.model.prompt_tokens(prefix, rendered[len(prefix):], self.state_dir)
