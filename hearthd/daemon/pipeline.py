@@ -245,7 +245,7 @@ class Pipeline:
                 return
             decision, confirmed = Decision("call", calls=calls, source="confirmed"), True
         else:
-            picked = self._chosen(result, dialogue) or _unasked(result, dialogue)
+            picked = self._chosen(result, dialogue) or _unasked(result, dialogue, self.c.router().fast_path)
             try:
                 decision = picked if picked is not None else await self._blocking(
                     Stage.AGENT, self.c.router().decide, result.transcript, result.lang, dialogue)
@@ -381,10 +381,12 @@ class Pipeline:
             result.speech = await self._speak(result.reply, result.lang)
 
 
-def _unasked(result: TurnResult, dialogue: Dialogue) -> Decision | None:
+def _unasked(result: TurnResult, dialogue: Dialogue, fast_path: Any = None) -> Decision | None:
     """A bare "yes" or "no" in a conversation with no question open: said so, never read as someone else's
-    answer (nor sent to the model)."""
+    answer (nor sent to the model). A word that is also a command ("stop" a ringing alarm) stays a command."""
     if dialogue.is_open() or answer_of(result.transcript, result.lang) == "other":
+        return None
+    if fast_path is not None and fast_path.match(result.transcript, result.lang) is not None:
         return None
     return Decision("abstain", reason="no question is open in this conversation", source="dialogue",
                     say="confirm.nothing_open")
