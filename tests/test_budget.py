@@ -136,6 +136,36 @@ def test_a_one_shot_first_use_prepares_the_prefix_before_the_clock_starts(tiny: 
     assert list(tmp_path.glob("*.kv"))  # and saved for the next one
 
 
+def test_a_live_turn_that_prepares_its_prefix_gets_its_budget_after_it(tiny: ChatModel, tmp_path: Path) -> None:
+    """The live loop without the daemon's warm-up: the gate says the turn began at the end of speech, before the
+    prefix was prepared; the budget starts once the prefix is ready, or every first turn would be cut."""
+    import contextlib
+
+    end_of_speech = time.monotonic()
+
+    @contextlib.contextmanager
+    def gate():  # type: ignore[no-untyped-def]
+        yield end_of_speech
+
+    agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path, max_turn_s=1.5, gate=gate)
+    tiny._snapshots.clear()
+    tiny.llm.reset()
+    real_eval = tiny.llm.eval
+
+    def slow_eval(batch: list[int]) -> None:
+        if len(batch) >= 64:
+            threading.Event().wait(0.4)
+        real_eval(batch)
+
+    tiny.llm.eval = slow_eval  # type: ignore[method-assign]
+    try:
+        decision = agent.decide("поставь будильник на семь", "ru")
+    finally:
+        del tiny.llm.eval
+    assert time.monotonic() - end_of_speech > agent.max_turn_s
+    assert decision.say != "agent.too_slow", decision
+
+
 def test_prepared_prefixes_make_the_first_turn_warm(tiny: ChatModel, tmp_path: Path) -> None:
     agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path, min_relevance=0.5)
     done = agent.prepare(["hi", "en"])

@@ -200,6 +200,8 @@ class Agent:
         started = time.monotonic()
         with self.gate() as since, self._model_for_turn():
             budget_from = min(started, since) if since is not None else started
+            if prepared.get(lang) in ("evaluated", "loaded"):
+                budget_from = started  # this turn just prepared its prefix: the budget starts after that
             self._deadline = budget_from + self.max_turn_s if self.max_turn_s > 0 else float("inf")
             self._thought: tuple[str, int] = ("", 0)
             self.prefix_status = ""
