@@ -71,3 +71,12 @@ def optional_text(lang: str, name: str) -> str | None:
         return _read(lang, name).strip() or None
     except LocaleError:
         return None
+
+
+@cache
+def table(lang: str, name: str) -> dict[str, Any]:
+    """A language's TOML data file (locales/<lang>/<name>: clock words, decline words), parsed once; {} if none."""
+    try:
+        return tomllib.loads(_read(lang, name))
+    except LocaleError:
+        return {}

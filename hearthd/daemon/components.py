@@ -21,6 +21,7 @@ from ..config import Config, TtsConfig, state_dir, xdg_dir
 from ..tools.alarms import AlarmBook
 from ..tools.battery import Battery
 from ..tools.bus import Bus
+from ..tools.clock import Clock
 from ..tools.media import MediaPlayers
 from ..tools.network import NetworkManager
 from ..tools.notify import Notifier
@@ -70,7 +71,8 @@ class Components:
         self.mqtt_one_shot = True  # `hearthd run` sets False: then hearthd also publishes itself
         self.mqtt_handlers: Any = None
         home = SmartHome(self.catalogue, self._home_link).tools() if cfg.mqtt.enabled else []
-        self.tools = ToolRegistry(self.alarms.tools() + self.desktop_tools() + home)
+        self.clock = Clock(zone=cfg.general.timezone)  # the time and date, read in the configured zone
+        self.tools = ToolRegistry(self.alarms.tools() + self.clock.tools() + self.desktop_tools() + home)
         self._cache: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._load_problems: dict[str, str] = {}  # a part that failed to load → why (reported once, see `problems`)
