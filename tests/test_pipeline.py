@@ -15,6 +15,7 @@ import pytest
 from hearthd.audio.wavio import read_wav
 from hearthd.daemon.pipeline import Pipeline
 from hearthd.events import EventType, Trace
+from hearthd.locale import phrase
 
 from .conftest import SAMPLES
 
@@ -127,13 +128,15 @@ def test_text_request_sets_alarm(components, text: str, args: dict) -> None:  # 
     assert [(c.fields["name"], c.fields["arguments"]) for c in calls] == [("set_alarm", args)]
 
 
-@pytest.mark.parametrize("text", ["what is the capital of France", "tell me a joke", "какая столица Франции"])
-def test_out_of_scope_question_calls_no_tool(components, text: str) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("text,lang,kind", [("what is the capital of France", "en", "knowledge"),
+                                            ("tell me a joke", "en", "chat"),
+                                            ("какая столица Франции", "ru", "knowledge")])
+def test_out_of_scope_question_calls_no_tool(components, text: str, lang: str, kind: str) -> None:  # type: ignore[no-untyped-def]
     trace = Trace()
     result = asyncio.run(Pipeline(components, trace).run_text(text))
     assert not trace.of_type(EventType.TOOL_CALL)
     assert trace.of_type(EventType.ABSTAIN)
-    assert result.reply.startswith(("Sorry, I can't help", "Извините, с этим"))  # type: ignore[attr-defined]
+    assert result.reply == phrase(lang, f"decline.{kind}")  # type: ignore[attr-defined]  # why (agent/declines.py)
 
 
 def test_cli_run_writes_trace_and_reply_wav(tmp_path: Path) -> None:

@@ -7,9 +7,10 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from ..agent.agent import Agent
+from ..agent.declines import DeclineFirst
 from ..agent.fastpath import FastPath, Router
 from ..agent.model import ChatModel
 from ..assets import AssetStore
@@ -194,8 +195,11 @@ class Components:
 
     def router(self) -> Router:
         """The fast path, then the model; the model loads only when a turn reaches it."""
+        # with the templates, "what's the weather" is declined by code, not by a model turn (agent/declines.py)
+        first = cast(Agent, DeclineFirst(self.agent))
+        model = (lambda: first) if self.cfg.agent.fast_path else self.agent
         return self._once("router", lambda: Router(FastPath(self.tools) if self.cfg.agent.fast_path else None,
-                                                   self.agent, self.cfg.agent.clarify_timeout_s,
+                                                   model, self.cfg.agent.clarify_timeout_s,
                                                    self.cfg.agent.clarify_turns))
 
     def agent(self) -> Agent:

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..agent.agent import Decision
+from ..agent.declines import decline_phrase
 from ..agent.model import ModelError
 from ..agent.parsing import ToolCall
 from ..assets import AssetError
@@ -274,7 +275,9 @@ class Pipeline:
         if decision.kind == "abstain":
             self.trace.emit(EventType.ABSTAIN, reason=decision.reason, source=decision.source,
                             relevance=None if decision.relevance is None else round(decision.relevance, 3))
-            result.reply = phrase(result.lang, decision.say or "agent.cannot_help", **decision.say_values)
+            # a generic decline says why when the request is of a kind hearthd cannot serve ("the weather: no internet")
+            say = decision.say or decline_phrase(result.transcript, result.lang) or "agent.cannot_help"
+            result.reply = phrase(result.lang, say, **decision.say_values)
         elif decision.kind == "clarify":
             result.reply = ask_phrase(result.lang, decision.missing)
             self.trace.emit(EventType.CLARIFY, question=result.reply, name=decision.calls[0].name,
