@@ -95,7 +95,8 @@ ASKED = [
     ("ru", "какой сегодня день недели", WEEKDAY), ("ru", "какой сегодня день", WEEKDAY),
     ("ru", "что сегодня за день", WEEKDAY), ("ru", "сегодня какой день недели?", WEEKDAY),
     ("hi", "aaj kaun sa din hai", WEEKDAY), ("hi", "आज कौन सा दिन है", WEEKDAY), ("hi", "आज क्या दिन है?", WEEKDAY),
-    ("hi", "aaj konsa din hai", WEEKDAY), ("hi", "आज कौनसा वार है", WEEKDAY),
+    ("hi", "aaj konsa din hai", WEEKDAY), ("hi", "आज कौनसा वार है", WEEKDAY), ("hi", "aaj ka din kaunsa hai", WEEKDAY),
+    ("hi", "आज का दिन कौन सा है", WEEKDAY), ("en", "what's today?", DATE),
 ]
 
 
