@@ -36,6 +36,11 @@ _RING_DAYS = {"daily": set(range(7)), "weekdays": set(range(5)), "weekends": {5,
               **{d: {i} for i, d in enumerate(REPEATS[3:])}}
 _SECONDS = {"type": "integer", "minimum": 1, "maximum": 86400, "x-ground": "duration",
             "description": "the duration in seconds"}
+# A timer's name ("the pizza timer"): the same kind of value as an alarm's label, so it must be the user's words.
+_TIMER_LABEL = {"type": "string", "minLength": 1, "maxLength": 40, "x-ground": "words",
+                "description": "the timer's name, in the user's words"}
+_DIRECTION = {"type": "string", "enum": ["add", "subtract"]}
+_PAUSE = {"type": "string", "enum": ["pause", "resume"]}
 
 # The language of the turn that runs a handler: an alarm rings its label in the language it was set in.
 turn_language: ContextVar[str] = ContextVar("turn_language", default="en")
@@ -51,10 +56,11 @@ CREATE TABLE IF NOT EXISTS alarms (
     label TEXT NOT NULL DEFAULT '',
     lang TEXT NOT NULL DEFAULT 'en',         -- the language it was set in (spoken when it rings)
     seconds INTEGER,                         -- timers: the duration asked for
-    state TEXT NOT NULL DEFAULT 'pending',   -- pending | ringing | done | cancelled | missed
+    state TEXT NOT NULL DEFAULT 'pending',   -- pending | ringing | done | cancelled | missed | paused (timers)
     created_utc TEXT NOT NULL,
     repeat TEXT NOT NULL DEFAULT '',         -- '' (once) | daily | weekdays | weekends | monday … sunday
-    wall TEXT NOT NULL DEFAULT ''            -- HH:MM on the wall clock, for the next occurrence of a repeat
+    wall TEXT NOT NULL DEFAULT '',           -- HH:MM on the wall clock, for the next occurrence of a repeat
+    left_s INTEGER                           -- a paused timer: the seconds it had left (at_utc means nothing then)
 );
 CREATE INDEX IF NOT EXISTS alarms_due ON alarms (state, at_utc);
 """
@@ -72,6 +78,7 @@ class Alarm:
     seconds: int | None = None
     state: str = "pending"
     repeat: str = ""
+    left: int | None = None  # a paused timer: seconds left
 
     @property
     def hhmm(self) -> str:
@@ -84,6 +91,8 @@ class Alarm:
             out["seconds"] = self.seconds
         if self.repeat:
             out["repeat"] = self.repeat
+        if self.left is not None:
+            out["left_s"] = self.left
         return out
 
 
@@ -113,6 +122,49 @@ def local_zone(name: str = "") -> tzinfo:
     return datetime.now().astimezone().tzinfo or UTC
 
 
+def _name_words(text: str) -> list[str]:
+    """A name's words folded the way speech-to-text varies them: case, ё/е, Hindi nukta and chandrabindu."""
+    import unicodedata
+
+    from ..numbers import words_of
+
+    text = unicodedata.normalize("NFC", text).lower().replace("ё", "е").replace("\u0901", "\u0902")
+    for mark in ("\u093c", "\u200c", "\u200d"):
+        text = text.replace(mark, "")
+    return [w.strip(".,!?;:'\"«»()") for w in words_of(text) if w.strip(".,!?;:'\"«»()")]
+
+
+def _same_word(a: str, b: str) -> bool:
+    """Equal, or one stem with another ending (пицца / пиццы, pizzas / pizza): a shared start of at least four
+    letters and all but the last two of the shorter word."""
+    stem = max(4, min(len(a), len(b)) - 2)
+    return a == b or (len(a) >= stem and len(b) >= stem and a[:stem] == b[:stem])
+
+
+def same_name(said: str, name: str) -> bool:
+    """Whether `said` names the timer called `name`: every word of the shorter is a word of the other ("pizza"
+    and "pizza timer", "пиццы" and "пицца")."""
+    a, b = _name_words(said), _name_words(name)
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    return bool(short) and all(any(_same_word(w, v) for v in long) for w in short)
+
+
+def timer_label(label: str) -> str:
+    """A timer's name without the words around it that are not one ("the", "my", "hey": timer.not_names in the
+    turn's language and in English): "cancel the timer" read as the name "the" is no name."""
+    from ..locale import phrases
+
+    fillers: set[str] = set()
+    for lang in dict.fromkeys((turn_language.get(), "en")):
+        fillers.update(_name_words(phrases(lang).get("timer.not_names", "").replace(",", " ")))
+    words = label.split()
+    while words and set(_name_words(words[0])) <= fillers:
+        words.pop(0)
+    while words and set(_name_words(words[-1])) <= fillers:
+        words.pop()
+    return " ".join(words).strip(" .,!?;:'\"«»")
+
+
 class AlarmBook:
     """Alarms and timers in SQLite; `now` is injected so tests control the clock (and its zone)."""
 
@@ -138,6 +190,8 @@ class AlarmBook:
         for column in ("repeat", "wall"):  # a store written before recurrence existed
             if column not in have:
                 db.execute(f"ALTER TABLE alarms ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
+        if "left_s" not in have:  # a store written before timers could be paused
+            db.execute("ALTER TABLE alarms ADD COLUMN left_s INTEGER")
 
     def close(self) -> None:
         self._db.close()
@@ -147,14 +201,14 @@ class AlarmBook:
         return str(getattr(tz, "key", None) or self._now().tzname() or "UTC")
 
     def _row(self, row: tuple[Any, ...]) -> Alarm:
-        id_, kind, at_utc, _zone, label, lang, seconds, state, repeat = row
+        id_, kind, at_utc, _zone, label, lang, seconds, state, repeat, left = row
         at = datetime.fromisoformat(at_utc).astimezone(self._now().tzinfo)
-        return Alarm(id_, at, label, kind, lang, seconds, state, repeat)
+        return Alarm(id_, at, label, kind, lang, seconds, state, repeat, left)
 
     def _select(self, where: str, params: tuple[Any, ...] = ()) -> list[Alarm]:
         with self._lock:
             rows = self._db.execute(
-                "SELECT id, kind, at_utc, zone, label, lang, seconds, state, repeat FROM alarms WHERE " + where
+                "SELECT id, kind, at_utc, zone, label, lang, seconds, state, repeat, left_s FROM alarms WHERE " + where
                 + " ORDER BY at_utc, id", params).fetchall()
         return [self._row(r) for r in rows]
 
@@ -345,28 +399,160 @@ class AlarmBook:
         return ToolResult(True, {"cancelled": [a.to_dict() for a in alarms]}, "alarm.cancelled_all",
                           counts={"alarms": (len(alarms), "alarm")})
 
-    async def set_timer(self, args: dict[str, Any]) -> ToolResult:
-        timer = self.add_timer(int(args["seconds"]), str(args.get("label", "")).strip())
-        return ToolResult(True, timer.to_dict(), "timer.set", durations={"duration": int(args["seconds"])})
+    # -- timers: several at once, by name, paused, changed ---------------------------------------------------
 
-    def _soonest_timer(self) -> Alarm | None:
-        timers = self.pending("timer")
-        return timers[0] if timers else None
+    def timers(self) -> list[Alarm]:
+        """Running and paused timers, the one to end first first."""
+        found = self._select("kind = 'timer' AND state IN ('pending', 'paused')")
+        return sorted(found, key=lambda t: (self.left(t), t.id))
+
+    def left(self, timer: Alarm) -> int:
+        """Seconds a timer has left (a paused one: what it had when paused)."""
+        if timer.state == "paused":
+            return int(timer.left or 0)
+        return max(1, round((timer.at - self._now()).total_seconds()))
+
+    def _by_label(self, label: str, timers: list[Alarm]) -> list[Alarm]:
+        """The timers a name said means: "pizza" is the pizza timer (пиццы/пицца, पिज़्ज़ा/पिज्जा alike); a timer
+        without a name is known by the duration it was set for ("the 10 minute timer")."""
+        matches = [t for t in timers if t.label and same_name(label, t.label)]
+        if matches:
+            return matches
+        from ..numbers import parse_duration
+
+        seconds = parse_duration(label, turn_language.get()) or parse_duration(label, "en")
+        return [t for t in timers if seconds and t.seconds == seconds]
+
+    def _named(self, args: dict[str, Any], timers: list[Alarm]) -> list[Alarm] | ToolResult:
+        """The timers a call's `label` names (all of them when it names none), or the answer when there are none."""
+        label = timer_label(str(args.get("label", "")))
+        if label:
+            matches = self._by_label(label, timers)
+            return matches or ToolResult(False, {"label": label}, "timer.not_found", {"label": label})
+        return timers or ToolResult(False, {}, "timer.none")
+
+    def _which(self, timers: list[Alarm]) -> ToolResult:
+        """Several timers and the call meant one: the question says each one (name, time left)."""
+        return ToolResult(False, {"timers": [t.to_dict() for t in timers]}, "timer.which",
+                          {"items": self._items(timers)}, counts={"timers": (len(timers), "timer")})
+
+    def _items(self, timers: list[Alarm]) -> str:
+        """"pizza, 4 minutes left; tea, 30 seconds left" in the turn's language."""
+        from ..locale import phrase
+        from ..spoken import say_duration
+
+        lang = turn_language.get()
+        items = []
+        for t in timers:
+            key = "timer.item" + ("_named" if t.label else "") + ("_paused" if t.state == "paused" else "")
+            items.append(phrase(lang, key, label=t.label, duration=say_duration(self.left(t), lang)))
+        return phrase(lang, "timer.separator").join(items)
+
+    def _one(self, key: str, timer: Alarm, ok: bool = True, **seconds: int) -> ToolResult:
+        """A reply about one timer: `key`, or `key`_named when the timer has a name."""
+        return ToolResult(ok, {**timer.to_dict(), "remaining_s": self.left(timer)},
+                          f"timer.{key}_named" if timer.label else f"timer.{key}", {"label": timer.label},
+                          durations=dict(seconds))
+
+    async def set_timer(self, args: dict[str, Any]) -> ToolResult:
+        timer = self.add_timer(int(args["seconds"]), timer_label(str(args.get("label", ""))))
+        return ToolResult(True, timer.to_dict(), "timer.set_named" if timer.label else "timer.set",
+                          {"label": timer.label}, durations={"duration": int(args["seconds"])})
+
+    def _timers_to_cancel(self, args: dict[str, Any]) -> list[Alarm] | ToolResult:
+        """The timers `cancel_timer` would cancel, or the answer when it cancels none (none running, which one?)."""
+        timers = self.timers()
+        if args.get("all"):
+            return timers or ToolResult(False, {}, "timer.none")
+        found = self._named(args, timers)
+        if isinstance(found, ToolResult) or len(found) == 1 or timer_label(str(args.get("label", ""))):
+            return found
+        return self._which(found)
+
+    def cancel_timer_count(self, args: dict[str, Any]) -> tuple[int, str]:
+        """How many timers a named cancel would cancel (asked first above policy.confirm_many); "all" is not
+        counted: cancelling every timer is not consequential unless the config says so (policy.confirm)."""
+        if args.get("all"):
+            return 0, "timer"
+        found = self._timers_to_cancel(args)
+        return (0 if isinstance(found, ToolResult) else len(found)), "timer"
 
     async def cancel_timer(self, args: dict[str, Any]) -> ToolResult:
-        timer = self._soonest_timer()
-        if timer is None:
-            return ToolResult(False, {}, "timer.none")
-        self.remove(timer)
-        return ToolResult(True, {"cancelled": [timer.to_dict()]}, "timer.cancelled")
+        ringing = [a for a in self.ringing() if a.kind == "timer"]
+        found = self._timers_to_cancel(args)
+        if isinstance(found, ToolResult):
+            if found.phrase == "timer.none" and ringing:  # "cancel the timer" while it rings: it is stopped
+                for timer in ringing:
+                    self.finish(timer)
+                return ToolResult(True, {"stopped": [a.to_dict() for a in ringing]}, "alarm.stopped")
+            return found
+        for timer in found:
+            self.remove(timer)
+        if args.get("all"):
+            for timer in ringing:
+                self.finish(timer)
+        data = {"cancelled": [t.to_dict() for t in found]}
+        if len(found) == 1 and not args.get("all"):
+            return ToolResult(True, data, "timer.cancelled_named" if found[0].label else "timer.cancelled",
+                              {"label": found[0].label})
+        return ToolResult(True, data, "timer.cancelled_all", counts={"timers": (len(found), "timer")})
 
     async def timer_remaining(self, args: dict[str, Any]) -> ToolResult:
-        timer = self._soonest_timer()
-        if timer is None:
-            return ToolResult(True, {}, "timer.none")
-        left = max(1, round((timer.at - self._now()).total_seconds()))
-        return ToolResult(True, {**timer.to_dict(), "remaining_s": left}, "timer.remaining",
-                          durations={"duration": left})
+        found = self._named(args, self.timers())
+        if isinstance(found, ToolResult):
+            return ToolResult(found.phrase == "timer.none", found.data, found.phrase, found.values)
+        if len(found) == 1:
+            timer = found[0]
+            return self._one("paused_left" if timer.state == "paused" else "remaining", timer,
+                             duration=self.left(timer))
+        return ToolResult(True, {"timers": [{**t.to_dict(), "remaining_s": self.left(t)} for t in found]},
+                          "timer.list", {"items": self._items(found)}, counts={"timers": (len(found), "timer")})
+
+    def _target(self, args: dict[str, Any], state: str = "") -> Alarm | ToolResult:
+        """The one timer a change means: the one named, or the only one (in `state`, when only one is); else the
+        answer (none, not found, which one?)."""
+        found = self._named(args, self.timers())
+        if isinstance(found, ToolResult):
+            return found
+        in_state = [t for t in found if t.state == state]
+        if state and len(in_state) == 1 and len(found) > 1 and not timer_label(str(args.get("label", ""))):
+            return in_state[0]  # "pause the timer" with one running and one paused: the running one
+        return found[0] if len(found) == 1 else self._which(found)
+
+    async def change_timer(self, args: dict[str, Any]) -> ToolResult:
+        timer = self._target(args)
+        if isinstance(timer, ToolResult):
+            return timer
+        seconds, left = int(args["seconds"]), self.left(timer)
+        if args["direction"] == "subtract":
+            if seconds >= left:  # "take ten minutes off" with three left: said, nothing changed
+                return self._one("too_short", timer, ok=False, left=left)
+            seconds = -seconds
+        if timer.state == "paused":
+            self._write("UPDATE alarms SET left_s = ? WHERE id = ?", (left + seconds, timer.id))
+        else:
+            at = timer.at + timedelta(seconds=seconds)
+            self._write("UPDATE alarms SET at_utc = ? WHERE id = ?", (at.astimezone(UTC).isoformat(), timer.id))
+        changed = self._select("id = ?", (timer.id,))[0]
+        return self._one("added" if seconds > 0 else "subtracted", changed, duration=abs(seconds),
+                         left=self.left(changed))
+
+    async def pause_timer(self, args: dict[str, Any]) -> ToolResult:
+        pausing = args["action"] == "pause"
+        timer = self._target(args, "pending" if pausing else "paused")
+        if isinstance(timer, ToolResult):
+            return timer
+        left = self.left(timer)
+        if pausing != (timer.state == "pending"):  # already paused / not paused: said, nothing changed
+            return self._one("already_paused" if pausing else "not_paused", timer, left=left)
+        if pausing:
+            self._write("UPDATE alarms SET state = 'paused', left_s = ? WHERE id = ?", (left, timer.id))
+        else:
+            at = self._now() + timedelta(seconds=left)
+            self._write("UPDATE alarms SET state = 'pending', left_s = NULL, at_utc = ? WHERE id = ?",
+                        (at.astimezone(UTC).isoformat(), timer.id))
+        changed = self._select("id = ?", (timer.id,))[0]
+        return self._one("paused" if pausing else "resumed", changed, left=left)
 
     async def stop(self, args: dict[str, Any]) -> ToolResult:
         ringing = self.ringing()
@@ -421,15 +607,23 @@ class AlarmBook:
                 consequential=True,  # asked back before it runs (the confirmation policy)
                 counted=self.cancel_all_count,
             ),
-            Tool("set_timer", "Start a countdown timer for a duration.",
-                 {"type": "object", "properties": {"seconds": _SECONDS}, "required": ["seconds"],
+            Tool("set_timer", "Start a countdown timer for a duration, with a name if one is said.",
+                 {"type": "object", "properties": {"seconds": _SECONDS, "label": _TIMER_LABEL}, "required": ["seconds"],
                   "additionalProperties": False}, self.set_timer, family="alarms", idempotent=False),
-            Tool("cancel_timer", "Cancel the running timer.",
-                 {"type": "object", "properties": {}, "additionalProperties": False}, self.cancel_timer,
+            Tool("cancel_timer", "Cancel the running timer, the one with a name, or all timers.",
+                 {"type": "object", "properties": {"label": _TIMER_LABEL, "all": {"type": "boolean"}},
+                  "additionalProperties": False}, self.cancel_timer, family="alarms",
+                 counted=self.cancel_timer_count),  # "the pizza timer" may be five: asked first above confirm_many
+            Tool("timer_remaining", "Say how much time is left on the timers, or on the one with a name.",
+                 {"type": "object", "properties": {"label": _TIMER_LABEL}, "additionalProperties": False},
+                 self.timer_remaining, family="alarms"),
+            Tool("change_timer", "Add time to a running timer or take time off it.",
+                 {"type": "object", "properties": {"seconds": _SECONDS, "direction": _DIRECTION, "label": _TIMER_LABEL},
+                  "required": ["seconds", "direction"], "additionalProperties": False}, self.change_timer,
                  family="alarms"),
-            Tool("timer_remaining", "Say how much time is left on the timer.",
-                 {"type": "object", "properties": {}, "additionalProperties": False}, self.timer_remaining,
-                 family="alarms"),
+            Tool("pause_timer", "Pause a timer or resume a paused one.",
+                 {"type": "object", "properties": {"action": _PAUSE, "label": _TIMER_LABEL},
+                  "required": ["action"], "additionalProperties": False}, self.pause_timer, family="alarms"),
             Tool("stop", "Stop what is ringing (an alarm or a timer).",
                  {"type": "object", "properties": {}, "additionalProperties": False}, self.stop, family="alarms"),
             Tool("snooze", "Snooze the ringing alarm for a few minutes.",
