@@ -10,12 +10,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
+from ..locale import phrase
 from ..tools.alarms import Alarm, AlarmBook
 
 Ring = Callable[[Alarm, int], Awaitable[None]]
+
+
+def announced(alarm: Alarm) -> Alarm:
+    """The alarm as its ring says it: a named timer's label becomes "The pizza timer." / "Таймер для пиццы." (the ring
+    says "Time's up! {label}"), so the name is heard whatever the language's word order."""
+    if alarm.kind != "timer" or not alarm.label:
+        return alarm
+    return dataclasses.replace(alarm, label=phrase(alarm.lang, "timer.done_named", label=alarm.label))
 
 
 class Scheduler:
@@ -45,7 +55,7 @@ class Scheduler:
         for alarm in self.book.due():
             self.book.set_state(alarm, "ringing")
             self._rings[alarm.id] = (1, now)
-            await self.ring(alarm, 1)
+            await self.ring(announced(alarm), 1)
         for alarm in self.book.ringing():
             count, last = self._rings.get(alarm.id, (0, None))
             if last is not None and now - last < self.repeat:
@@ -55,7 +65,7 @@ class Scheduler:
                 self._rings.pop(alarm.id, None)
                 continue
             self._rings[alarm.id] = (count + 1, now)
-            await self.ring(alarm, count + 1)
+            await self.ring(announced(alarm), count + 1)
 
     async def run(self, stopping: asyncio.Event) -> None:
         """Tick until `stopping` is set, sleeping until the next alarm (at most a second, so clock changes and
