@@ -164,6 +164,18 @@ def test_a_label_made_of_the_words_around_a_name_is_no_name() -> None:
     turn_language.set("en")
     assert same_name("пицца", "пиццы") and same_name("pizza timer", "pizza") and same_name("पिज्जा", "पिज़्ज़ा")
     assert not same_name("tea", "pizza")
+    # Whisper writes a Hindi name in either script
+    assert same_name("pizza", "पिज़्ज़ा") and same_name("chai", "चाय") and same_name("workout", "वर्कआउट")
+    assert not same_name("pizza", "पास्ता") and not same_name("chai", "टी")
+
+
+def test_a_hindi_name_is_found_in_the_other_script(hearthd: Components) -> None:
+    say(hearthd, "पिज़्ज़ा का टाइमर दस मिनट का लगाओ", "hi")
+    say(hearthd, "chai wala timer 3 minute ka lagao", "hi")
+    assert say(hearthd, "pizza wale timer mein kitna time bacha hai", "hi") == \
+        phrase("hi", "timer.remaining_named", label="पिज़्ज़ा", duration=dur(600, "hi"))
+    assert say(hearthd, "चाय वाला टाइमर रद्द कर दो", "hi") == phrase("hi", "timer.cancelled_named", label="chai")
+    assert names(hearthd) == [("पिज़्ज़ा", "pending")]
 
 
 def test_the_new_arguments_are_grounded_in_the_users_words() -> None:

@@ -141,12 +141,55 @@ def _same_word(a: str, b: str) -> bool:
     return a == b or (len(a) >= stem and len(b) >= stem and a[:stem] == b[:stem])
 
 
+_DIGRAPHS = (("ch", "\u00e7"), ("sh", "s"), ("kh", "k"), ("gh", "g"), ("th", "t"), ("dh", "d"), ("ph", "p"),
+             ("bh", "b"), ("jh", "j"), ("c", "k"), ("\u00e7", "c"), ("z", "j"), ("f", "p"), ("w", "v"), ("q", "k"),
+             ("x", "ks"))
+
+
+def _skeleton(word: str) -> str:
+    """A word's consonants, the same for its Devanagari and its Latin spelling ("पिज्जा" and "pizza": "pj", "चाय" and
+    "chai": "c"): Hindi names reach hearthd in either script, as Whisper happens to write them. Devanagari letters are
+    read by their Unicode names (LETTER PA, LETTER TTA), so the only table here is how Latin spells sounds."""
+    import unicodedata
+
+    latin = []
+    for ch in word:
+        name = unicodedata.name(ch, "")
+        if name.startswith("DEVANAGARI LETTER "):
+            letter = name.removeprefix("DEVANAGARI LETTER ").lower()
+            if not set(letter) <= set("aeiou"):
+                letter = letter[:-1] if letter.endswith("a") else letter  # PA → p, TTA → tt, KHA → kh
+                latin.append("ch" if letter == "c" else letter)
+        elif name == "DEVANAGARI SIGN ANUSVARA":
+            latin.append("n")
+        elif ch.isascii() and ch.isalpha():
+            latin.append(ch)
+    text = "".join(latin)
+    for spelled, sound in _DIGRAPHS:
+        text = text.replace(spelled, sound)
+    out = ""
+    for ch in text:
+        if ch not in "aeiouyh" and not out.endswith(ch):
+            out += ch
+    return out
+
+
+def _devanagari(word: str) -> bool:
+    return any("\u0900" <= ch <= "\u097f" for ch in word)
+
+
+def _same_name_word(a: str, b: str) -> bool:
+    if _same_word(a, b):
+        return True
+    return _devanagari(a) != _devanagari(b) and a.isascii() != b.isascii() and _skeleton(a) == _skeleton(b) != ""
+
+
 def same_name(said: str, name: str) -> bool:
     """Whether `said` names the timer called `name`: every word of the shorter is a word of the other ("pizza"
-    and "pizza timer", "пиццы" and "пицца")."""
+    and "pizza timer", "пиццы" and "пицца", "pizza" and "पिज़्ज़ा")."""
     a, b = _name_words(said), _name_words(name)
     short, long = (a, b) if len(a) <= len(b) else (b, a)
-    return bool(short) and all(any(_same_word(w, v) for v in long) for w in short)
+    return bool(short) and all(any(_same_name_word(w, v) for v in long) for w in short)
 
 
 def timer_label(label: str) -> str:
