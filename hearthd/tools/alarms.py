@@ -38,7 +38,7 @@ _SECONDS = {"type": "integer", "minimum": 1, "maximum": 86400, "x-ground": "dura
             "description": "the duration in seconds"}
 # A timer's name ("the pizza timer"): the same kind of value as an alarm's label, so it must be the user's words.
 _TIMER_LABEL = {"type": "string", "minLength": 1, "maxLength": 40, "x-ground": "words",
-                "description": "the timer's name, in the user's words"}
+                "description": "the timer's name"}
 _DIRECTION = {"type": "string", "enum": ["add", "subtract"]}
 _PAUSE = {"type": "string", "enum": ["pause", "resume"]}
 
@@ -650,21 +650,21 @@ class AlarmBook:
                 consequential=True,  # asked back before it runs (the confirmation policy)
                 counted=self.cancel_all_count,
             ),
-            Tool("set_timer", "Start a countdown timer for a duration, with a name if one is said.",
+            Tool("set_timer", "Start a countdown timer for a duration, optionally named.",
                  {"type": "object", "properties": {"seconds": _SECONDS, "label": _TIMER_LABEL}, "required": ["seconds"],
                   "additionalProperties": False}, self.set_timer, family="alarms", idempotent=False),
-            Tool("cancel_timer", "Cancel the running timer, the one with a name, or all timers.",
+            Tool("cancel_timer", "Cancel a timer (by its name), or all timers.",
                  {"type": "object", "properties": {"label": _TIMER_LABEL, "all": {"type": "boolean"}},
                   "additionalProperties": False}, self.cancel_timer, family="alarms",
                  counted=self.cancel_timer_count),  # "the pizza timer" may be five: asked first above confirm_many
-            Tool("timer_remaining", "Say how much time is left on the timers, or on the one with a name.",
+            Tool("timer_remaining", "Say how much time is left on the timers.",
                  {"type": "object", "properties": {"label": _TIMER_LABEL}, "additionalProperties": False},
                  self.timer_remaining, family="alarms"),
             Tool("change_timer", "Add time to a running timer or take time off it.",
                  {"type": "object", "properties": {"seconds": _SECONDS, "direction": _DIRECTION, "label": _TIMER_LABEL},
                   "required": ["seconds", "direction"], "additionalProperties": False}, self.change_timer,
                  family="alarms"),
-            Tool("pause_timer", "Pause a timer or resume a paused one.",
+            Tool("pause_timer", "Pause or resume a timer.",
                  {"type": "object", "properties": {"action": _PAUSE, "label": _TIMER_LABEL},
                   "required": ["action"], "additionalProperties": False}, self.pause_timer, family="alarms"),
             Tool("stop", "Stop what is ringing (an alarm or a timer).",
