@@ -16,10 +16,9 @@ from ..locale import table
 from .alarms import local_zone, turn_language
 from .registry import Tool, ToolResult
 
-_WHAT = {"type": "string", "enum": ["time", "date", "weekday"],
-         "description": "the time (default), today's date, or today's weekday"}
-_DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$", "x-ground": "date",
-         "description": "a calendar date the user named, YYYY-MM-DD: its weekday"}
+# every word of a declaration is in every prompt: the enum says what it asks, the date only its form
+_WHAT = {"type": "string", "enum": ["time", "date", "weekday"]}
+_DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$", "x-ground": "date", "description": "YYYY-MM-DD"}
 
 
 def say_time(now: datetime, lang: str) -> str:
@@ -71,6 +70,6 @@ class Clock:
 
     def tools(self) -> list[Tool]:
         """The clock's one declaration."""
-        return [Tool("get_time", "Say the current time, today's date or weekday, or the weekday of a date.",
+        return [Tool("get_time", "Say the time, today's date or weekday, or a date's weekday.",
                      {"type": "object", "properties": {"what": _WHAT, "date": _DATE}, "additionalProperties": False},
                      self.get_time, family="clock")]
