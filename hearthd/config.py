@@ -34,6 +34,7 @@ class GeneralConfig:
     language: str = "en"  # used when detection is unsure and nothing else is known
     timezone: str = ""  # IANA name; empty = the system's zone
     privacy: bool = False  # keep transcripts out of logs
+    area: str = ""  # the room the local microphone is in: "turn off the lights in here"
 
 
 @dataclass
@@ -90,7 +91,7 @@ class AgentConfig:
 
     model: str = "qwen2.5-coder-0.5b"
     model_path: str = ""  # any Qwen-family tool-calling GGUF, e.g. BotPsy-0.8B
-    n_ctx: int = 4096
+    n_ctx: int = 8192
     threads: int = 0  # 0 = the cores free now, looked at again each turn (prompt batches use the same number)
     max_tokens: int = 160
     temperature: float = 0.0
@@ -160,6 +161,8 @@ class MqttConfig:
     settle_s: float = 0.4  # after connecting, wait until retained discovery has stopped arriving for this long
     min_match: float = 0.75  # fuzzy device-name matches below it are not taken
     aliases: dict[str, str] = field(default_factory=dict)  # "кухонный свет" = "Kitchen Light"
+    # floors as groups of areas: "First floor" = ["Kitchen", "Living Room"] ("all the lights on the first floor")
+    floors: dict[str, list[str]] = field(default_factory=dict)
     # Bounds on what arrives over MQTT (issue 14): a message past one is dropped, logged and counted, never fatal.
     max_payload_bytes: int = 262_144  # device-based discovery runs to tens of kB; nothing legitimate is near this
     max_json_depth: int = 32  # counted before parsing, so deep nesting never reaches json.loads

@@ -96,6 +96,11 @@ def say_count(n: int, noun: str, lang: str) -> str:
     return f"{number_words(n, lang, entry.get('gender', 'm'))} {entry['forms'][plural_class(n, lang)]}"
 
 
+def plural_noun(noun: str, lang: str) -> str:
+    """The noun as "no/any ___" takes it: "lights", "ламп", "लाइटें"."""
+    return str(_table(lang)["nouns"][noun]["forms"][-1])
+
+
 def say_duration(seconds: int, lang: str) -> str:
     """"1 hour 30 minutes", "один час тридцать минут", "एक घंटा तीस मिनट" (zero parts left out)."""
     hours, rest = divmod(int(seconds), 3600)
@@ -113,5 +118,7 @@ def say_date(iso: str, lang: str) -> str:
     from .dates import _months
 
     year, month, day = (int(x) for x in iso.split("-"))
-    name = next((k for k, v in _months(lang).items() if v == month and len(k) > 3), str(month))
+    # the month's first full name (the parser also reads "sep", "sept"); a short one when that is all ("may", "मई")
+    names = [k for k, v in _months(lang).items() if v == month and not any(ch.isdigit() for ch in k)]
+    name = next((k for k in names if len(k) > 3), names[0] if names else str(month))
     return f"{name.capitalize()} {day}" if lang == "en" else f"{day} {name}"

@@ -451,8 +451,6 @@ def test_the_corpus_through_the_real_chain(bench: Bench) -> None:
     assert bench.tallies["injection"].utterances >= 50 and bench.tallies["noise"].utterances >= 150
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15 item 4: 'turn off the garage light and also please unlock the back "
-                   "door' turns the light off and drops the unlock part with no question and no mention")
 def test_a_compound_with_a_consequential_part_never_acts_without_asking() -> None:
     """Read from the corpus run above: each compound has a part that needs a yes, so the whole waits for one (or
     hearthd says which part it cannot do); it never does the harmless half and drops the rest in silence."""
@@ -585,7 +583,8 @@ async def test_interleaved_requesters_over_mqtt(automation: Automation, home: De
     for i in range(12):
         lang, request, yes = MQTT_UNLOCK[i % len(MQTT_UNLOCK)]
         question = await automation.ask({"text": request, "id": f"a-{i}", "lang": lang})
-        assert question["text"] == phrase(lang, "confirm.unlock_door", door="front door"), question
+        # (the name as the sentence library reads it, "Front Door", or as a template writes it, "front door")
+        assert question["text"].lower() == phrase(lang, "confirm.unlock_door", door="front door").lower(), question
         b_lang = rng.choice(["en", "ru", "hi"])
         other = {"text": rng.choice(YES[b_lang]), "lang": b_lang}
         if i % 2:

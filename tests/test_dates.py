@@ -39,3 +39,8 @@ def test_an_alarm_on_a_date_rings_that_day_once_and_a_past_date_is_refused() -> 
     assert book.pending()[0].at == datetime(2026, 12, 5, 7, 0, tzinfo=berlin)
     past = asyncio.run(book.set_alarm({"time": "07:00", "date": "2026-11-30"}))
     assert not past.ok and past.phrase == "alarm.past" and len(book.pending()) == 1
+
+
+@pytest.mark.parametrize("lang,said", [("en", "May 5"), ("ru", "5 мая"), ("hi", "5 मई")])
+def test_a_month_with_a_short_name_is_said_by_name(lang: str, said: str) -> None:
+    assert say_date("2026-05-05", lang) == said

@@ -391,8 +391,8 @@ class Agent:
                             reason=f"{name}: {missing[0]} not said")
         head = self.dialect.head(name)
         read = read_arguments(tool, text, lang)
-        props = tool.parameters.get("properties", {})
-        required = set(tool.parameters.get("required", []))
+        props = tool.model_parameters.get("properties", {})
+        required = set(tool.model_parameters.get("required", []))
         if read and required <= set(read) and all(k in read or props[k].get("x-ground") in ("name", "words", "date")
                                                    for k in props):
             # Every argument the user gave is a time, a duration or a name read by code; the named options they did
@@ -431,7 +431,7 @@ class Agent:
             if call.name == NO_TOOL:
                 return Decision("abstain", reason=str(call.arguments.get("reason", ""))[:120], raw=raw)
             if call.textual and call.name in self.registry:
-                call.arguments = typed_arguments(call.arguments, self.registry.get(call.name).parameters)
+                call.arguments = typed_arguments(call.arguments, self.registry.get(call.name).model_parameters)
             try:
                 call.arguments = self.registry.validate(call.name, call.arguments)
             except (UnknownTool, SchemaError) as e:
@@ -439,7 +439,7 @@ class Agent:
             if utterance:
                 tool = self.registry.get(call.name)
                 bad = ungrounded_arguments(tool, call.arguments, utterance, lang)
-                required = set(tool.parameters.get("required", []))
+                required = set(tool.model_parameters.get("required", []))
                 if any(key in required for key in bad):
                     return Decision("abstain", reason=f"{call.name}: {', '.join(bad)} not said by the user",
                                     raw=raw)

@@ -70,7 +70,7 @@ class JsonDialect(Dialect):
 
     def grammar(self, tool: Tool) -> str:
         converter = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
-        rule = converter.visit(converter.resolve_refs(decodable(tool.parameters), tool.name), "args")
+        rule = converter.visit(converter.resolve_refs(decodable(tool.model_parameters), tool.name), "args")
         return f"root ::= {rule}\n" + converter.format_grammar()
 
     def arguments_text(self, arguments: dict[str, Any]) -> str:
@@ -106,7 +106,7 @@ class XmlDialect(Dialect):
         return f"={name}>\n"
 
     def grammar(self, tool: Tool) -> str:
-        params = decodable(tool.parameters)
+        params = decodable(tool.model_parameters)
         converter = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
         params = converter.resolve_refs(params, tool.name)
         props: dict[str, Any] = params.get("properties", {}) or {}

@@ -17,9 +17,10 @@ import yaml
 from ..config import SUPPORTED_LANGUAGES
 from ..numbers import parse_clock, words_of
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
-from ..tools.smarthome import keep_area
+from ..tools.smarthome import KINDS, keep_area
 from .agent import Agent, Decision
-from .checks import about_alarm, review
+from .checks import about_alarm, negated, review
+from .library import Library
 from .parsing import ToolCall
 from .split import split_requests
 from .when import absolute_times
@@ -86,14 +87,26 @@ def _load_intents() -> dict[str, Any]:
 class FastPath:
     """Deterministic matches from locales/<lang>/sentences/*.yaml; only declared tools, validated arguments."""
 
-    def __init__(self, registry: ToolRegistry) -> None:
+    def __init__(self, registry: ToolRegistry, library: Library | None = None) -> None:
         self.registry = registry
+        self.library = library  # Home Assistant's templates with this home's names (hearthd.agent.library)
 
     @property
     def _intents(self) -> dict[str, Any]:
         return _load_intents()
 
     def match(self, text: str, lang: str) -> Decision | None:
+        """hearthd's own templates, then the sentence library: the library's reading wins for the home (it knows the
+        home's own names, areas and floors), hearthd's for alarms, answers and the computer."""
+        own = self._own(text, lang)
+        if self.library is not None and (own is None or all(
+                c.name in self.registry and self.registry.get(c.name).family == "home" for c in own.calls)):
+            found = self.library.match(text, lang)
+            if found is not None:
+                return found
+        return own
+
+    def _own(self, text: str, lang: str) -> Decision | None:
         """A call when a template matches, names a declared tool, and every slot reads as a valid value."""
         from hassil import recognize_all
 
@@ -226,7 +239,13 @@ class Router:
             decision = self.fast_path.match(text, lang) or self._several(text, lang)
             if decision is not None:
                 return decision
-        return self._agent().decide(text, lang)
+        whole = self._agent().decide(text, lang)
+        parts = split_requests(text, lang)
+        if len(parts) >= 2 and whole.kind == "call" and len(whole.calls) < len(parts):
+            # Fewer calls than requests said: the model may have done one and dropped the rest ("turn off the light
+            # and also unlock the door" → the light only). Each part is decided on its own words.
+            return self._each_part(text, parts, [None] * len(parts), lang, whole)
+        return whole
 
     def _several(self, text: str, lang: str) -> Decision | None:
         """"turn off the light and set an alarm for seven": each part decided on its own words, done as a whole.
@@ -240,11 +259,29 @@ class Router:
         decisions = [self.fast_path.match(part, lang) for part in parts]
         if not any(d is not None and d.kind == "call" for d in decisions):
             return None
+        return self._each_part(text, parts, decisions, lang, None)
+
+    def _each_part(self, text: str, parts: list[str], decisions: list[Decision | None], lang: str,
+                   whole: Decision | None) -> Decision:
+        """Every part decided (the model for those the templates did not read) and done together, or none done and
+        the part that cannot be done said. `whole` is the model's decision on the whole utterance, if it was asked."""
         registry = self._registry()
         for i, part in enumerate(parts):
             if decisions[i] is None:
                 decisions[i] = review(self._agent().decide(part, lang), part, lang, registry)
+            before = decisions[i - 1] if i else None
+            if not _acts(decisions[i]) and before is not None and _acts(before) and registry is not None \
+                    and len({c.name for c in before.calls}) == 1 and before.calls[0].name in registry \
+                    and registry.get(before.calls[0].name).family == "home":
+                # "turn on the garage light and the bedroom lamp": a part with only a device takes the action before it
+                again = review(self._agent().decide(part, lang, only=before.calls[0].name), part, lang, registry)
+                if _acts(again) and self._names_a_device(again):  # "all alarms" is no device: not this
+                    decisions[i] = again
         done = [d for d in decisions if d is not None and d.kind == "call" and d.calls]
+        # "turn the light on and don't turn it off": a part that says what not to do asks for nothing
+        asked = [(p, d) for p, d in zip(parts, decisions, strict=True) if _acts(d) or not negated(p, lang)]
+        if len(asked) < len(parts) and done and len(done) == len(asked):
+            parts, decisions = [p for p, _ in asked], [d for _, d in asked]
         if len(done) == len(parts):
             for part, d in zip(parts, done, strict=True):
                 _keep_rooms(d, part)
@@ -254,13 +291,30 @@ class Router:
                             name_probs={k: v for d in done for k, v in d.name_probs.items()})
         left = next(p for p, d in zip(parts, decisions, strict=True) if d is None or d.kind != "call" or not d.calls)
         # The cut may have been wrong ("the light and the fan"): the model reads the whole, and its decision stands when
-        # it does every part or chooses another action — not when it is one part's action with the rest dropped.
-        whole = self._agent().decide(text, lang)
-        known = {c.name for d in done for c in d.calls}
-        if whole.kind == "call" and (len(whole.calls) >= len(parts) or any(c.name not in known for c in whole.calls)):
+        # it does every part or chooses another action — not when it is one part's action with the rest dropped —
+        # or when the part left over is inside its arguments ("play rock and roll": "roll" is in the query).
+        if whole is None:
+            whole = self._agent().decide(text, lang)
+            known = {c.name for d in done for c in d.calls}
+            if whole.kind == "call" and (len(whole.calls) >= len(parts) or any(c.name not in known for c in
+                                                                                 whole.calls)):
+                return whole
+        if whole.kind == "call" and _inside_arguments(left, whole):
             return whole
         return Decision("abstain", reason=f"part of the request cannot be done: {left!r}", source="fastpath",
                         say="agent.left_out", say_values={"part": left})
+
+    def _names_a_device(self, decision: Decision) -> bool:
+        """Whether each call names a device of this home (when the home is known to the fast path)."""
+        library = self.fast_path.library if self.fast_path is not None else None
+        catalogue = library.catalogue() if library is not None else None
+        if catalogue is None:
+            return True
+        for call in decision.calls:
+            said = str(call.arguments.get("device") or call.arguments.get("door") or "")
+            if not said or not catalogue.resolve(said, KINDS.get(call.name, ())).entities:
+                return False
+        return True
 
     def _follow_up(self, pending: Pending, answer: str, state: OpenQuestion) -> Decision:
         lang = pending.lang
@@ -281,6 +335,20 @@ class Router:
             state.pending = Pending(pending.call, decision.missing, combined, lang,
                                     self.clock() + self.clarify_timeout, pending.asked + 1)
         return decision
+
+
+def _acts(decision: Decision | None) -> bool:
+    return decision is not None and decision.kind == "call" and bool(decision.calls)
+
+
+def _inside_arguments(part: str, decision: Decision) -> bool:
+    """Whether every word of `part` is in one of the decision's text arguments (a cut inside a name or a query)."""
+    words = set(words_of(part.lower()))
+    for call in decision.calls:
+        for value in call.arguments.values():
+            if isinstance(value, str) and words and words <= set(words_of(value.lower())):
+                return True
+    return False
 
 
 def _keep_rooms(decision: Decision, text: str) -> None:

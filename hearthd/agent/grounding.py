@@ -80,9 +80,9 @@ def durations_said(utterance: str, lang: str) -> set[int]:
 def missing_arguments(tool: Tool, utterance: str, lang: str) -> list[str]:
     """Required arguments of `tool` that the utterance cannot supply at all (no hour said for a time, no
     duration for a timer): asked for, instead of letting the model invent them."""
-    props: dict[str, Any] = tool.parameters.get("properties", {})
+    props: dict[str, Any] = tool.model_parameters.get("properties", {})
     missing = []
-    for key in tool.parameters.get("required", []):
+    for key in tool.model_parameters.get("required", []):
         kind = props.get(key, {}).get(GROUND_KEY)
         said = hours_said(utterance, lang) if kind == "time" else \
             durations_said(utterance, lang) if kind == "duration" else {True}
@@ -97,7 +97,7 @@ def read_arguments(tool: Tool, utterance: str, lang: str) -> dict[str, Any]:
     minutes" gets it wrong often enough (60, 10, 6000000…); the parsers do not."""
     from ..numbers import parse_clock
 
-    props: dict[str, Any] = tool.parameters.get("properties", {})
+    props: dict[str, Any] = tool.model_parameters.get("properties", {})
     out: dict[str, Any] = {}
     for key, schema in props.items():
         kind = schema.get(GROUND_KEY) if isinstance(schema, dict) else None
@@ -205,7 +205,7 @@ def _distinctive_words(value: str, lang: str) -> frozenset[str]:
 
 def ungrounded_arguments(tool: Tool, arguments: dict[str, Any], utterance: str, lang: str) -> list[str]:
     """Names of the arguments whose values the utterance does not support."""
-    props: dict[str, Any] = tool.parameters.get("properties", {})
+    props: dict[str, Any] = tool.model_parameters.get("properties", {})
     bad = []
     for key in arguments:
         kind = props.get(key, {}).get(GROUND_KEY)

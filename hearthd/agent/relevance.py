@@ -85,7 +85,7 @@ class RelevanceCheck:
     @staticmethod
     def _question(tool: Tool, text: str) -> str:
         request = " ".join(text.split())
-        return f"Function: {signature(tool.name, tool.parameters, tool.description)}\nRequest: {request}"
+        return f"Function: {signature(tool.name, tool.model_parameters, tool.description)}\nRequest: {request}"
 
     @staticmethod
     def _messages(question: str) -> list[dict[str, str]]:

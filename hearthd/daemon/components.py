@@ -71,7 +71,7 @@ class Components:
         self.mqtt: Any = None  # the MqttLink of the running event loop (made on first use)
         self.mqtt_one_shot = True  # `hearthd run` sets False: then hearthd also publishes itself
         self.mqtt_handlers: Any = None
-        home = SmartHome(self.catalogue, self._home_link).tools() if cfg.mqtt.enabled else []
+        home = SmartHome(self.catalogue, self._home_link, cfg.mqtt.floors).tools() if cfg.mqtt.enabled else []
         self.clock = Clock(zone=cfg.general.timezone)  # the time and date, read in the configured zone
         self.tools = ToolRegistry(self.alarms.tools() + self.clock.tools() + self.desktop_tools() + home)
         self._cache: dict[str, Any] = {}
@@ -193,12 +193,19 @@ class Components:
 
         return self._once("stt", build)
 
+    def fast_path(self) -> FastPath:
+        """hearthd's templates and the sentence library, reading this home's names, areas and floors."""
+        from ..agent.library import Library
+
+        return FastPath(self.tools, Library(self.tools, lambda: self.catalogue, self.cfg.mqtt.floors,
+                                            self.cfg.general.area))
+
     def router(self) -> Router:
         """The fast path, then the model; the model loads only when a turn reaches it."""
         # with the templates, "what's the weather" is declined by code, not by a model turn (agent/declines.py)
         first = cast(Agent, DeclineFirst(self.agent))
         model = (lambda: first) if self.cfg.agent.fast_path else self.agent
-        return self._once("router", lambda: Router(FastPath(self.tools) if self.cfg.agent.fast_path else None,
+        return self._once("router", lambda: Router(self.fast_path() if self.cfg.agent.fast_path else None,
                                                    model, self.cfg.agent.clarify_timeout_s,
                                                    self.cfg.agent.clarify_turns))
 
@@ -223,7 +230,9 @@ class Components:
     def prepare_model(self) -> dict[str, str]:
         """Blocking (an executor thread): load the model and make the prompt prefixes ready (evaluated, or restored
         from their saved states), so a first model turn pays for neither; turns that come meanwhile go first. A
-        model that cannot load is left for the turn that needs it to report."""
+        model that cannot load is left for the turn that needs it to report. The sentence templates are compiled
+        first (a few hundred ms per language, once per process), so no first turn pays for them either."""
+        self.warm_templates()
         if not self.cfg.agent.model and not self.cfg.agent.model_path:
             return {}
         try:
@@ -235,6 +244,20 @@ class Components:
 
             logging.getLogger(__name__).warning("the model's prompt was not prepared: %s", e)
             return {}
+
+    def warm_templates(self) -> None:
+        """Match one sentence per language, so hearthd's templates and the sentence library are compiled now."""
+        if not self.cfg.agent.fast_path:
+            return
+        fast_path = self.router().fast_path
+        for lang in self.prefix_languages():
+            try:
+                if fast_path is not None:
+                    fast_path.match("turn off the light", lang)
+            except Exception as e:  # noqa: BLE001 — a template problem shows on the turn that meets it
+                import logging
+
+                logging.getLogger(__name__).warning("the %s sentence templates did not compile: %s", lang, e)
 
     def stop_preparing(self) -> None:
         """End a prefix warm-up in progress (shutting down)."""

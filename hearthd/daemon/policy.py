@@ -23,7 +23,7 @@ from ..locale import phrase, phrases
 from ..numbers import words_of
 from ..spoken import say_count
 from ..tools.alarms import TIME_PATTERN, spoken_time
-from ..tools.registry import ToolRegistry
+from ..tools.registry import Tool, ToolRegistry
 
 
 @dataclass
@@ -73,7 +73,8 @@ class ConfirmationPolicy:
 
     def needs_confirmation(self, call: ToolCall) -> bool:
         tool = self.registry.get(call.name) if call.name in self.registry else None
-        return call.name in self.extra or (tool is not None and tool.consequential) or self.too_many(call) > 0
+        return call.name in self.extra or (tool is not None and (tool.consequential or _sensitive(tool, call))) \
+            or self.too_many(call) > 0
 
     def too_many(self, call: ToolCall) -> int:
         """The count of things a deleting or unlocking call would act on when it is above `confirm_many` ("cancel the
@@ -92,6 +93,10 @@ class ConfirmationPolicy:
         tool = self.registry.get(call.name) if call.name in self.registry else None
         if (count := self.too_many(call)) and tool is not None and tool.counted is not None:
             return many_phrase(call, lang, count, tool.counted(call.arguments)[1])
+        if tool is not None and tool.family == "home" and tool.counted is not None \
+                and not (call.arguments.get("device") or call.arguments.get("door")):
+            count, noun = tool.counted(call.arguments)  # a group ("open the garage doors"): the question counts them
+            return many_phrase(call, lang, count, noun)
         return confirm_phrase(call, lang)
 
     def review(self, calls: list[ToolCall], lang: str) -> list[ToolCall] | None:
@@ -122,6 +127,16 @@ class ConfirmationPolicy:
             return "other", []
         kind = answer_of(text, held.lang)
         return kind, (held.calls if kind == "yes" else [])
+
+
+def _sensitive(tool: Tool, call: ToolCall) -> bool:
+    """Whether these arguments make the call consequential (a garage door, not the blinds); a check that fails asks."""
+    if tool.sensitive is None:
+        return False
+    try:
+        return bool(tool.sensitive(call.arguments))
+    except Exception:  # arguments the check cannot read: asking is the safe side
+        return True
 
 
 def confirm_phrase(call: ToolCall, lang: str) -> str:

@@ -96,12 +96,10 @@ def _propagate(c: Components, scheduler: Scheduler | None) -> None:
     built: dict[str, Any] = c._cache
     router = built.get("router")
     if router is not None:
-        from ..agent.fastpath import FastPath
-
         router.clarify_timeout = cfg.agent.clarify_timeout_s
         router.clarify_turns = cfg.agent.clarify_turns
         if cfg.agent.fast_path != (router.fast_path is not None):
-            router.fast_path = FastPath(c.tools) if cfg.agent.fast_path else None
+            router.fast_path = c.fast_path() if cfg.agent.fast_path else None
     agent = built.get("agent")
     if agent is not None:
         agent.min_tool_probability = cfg.agent.min_tool_probability

@@ -24,11 +24,13 @@ class ToolResult:
     durations: dict[str, int] = field(default_factory=dict)
     dates: dict[str, str] = field(default_factory=dict)  # {name: "YYYY-MM-DD"} → "December 5", "5 декабря"
     phrases: dict[str, str] = field(default_factory=dict)  # {name: phrase key} → that phrase in the reply's language
+    nouns: dict[str, str] = field(default_factory=dict)  # {name: noun} → its plural ("lights", "ламп", "लाइटें")
 
     def spoken_values(self, lang: str) -> dict[str, Any]:
-        from ..spoken import say_count, say_date, say_duration
+        from ..spoken import plural_noun, say_count, say_date, say_duration
 
         out = dict(self.values)
+        out.update({k: plural_noun(noun, lang) for k, noun in self.nouns.items()})
         out.update({k: say_count(n, noun, lang) for k, (n, noun) in self.counts.items()})
         out.update({k: say_duration(s, lang) for k, s in self.durations.items()})
         out.update({k: say_date(d, lang) for k, d in self.dates.items()})
@@ -59,18 +61,44 @@ class Tool:
     # For a tool that deletes or unlocks: how many things a call would act on, and the noun they are counted by
     # ((9, "alarm")). Above policy.confirm_many the call waits for a yes, and the question says the count.
     counted: Callable[[dict[str, Any]], tuple[int, str]] | None = None
+    # Consequential for some arguments only: opening a cover is harmless for blinds, not for a garage door or a gate.
+    sensitive: Callable[[dict[str, Any]], bool] | None = None
 
     def describe(self, lang: str) -> str:
         """The description in `lang` from locales/<lang>/tools.toml, else the declaration's own (English) one.
         The model's prompt keeps the English one (measured that way); people read these (`hearthd tools`)."""
         return _descriptions(lang).get(self.name, self.description)
 
+    @functools.cached_property
+    def model_parameters(self) -> dict[str, Any]:
+        """The schema as the model sees and fills it: values only code fills (`x-ground: code`, e.g. the area of a
+        group command the sentence library read) left out, and `x-model-required` as what is required."""
+        props = self.parameters.get("properties", {})
+        keep = {k: v for k, v in props.items() if not (isinstance(v, dict) and v.get("x-ground") == "code")}
+        if len(keep) == len(props) and "x-model-required" not in self.parameters:
+            return self.parameters
+        view = {k: v for k, v in self.parameters.items() if k != "x-model-required"}
+        view["properties"] = keep
+        view["required"] = list(self.parameters.get("x-model-required", self.parameters.get("required", [])))
+        return view
+
     def openai_schema(self) -> dict[str, Any]:
-        """The declaration in the OpenAI/Qwen `tools` format that chat templates render."""
+        """The declaration in the OpenAI/Qwen `tools` format that chat templates render; hearthd's own annotations
+        (`x-…`) are left out of it: they are for the code, and every token of the catalogue is in every prompt."""
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {"name": self.name, "description": self.description,
+                         "parameters": _shown(self.model_parameters)},
         }
+
+
+def _shown(schema: Any) -> Any:
+    """`schema` without its `x-` keys, at every depth."""
+    if isinstance(schema, dict):
+        return {k: _shown(v) for k, v in schema.items() if not (isinstance(k, str) and k.startswith("x-"))}
+    if isinstance(schema, list):
+        return [_shown(v) for v in schema]
+    return schema
 
 
 @functools.cache

@@ -17,7 +17,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -41,6 +41,13 @@ COMPONENT_WORDS = {
     "alarm_control_panel": {"alarm", "security", "сигнализация", "сигнализацию", "अलार्म", "सुरक्षा"},
     "scene": {"scene", "сцена", "сцену", "सीन"},
 }
+# A cover that lets people in: opening it waits for a yes (Home Assistant's garage, door and gate device classes,
+# or a name that says so); blinds, curtains and shutters open without one.
+DOOR_CLASSES = frozenset({"garage", "door", "gate"})
+DOOR_WORDS = frozenset({"door", "garage", "gate", "дверь", "двери", "ворота", "гараж", "гаража", "калитка", "калитку",
+                        "दरवाज़ा", "दरवाजा", "गेट", "गैराज", "darwaza", "darwaja"})
+# Home Assistant's cover device classes a word covers: "the doors" are the garage door and the gate too.
+CLASS_FAMILIES = {"door": {"door", "garage", "gate"}, "blind": {"blind", "shade"}, "shade": {"shade", "blind"}}
 # Area words people say, mapped to the English area names devices are usually given.
 AREA_WORDS = {
     "kitchen": {"kitchen", "кухня", "кухне", "кухни", "кухню", "रसोई", "किचन"},
@@ -415,6 +422,20 @@ class Catalogue:
         return Match([e for s, e in scored if s >= best - 0.02], best)
 
 
+STATES = ("on", "off", "locked", "unlocked", "open", "closed")  # tracked states a question can ask about
+NOUNS = {"light": "light", "switch": "switch", "fan": "fan", "cover": "cover", "lock": "lock"}  # spoken.toml nouns
+
+
+def _noun(components: set[str]) -> str:
+    """The noun a group is counted by: its kind when it is one kind, else "device"."""
+    return NOUNS.get(next(iter(components)), "device") if len(components) == 1 else "device"
+
+
+def _names(names: list[str], first: int = 5) -> str:
+    """"Kitchen Light, Desk Lamp" — the first few names of a list, then how many more ("+3")."""
+    return ", ".join(names[:first]) + (f" (+{len(names) - first})" if len(names) > first else "")
+
+
 # Words around a device's name that name nothing: articles, prepositions, case particles.
 FILLERS = frozenset({"the", "my", "a", "an", "in", "on", "of", "at", "please", "в", "во", "на", "у", "мой", "моя",
                      "мою", "का", "की", "के", "में", "वाली", "वाला", "वाले", "को"})
@@ -589,6 +610,8 @@ def keep_area(tool: str, arguments: dict[str, Any], text: str) -> dict[str, Any]
         return arguments
     key = "door" if kinds == ("lock",) else "device"
     name = str(arguments.get(key, "")).strip()
+    if not name and any(arguments.get(k) for k in ("area", "domain", "device_class")):
+        return arguments  # a group the sentence library read from the words: its area is the one said
     if areas_in(name) == said:
         return arguments
     for other in areas_in(name):  # the model's room, not the user's: dropped
@@ -622,9 +645,87 @@ def _answering(handler: Any) -> Any:
 class SmartHome:
     """The smart-home tools. `link()` gives the publisher once the link has connected and learned the devices."""
 
-    def __init__(self, catalogue: Catalogue, link: Any) -> None:
+    def __init__(self, catalogue: Catalogue, link: Any, floors: dict[str, list[str]] | None = None) -> None:
         self.catalogue = catalogue
         self.link = link  # async () -> Publisher; raises CommandNotSent when no broker can be reached
+        self.floors = {k.lower(): [a.lower() for a in v] for k, v in (floors or {}).items()}  # mqtt.floors
+
+    # -- groups: an area, a floor, a kind, the whole home --------------------------------------------------
+
+    def group(self, args: dict[str, Any], components: Iterable[str]) -> list[Entity]:
+        """The devices a call without a name means: of `domain` (else any of `components`), in `area` (an area or a
+        floor of mqtt.floors), of `device_class` ("blind"); sorted by name. Filled only by code (the sentence
+        library reads the area and the kind from the user's words), never decoded by the model."""
+        domain = str(args.get("domain") or "")
+        wanted = {domain} & set(components) if domain else set(components)
+        pool = [e for e in self.catalogue.entities.values() if e.component in wanted]
+        area = str(args.get("area") or "").strip().lower()
+        if area:
+            areas = set(self.floors.get(area, [])) or {area}
+            pool = [e for e in pool if e.area.lower() in areas]
+        wanted_class = str(args.get("device_class") or "").lower()
+        if wanted_class:
+            classes = CLASS_FAMILIES.get(wanted_class, {wanted_class})  # "the garage door" is a door
+            same = [e for e in pool if str(e.config.get("device_class", "")).lower() in classes
+                    or (not e.config.get("device_class") and any(c in e.name.lower() for c in classes))]
+            if same or wanted_class in DOOR_CLASSES:
+                pool = same  # asked for a door: never the blinds instead
+            else:  # "the blinds" and no cover says its class: the covers that are not doors
+                pool = [e for e in pool if str(e.config.get("device_class", "")).lower() not in DOOR_CLASSES
+                        and not any(_has_word(e.name.lower(), w) for w in DOOR_WORDS)]
+        return sorted(pool, key=lambda e: e.name.lower())
+
+    async def _many(self, args: dict[str, Any], components: Iterable[str], verb: str,
+                    act: Callable[[Entity], Awaitable[ToolResult]]) -> ToolResult:
+        """One action on every device of a group; the reply counts them ("Turned off 4 lights in the Kitchen") and
+        names the ones that did not respond or are offline."""
+        await self._ready()
+        if not any(args.get(k) for k in ("area", "domain", "device_class")):  # nothing named: never "everything"
+            return ToolResult(False, {"code": "home-no-device"}, "home.name_missing")
+        targets = self.group(args, components)
+        area = str(args.get("area") or "")
+        kinds = set(components)
+        noun = _noun({e.component for e in targets} or ({str(args["domain"])} if args.get("domain") else kinds))
+        where = {"area": area} if area else {}
+        if not targets:
+            return ToolResult(False, {"code": "home-none-there", "area": area}, "home.none_in" if area else "home.none",
+                              where, nouns={"kind": noun})
+        done: list[str] = []
+        failed: list[str] = []
+        for e in targets:
+            if self.catalogue.available.get(e.key) is False:
+                failed.append(e.name)
+                continue
+            result = await act(e)
+            (done if result.ok else failed).append(e.name)
+        data = {"done": done, "failed": failed, "area": area}
+        if failed:
+            return ToolResult(bool(done), {**data, "code": "home-some-failed"}, "home.many_partial",
+                              {"failed": ", ".join(failed)}, counts={"count": (len(done), noun)})
+        return ToolResult(True, data, f"home.many_{verb}" + ("_in" if area else ""), where,
+                          counts={"count": (len(done), noun)})
+
+    def _counted(self, tool: str) -> Callable[[dict[str, Any]], tuple[int, str]]:
+        """How many devices an opening or unlocking call acts on (a name: one): above policy.confirm_many, or any
+        group at all that lets people in, hearthd asks first with the count."""
+        components = KINDS[tool]
+
+        def count(args: dict[str, Any]) -> tuple[int, str]:
+            if args.get("device") or args.get("door"):
+                return 1, NOUNS.get(components[0], "device")
+            return len(self.group(args, components)), NOUNS.get(components[0], "device")
+
+        return count
+
+    def lets_people_in(self, args: dict[str, Any]) -> bool:
+        """Whether a cover a call would open is a garage door, a door or a gate (then it waits for a yes)."""
+        said = str(args.get("device") or "")
+        found = self.catalogue.resolve(said, ("cover",)).entities if said else self.group(args, ("cover",))
+        for e in found:
+            if str(e.config.get("device_class", "")).lower() in DOOR_CLASSES \
+                    or any(_has_word(e.name.lower(), w) for w in DOOR_WORDS):
+                return True
+        return False
 
     # -- shared steps -------------------------------------------------------------------------------------
 
@@ -699,9 +800,13 @@ class SmartHome:
         return await self._switch(entity, self.catalogue.states.get(entity.key, {}).get("state") != "on")
 
     async def _turn_on(self, args: dict[str, Any]) -> ToolResult:
+        if not args.get("device"):
+            return await self._many(args, SWITCHABLE, "on", lambda e: self._switch(e, True))
         return await self._switch(await self._find(args["device"], SWITCHABLE), True)
 
     async def _turn_off(self, args: dict[str, Any]) -> ToolResult:
+        if not args.get("device"):
+            return await self._many(args, SWITCHABLE, "off", lambda e: self._switch(e, False))
         return await self._switch(await self._find(args["device"], SWITCHABLE), False)
 
     async def _brightness(self, args: dict[str, Any]) -> ToolResult:
@@ -751,7 +856,11 @@ class SmartHome:
         return await self._send(entity, entity.topic("rgb_command_topic"), rgb, reply)
 
     async def _cover(self, args: dict[str, Any], action: str) -> ToolResult:
-        entity = await self._find(args["device"], ("cover",))
+        if not args.get("device") and action in ("open", "close"):
+            return await self._many(args, ("cover",), action, lambda e: self._cover_one(e, args, action))
+        return await self._cover_one(await self._find(args["device"], ("cover",)), args, action)
+
+    async def _cover_one(self, entity: Entity, args: dict[str, Any], action: str) -> ToolResult:
         if action == "position":
             percent = int(args["percent"])
             top, bottom = int(entity.config.get("position_open", 100)), int(entity.config.get("position_closed", 0))
@@ -830,7 +939,12 @@ class SmartHome:
                                 ToolResult(True, {}, "home.scene", {"name": entity.name}))
 
     async def _lock(self, args: dict[str, Any], lock: bool) -> ToolResult:
-        entity = await self._find(args["door"], ("lock",))
+        if not args.get("door"):
+            return await self._many(args, ("lock",), "locked" if lock else "unlocked",
+                                    lambda e: self._lock_one(e, lock))
+        return await self._lock_one(await self._find(args["door"], ("lock",)), lock)
+
+    async def _lock_one(self, entity: Entity, lock: bool) -> ToolResult:
         payload = entity.payload("payload_lock" if lock else "payload_unlock", "LOCK" if lock else "UNLOCK")
         # Zigbee2MQTT's locks: command_template '{"state": "{{ value }}"}' (HA's variables: value, code)
         payload = self._payload(entity, "command_template", payload, code=None)
@@ -870,7 +984,15 @@ class SmartHome:
     # -- questions ----------------------------------------------------------------------------------------
 
     async def _state(self, args: dict[str, Any]) -> ToolResult:
+        if not args.get("device"):
+            return await self._question(args)
         entity = await self._find(args["device"], CONTROLLABLE | {"binary_sensor"})
+        if args.get("state") and args.get("question", "one") == "one":  # "is the front door locked?"
+            now = str(self.catalogue.states.get(entity.key, {}).get("state") or "")
+            if now in STATES:
+                key = "home.q_one_yes" if now == args["state"] else "home.q_one_no"  # "No, it is unlocked."
+                return ToolResult(True, {"entity": entity.key, "state": now}, key, {"name": entity.name},
+                                  phrases={"state": f"state_one.{now}"})
         state = self.catalogue.states.get(entity.key, {})
         value = state.get("state")
         data = {"entity": entity.key, "state": state}
@@ -881,6 +1003,41 @@ class SmartHome:
                                                                                         "percent")})
             return ToolResult(True, data, f"home.is_{value}", values)
         return ToolResult(True, data, "home.state_unknown", values)
+
+    async def _question(self, args: dict[str, Any]) -> ToolResult:
+        """"Are any doors unlocked?", "how many lights are on upstairs?", "which windows are open?": answered from the
+        tracked state of a group."""
+        await self._ready()
+        if not any(args.get(k) for k in ("area", "domain", "device_class")):
+            return ToolResult(False, {"code": "home-no-device"}, "home.name_missing")
+        domain = str(args.get("domain") or "")
+        targets = self.group(args, (domain,) if domain else CONTROLLABLE | {"binary_sensor"})
+        wanted, question = str(args.get("state") or ""), str(args.get("question") or "any")
+        noun = _noun({e.component for e in targets} or {domain})
+        if not targets:
+            area = str(args.get("area") or "")
+            return ToolResult(False, {"code": "home-none-there", "area": area}, "home.none_in" if area else "home.none",
+                              {"area": area} if area else {}, nouns={"kind": noun})
+        states = {e.key: str(self.catalogue.states.get(e.key, {}).get("state") or "") for e in targets}
+        known = [e for e in targets if states[e.key] in STATES]
+        if not known:
+            return ToolResult(True, {"code": "home-state-unknown"}, "home.q_unknown", nouns={"kind": noun})
+        hits = [e.name for e in known if states[e.key] == wanted]
+        misses = [e.name for e in known if states[e.key] != wanted]
+        data = {"state": wanted, "matching": hits, "other": misses, "unknown": len(targets) - len(known)}
+        state = {"state": f"states.{wanted}"}
+        if question == "how_many":
+            key = "home.q_how_many_0" if not hits else "home.q_how_many_1" if len(hits) == 1 else "home.q_how_many"
+            return ToolResult(True, data, key, {"names": _names(hits)}, counts={"count": (len(hits), noun)},
+                              phrases=state)
+        if question == "all":
+            if not misses:
+                return ToolResult(True, data, "home.q_all_yes", counts={"count": (len(hits), noun)}, phrases=state)
+            return ToolResult(True, data, "home.q_all_no", {"names": _names(misses)}, phrases=state)
+        if not hits:  # "any" and "which" with none
+            return ToolResult(True, data, "home.q_none", nouns={"kind": noun}, phrases=state)
+        return ToolResult(True, data, "home.q_which" if question == "which" else "home.q_any_yes",
+                          {"names": _names(hits)}, phrases=state)
 
     async def _sensor(self, args: dict[str, Any]) -> ToolResult:
         await self._ready()
@@ -917,18 +1074,32 @@ class SmartHome:
         percent = {"type": "integer", "minimum": 0, "maximum": 100}
         door = {**device, "description": "the door, as the user named it"}
 
-        def schema(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
-            return {"type": "object", "properties": props, "required": required}
+        def schema(props: dict[str, Any], required: list[str], model: list[str] | None = None) -> dict[str, Any]:
+            out = {"type": "object", "properties": props, "required": required}
+            return {**out, "x-model-required": model} if model is not None else out
+
+        # Filled by code only (the sentence library reads them from the user's words; never shown to the model nor
+        # decoded): a call with these and no name acts on a group, "turn off the lights in the kitchen".
+        code = {"type": "string", "maxLength": 60, "x-ground": "code"}
+        group = {"area": code, "device_class": code}
+        named = ["device"]  # what the model must fill in these tools: it never makes a group call
+        switchable = {"domain": {**code, "enum": list(SWITCHABLE)}}
+        question = {"domain": {**code, "enum": sorted(CONTROLLABLE | {"binary_sensor"})},
+                    "state": {**code, "enum": list(STATES)},
+                    "question": {**code, "enum": ["one", "any", "all", "which", "how_many"]}}
 
         def tool(name: str, description: str, parameters: dict[str, Any], handler: Any,
                  consequential: bool = False) -> Tool:
             return Tool(name, description, parameters, _answering(handler), family="home", consequential=consequential,
-                        offered=self._has(*KINDS[name]))
+                        offered=self._has(*KINDS[name]),
+                        sensitive=self.lets_people_in if name in ("open_cover", "set_cover_position") else None,
+                        counted=self._counted(name) if name in ("open_cover", "unlock_door") else None)
 
         return [
-            tool("turn_on", "Switch on a light or a device.", schema({"device": device}, ["device"]), self._turn_on),
-            tool("turn_off", "Switch off a light or a device.", schema({"device": device}, ["device"]),
-                 self._turn_off),
+            tool("turn_on", "Switch on a light or a device.",
+                 schema({"device": device, **group, **switchable}, [], named), self._turn_on),
+            tool("turn_off", "Switch off a light or a device.",
+                 schema({"device": device, **group, **switchable}, [], named), self._turn_off),
             tool("toggle", "Switch a light or a device on if it is off, off if it is on.",
                  schema({"device": device}, ["device"]), self._toggle),
             tool("set_brightness", "Set a light's brightness in percent.",
@@ -936,9 +1107,9 @@ class SmartHome:
             tool("set_color", "Set a light's colour.",
                  schema({"device": device, "color": {"type": "string", "enum": [*COLOURS, *WHITES]}},
                         ["device", "color"]), self._colour),
-            tool("open_cover", "Open blinds, curtains or shutters.", schema({"device": device}, ["device"]),
+            tool("open_cover", "Open blinds, curtains or shutters.", schema({"device": device, **group}, [], named),
                  self._open),
-            tool("close_cover", "Close blinds, curtains or shutters.", schema({"device": device}, ["device"]),
+            tool("close_cover", "Close blinds, curtains or shutters.", schema({"device": device, **group}, [], named),
                  self._close),
             tool("set_cover_position", "Open blinds or curtains part way, in percent.",
                  schema({"device": device, "percent": percent}, ["device", "percent"]), self._position),
@@ -951,15 +1122,15 @@ class SmartHome:
             tool("set_fan_speed", "Set a fan's speed in percent.",
                  schema({"device": device, "percent": percent}, ["device", "percent"]), self._fan),
             tool("activate_scene", "Turn on a scene.", schema({"scene": device}, ["scene"]), self._scene),
-            tool("lock_door", "Lock a door.", schema({"door": door}, ["door"]), self._lock_door),
-            tool("unlock_door", "Unlock a door.", schema({"door": door}, ["door"]), self._unlock_door,
+            tool("lock_door", "Lock a door.", schema({"door": door, **group}, [], ["door"]), self._lock_door),
+            tool("unlock_door", "Unlock a door.", schema({"door": door, **group}, [], ["door"]), self._unlock_door,
                  consequential=True),
             tool("arm_alarm", "Arm the security alarm.",
                  schema({"mode": {"type": "string", "enum": ["home", "away", "night"]}}, []), self._arm,
                  consequential=True),
             tool("disarm_alarm", "Disarm the security alarm.", schema({}, []), self._disarm, consequential=True),
             tool("device_state", "Say whether a device is on or off, open or closed, locked or unlocked.",
-                 schema({"device": device}, ["device"]), self._state),
+                 schema({"device": device, **group, **question}, [], named), self._state),
             tool("sensor_value", "Say the temperature or humidity, optionally in one room.",
                  schema({"quantity": {"type": "string", "enum": ["temperature", "humidity"]},
                          "area": {"type": "string", "maxLength": 40, "x-ground": "name"}}, ["quantity"]),

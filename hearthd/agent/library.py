@@ -1,0 +1,197 @@
+"""The sentence library: Home Assistant's own templates (home-assistant-intents, matched by hassil) read with the
+names, areas and floors of this home, and mapped onto hearthd's tools.
+
+The library knows how people talk to a home ("turn off all the kitchen lights", "are any doors unlocked?", "what
+time is it", "выключи весь свет в доме", "रसोई की लाइट बंद करो"); hearthd's own templates (locales/<lang>/sentences)
+keep what it lacks: alarms, answers to questions, the computer's own controls, and Hindi beyond the basics.
+Everything a template reads is read by code, never decoded: names come back as the home spells them.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
+from ..tools.smarthome import AREA_WORDS, COLOURS, Catalogue
+from .agent import Decision
+from .parsing import ToolCall
+
+log = logging.getLogger(__name__)
+
+LIBRARY_LANGUAGES = ("en", "ru", "hi")
+
+
+@functools.cache
+def _intents(lang: str) -> Any:
+    """The library's templates for `lang`, parsed once per process (None when it has none or is not installed)."""
+    try:
+        from hassil import Intents
+        from home_assistant_intents import get_intents
+    except ImportError:  # pragma: no cover - a dependency of the project; kept optional for a broken install
+        return None
+    data = get_intents(lang)
+    return Intents.from_dict(data) if data else None
+
+
+# The library's response names for a state question, as device_state's `question`.
+QUESTIONS = {"one_yesno": "one", "one": "one", "any": "any", "all": "all", "which": "which", "how_many": "how_many"}
+# What each on/off intent does per kind of device.
+ON = {"light": "turn_on", "switch": "turn_on", "fan": "turn_on", "cover": "open_cover", "lock": "lock_door",
+      "scene": "activate_scene"}
+OFF = {"light": "turn_off", "switch": "turn_off", "fan": "turn_off", "cover": "close_cover", "lock": "unlock_door"}
+NAME_KEY = {"lock_door": "door", "unlock_door": "door", "activate_scene": "scene"}
+MEDIA = {"HassMediaPause": "pause", "HassMediaUnpause": "play", "HassMediaNext": "next",
+         "HassMediaPrevious": "previous"}
+
+
+class Library:
+    """Matches an utterance against the library with this home's names; a Decision on hearthd's tools or None."""
+
+    def __init__(self, registry: ToolRegistry, catalogue: Callable[[], Catalogue | None],
+                 floors: dict[str, list[str]] | None = None, here: str = "") -> None:
+        self.registry = registry
+        self.catalogue = catalogue
+        self.floors = dict(floors or {})
+        self.here = here  # the area of the speaking device: "the lights in here"
+        self._lists: tuple[Any, dict[str, Any]] | None = None
+
+    def slot_lists(self) -> dict[str, Any]:
+        """name, area and floor lists from the catalogue (rebuilt when its entities change)."""
+        from hassil import TextSlotList
+
+        catalogue = self.catalogue()
+        entities = dict(catalogue.entities) if catalogue is not None else {}
+        signature = (tuple(sorted((k, e.name, e.area, e.component) for k, e in entities.items())),
+                     tuple(sorted(catalogue.aliases.items())) if catalogue is not None else ())
+        if self._lists is not None and self._lists[0] == signature:
+            return self._lists[1]
+        names: list[tuple[str, Any, dict[str, Any]]] = []
+        for e in entities.values():
+            context = {"domain": e.component, "area": e.area}
+            names.append((e.name, e.key, context))
+        for said, target in (catalogue.aliases.items() if catalogue is not None else []):
+            for e in entities.values():
+                if target.lower() in (e.name.lower(), e.key.lower()):
+                    names.append((said, e.key, {"domain": e.component, "area": e.area}))
+        areas: dict[str, str] = {}
+        for e in entities.values():
+            if e.area:
+                areas.setdefault(e.area, e.area)
+                for words in (w for a, w in AREA_WORDS.items() if a == e.area.lower()):
+                    for word in words:  # "кухне", "रसोई": the area in the user's language
+                        areas.setdefault(word, e.area)
+        for floor_areas in self.floors.values():
+            for a in floor_areas:
+                areas.setdefault(a, a)
+        lists = {
+            "name": TextSlotList.from_tuples(names, allow_template=False, name="name"),
+            "area": TextSlotList.from_tuples(list(areas.items()), allow_template=False, name="area"),
+            "floor": TextSlotList.from_tuples([(f, f) for f in self.floors], allow_template=False, name="floor"),
+        }
+        self._lists = (signature, lists)
+        return lists
+
+    def match(self, text: str, lang: str, here: str = "") -> Decision | None:
+        intents = _intents(lang) if lang in LIBRARY_LANGUAGES else None
+        if intents is None:
+            return None
+        from hassil import recognize_best
+
+        from .checks import without_fillers
+
+        area = here or self.here
+        text = without_fillers(text, lang)  # "hey, turn off the lights": a leftover wake word is no part of a template
+        try:
+            result = recognize_best(text, intents, slot_lists=self.slot_lists(), language=lang,
+                                    intent_context={"area": area} if area else None)
+        except Exception:  # a template the matcher cannot take must never end a turn: the next path reads it
+            log.exception("the sentence library failed on an utterance")
+            return None
+        if result is None:
+            return None
+        # "turn off the lights in here": the templates that need the speaking device's room take it from the context
+        slots = {k: v.value for k, v in result.entities.items()}
+        return self._decision(result.intent.name, slots, str(result.response or ""))
+
+    # -- the library's intents as hearthd's calls -------------------------------------------------------------
+
+    def _entity(self, key: Any) -> Any:
+        catalogue = self.catalogue()
+        return catalogue.entities.get(str(key)) if catalogue is not None else None
+
+    def _decision(self, intent: str, slots: dict[str, Any], response: str) -> Decision | None:
+        if intent == "HassNevermind":
+            return Decision("abstain", reason="the user withdrew", source="fastpath", say="agent.cancelled")
+        calls = self._calls(intent, slots, response)
+        if not calls:
+            return None
+        try:
+            calls = [ToolCall(c.name, self.registry.validate(c.name, c.arguments)) for c in calls]
+        except (UnknownTool, SchemaError) as e:
+            log.debug("library match %s not taken: %s", intent, e)
+            return None
+        return Decision("call", calls=calls, source="fastpath", name_probs={c.name: 1.0 for c in calls})
+
+    def _calls(self, intent: str, slots: dict[str, Any], response: str) -> list[ToolCall]:
+        entity = self._entity(slots["name"]) if "name" in slots else None
+        if "name" in slots and entity is None:
+            return []
+        group = {k: str(slots[k]) for k in ("area", "floor") if slots.get(k)}
+        if "floor" in group:
+            group["area"] = group.pop("floor")  # a floor is a group of areas (mqtt.floors)
+        if slots.get("device_class"):
+            group["device_class"] = str(slots["device_class"])
+        if intent in ("HassTurnOn", "HassTurnOff"):
+            table = ON if intent == "HassTurnOn" else OFF
+            if entity is not None:
+                tool = table.get(entity.component)
+                return [ToolCall(tool, {NAME_KEY.get(tool, "device"): entity.name})] if tool else []
+            domain = str(slots.get("domain") or "")
+            tool = table.get(domain)
+            if tool is None or not group and not domain:
+                return []
+            args: dict[str, Any] = dict(group)
+            if tool in ("turn_on", "turn_off"):
+                args["domain"] = domain
+            return [ToolCall(tool, args)]
+        if intent == "HassGetState":
+            state = str(slots.get("state") or "")
+            if entity is not None:
+                return [ToolCall("device_state", {"device": entity.name, **({"state": state} if state else {})})]
+            domain = str(slots.get("domain") or "")
+            if not state or response not in QUESTIONS:
+                return []
+            return [ToolCall("device_state", {**group, **({"domain": domain} if domain else {}), "state": state,
+                                              "question": QUESTIONS[response]})]
+        if intent == "HassLightSet" and entity is not None and entity.component == "light":
+            if "brightness" in slots:
+                return [ToolCall("set_brightness", {"device": entity.name, "percent": int(slots["brightness"])})]
+            if str(slots.get("color", "")).lower() in COLOURS:
+                return [ToolCall("set_color", {"device": entity.name, "color": str(slots["color"]).lower()})]
+            return []
+        if intent == "HassSetPosition" and entity is not None and entity.component == "cover" and "position" in slots:
+            return [ToolCall("set_cover_position", {"device": entity.name, "percent": int(slots["position"])})]
+        if intent == "HassClimateSetTemperature" and "temperature" in slots:
+            args = {"temperature": float(slots["temperature"])}
+            if entity is not None and entity.component == "climate":
+                args["device"] = entity.name
+            return [ToolCall("set_temperature", args)]
+        if intent == "HassClimateGetTemperature":
+            return [ToolCall("sensor_value", {"quantity": "temperature",
+                                              **({"area": group["area"]} if group.get("area") else {})})]
+        if intent in MEDIA:
+            return [ToolCall("media", {"action": MEDIA[intent]})]
+        if intent == "HassSetVolume" and "volume" in slots:
+            return [ToolCall("set_volume", {"percent": int(slots["volume"])})]
+        if intent == "HassMediaPlayerMute":
+            return [ToolCall("mute", {})]
+        if intent == "HassMediaPlayerUnmute":
+            return [ToolCall("unmute", {})]
+        if intent == "HassGetCurrentTime" and "get_time" in self.registry:
+            return [ToolCall("get_time", {"what": "time"})]
+        if intent == "HassGetCurrentDate" and "get_time" in self.registry:
+            return [ToolCall("get_time", {"what": "date"})]
+        return []

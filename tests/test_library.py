@@ -1,0 +1,233 @@
+"""The sentence library (issue 16, items 1-3): Home Assistant's own templates read with this home's names, areas
+and floors. Areas, floors, the whole home and "in here" as groups; questions about the home answered from the
+tracked state; every name read by code. No model loads: what the library and hearthd's templates do not read goes
+to a stand-in that declines, so a test that reaches it sees nothing done."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hearthd.agent.agent import Decision
+from hearthd.agent.dialect import decodable
+from hearthd.config import Config
+from hearthd.daemon.components import Components
+from hearthd.daemon.pipeline import Pipeline
+from hearthd.events import EventType, Trace
+from hearthd.locale import phrase
+from hearthd.spoken import say_count
+from hearthd.tools.discovery import Entity
+
+
+def ent(key: str, component: str, name: str, area: str, **config: Any) -> Entity:
+    return Entity(source=key, key=f"{component}.{key}", component=component, name=name, area=area,
+                  config={"command_topic": f"{key}/set", "state_topic": key, **config})
+
+
+HOME = [ent("kl", "light", "Kitchen Light", "Kitchen"), ent("ks", "light", "Kitchen Spots", "Kitchen"),
+        ent("lr", "light", "Living Room Lamp", "Living Room"), ent("bl", "light", "Bedroom Lamp", "Bedroom"),
+        ent("ll", "light", "Landing Light", "Landing"), ent("cm", "switch", "Coffee Machine", "Kitchen"),
+        ent("cf", "fan", "Ceiling Fan", "Bedroom"),
+        ent("bb", "cover", "Bedroom Blinds", "Bedroom", device_class="blind"),
+        ent("gd", "cover", "Garage Door", "Garage", device_class="garage"), ent("fd", "lock", "Front Door", "Hallway"),
+        ent("bd", "lock", "Back Door", "Garden")]
+FLOORS = {"Upstairs": ["Bedroom", "Landing"], "Ground floor": ["Kitchen", "Living Room", "Hallway"]}
+
+
+class Sent:
+    """The MQTT link as the tools see it: every command that would reach a device."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
+
+    async def publish(self, topic: str, payload: str, retain: bool = False) -> None:
+        self.sent.append((topic, payload))
+
+    async def ready(self, timeout: float = 0) -> Sent:
+        return self
+
+
+class Declines:
+    """The model's part, declining everything: a request only the model would read is seen doing nothing."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def decide(self, text: str, lang: str, now: object = None, only: str | None = None) -> Decision:
+        self.asked.append(text)
+        return Decision("abstain", reason="no tool fits", source="model")
+
+
+@pytest.fixture
+def home(base_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Components, Sent, Declines]:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    cfg = copy.deepcopy(base_config)
+    cfg.dbus.enabled = False
+    cfg.mqtt.floors = FLOORS
+    cfg.general.area = "Kitchen"  # where the local microphone is
+    c = Components(cfg)
+    for e in HOME:
+        c.catalogue.entities[e.key] = e
+    states = {"light.kl": "on", "light.ks": "off", "light.lr": "on", "light.bl": "off", "light.ll": "on",
+              "switch.cm": "on", "fan.cf": "off", "cover.bb": "closed", "cover.gd": "closed", "lock.fd": "unlocked",
+              "lock.bd": "locked"}
+    for key, state in states.items():
+        c.catalogue.states[key] = {"state": state}
+    sent, model = Sent(), Declines()
+    monkeypatch.setattr(c, "mqtt_link", lambda: sent)
+    monkeypatch.setattr(c, "agent", lambda: model)
+    return c, sent, model
+
+
+def say(c: Components, text: str, lang: str) -> str:
+    return asyncio.run(Pipeline(c, Trace()).run_text(text, language=lang)).reply
+
+
+# -- areas, floors, the home, "in here" --------------------------------------------------------------------------
+
+KITCHEN_OFF = {("kl/set", "OFF"), ("ks/set", "OFF")}
+GROUPS = [
+    ("en", "turn off all the kitchen lights", KITCHEN_OFF),
+    ("en", "kitchen lights off please", KITCHEN_OFF),
+    ("en", "hey could you switch the lights off in the kitchen", KITCHEN_OFF),
+    ("en", "turn off the lights in here", KITCHEN_OFF),  # general.area
+    ("en", "lights off", KITCHEN_OFF),  # elliptical: the room the microphone is in
+    ("en", "turn the lights on in the living room", {("lr/set", "ON")}),
+    ("en", "turn off the lights upstairs", {("bl/set", "OFF"), ("ll/set", "OFF")}),  # a floor of mqtt.floors
+    ("en", "switch on the lights on the ground floor", {("kl/set", "ON"), ("ks/set", "ON"), ("lr/set", "ON")}),
+    ("en", "turn off all the lights", {(f"{k}/set", "OFF") for k in ("kl", "ks", "lr", "bl", "ll")}),
+    ("en", "close the blinds in the bedroom", {("bb/set", "CLOSE")}),
+    ("ru", "выключи весь свет на кухне", KITCHEN_OFF),
+    ("ru", "включи свет в спальне", {("bl/set", "ON")}),
+    ("ru", "выключи весь свет в доме", {(f"{k}/set", "OFF") for k in ("kl", "ks", "lr", "bl", "ll")}),
+    ("ru", "закрой жалюзи в спальне", {("bb/set", "CLOSE")}),
+    ("hi", "रसोई की लाइट बंद करो", KITCHEN_OFF),
+    ("hi", "बेडरूम की लाइट जला दो", {("bl/set", "ON")}),
+]
+
+
+@pytest.mark.parametrize("lang,text,commands", GROUPS)
+def test_a_group_command_reaches_every_device_of_the_group_and_no_other(
+        home: tuple[Components, Sent, Declines], lang: str, text: str, commands: set[tuple[str, str]]) -> None:
+    c, sent, model = home
+    reply = say(c, text, lang)
+    assert set(sent.sent) == commands and len(sent.sent) == len(commands), reply
+    assert model.asked == []  # read by the templates, never decoded
+
+
+@pytest.mark.parametrize("lang,text,count,noun,area", [
+    ("en", "turn off all the kitchen lights", 2, "light", "Kitchen"),
+    ("ru", "выключи весь свет на кухне", 2, "light", "Kitchen"),
+    ("hi", "रसोई की लाइट बंद करो", 2, "light", "Kitchen"),
+    ("ru", "выключи весь свет в доме", 5, "light", ""),
+])
+def test_a_group_command_says_how_many_it_did_in_the_users_language(
+        home: tuple[Components, Sent, Declines], lang: str, text: str, count: int, noun: str, area: str) -> None:
+    c, _, _ = home
+    key = "home.many_off_in" if area else "home.many_off"
+    assert say(c, text, lang) == phrase(lang, key, count=say_count(count, noun, lang), area=area)
+
+
+def test_a_device_that_does_not_answer_is_named_and_the_rest_still_done(
+        home: tuple[Components, Sent, Declines]) -> None:
+    c, sent, _ = home
+    c.catalogue.available["light.ks"] = False
+    assert say(c, "turn on the lights in the kitchen", "en") == phrase(
+        "en", "home.many_partial", count=say_count(1, "light", "en"), failed="Kitchen Spots")
+    assert sent.sent == [("kl/set", "ON")]
+
+
+def test_an_area_the_home_does_not_have_does_nothing(home: tuple[Components, Sent, Declines]) -> None:
+    c, sent, _ = home
+    say(c, "turn off the lights in the attic", "en")
+    assert sent.sent == []
+
+
+def test_a_new_device_is_known_by_name_at_once(home: tuple[Components, Sent, Declines]) -> None:
+    c, sent, model = home
+    c.catalogue.entities["light.pl"] = ent("pl", "light", "Porch Lantern", "Porch")
+    say(c, "turn on the porch lantern", "en")
+    assert sent.sent == [("pl/set", "ON")] and model.asked == []
+
+
+def test_opening_a_group_that_has_a_garage_door_asks_first_with_the_count(
+        home: tuple[Components, Sent, Declines]) -> None:
+    c, sent, _ = home
+    question = say(c, "open the garage door", "en")
+    assert sent.sent == [] and question.endswith("Please say yes or no.")
+    say(c, "yes", "en")
+    assert sent.sent == [("gd/set", "OPEN")]
+
+
+def test_a_group_call_with_nothing_named_never_means_everything(home: tuple[Components, Sent, Declines]) -> None:
+    c, sent, _ = home
+    result = asyncio.run(c.tools.get("turn_off").handler({}))
+    assert not result.ok and result.phrase == "home.name_missing" and sent.sent == []
+
+
+def test_the_model_never_sees_nor_fills_what_only_code_reads(home: tuple[Components, Sent, Declines]) -> None:
+    c, _, _ = home
+    for name in ("turn_on", "turn_off", "open_cover", "close_cover", "lock_door", "unlock_door", "device_state"):
+        tool = c.tools.get(name)
+        shown = tool.openai_schema()["function"]["parameters"]
+        assert not {"area", "domain", "state", "question", "device_class"} & set(shown["properties"]), name
+        assert shown["required"] in (["device"], ["door"]), name
+        assert not any(k.startswith("x-") for k in str(shown).split("'") if k.startswith("x-")), name
+        assert set(decodable(tool.model_parameters)["properties"]) <= set(shown["properties"])
+
+
+# -- questions about the home ------------------------------------------------------------------------------------
+
+QUESTIONS = [
+    ("en", "are any doors unlocked", "home.q_any_yes", {"names": "Front Door"}, "unlocked"),
+    ("en", "which lights are on", "home.q_which", {"names": "Kitchen Light, Landing Light, Living Room Lamp"}, "on"),
+    ("en", "are all the doors locked", "home.q_all_no", {"names": "Front Door"}, "locked"),
+    ("en", "how many lights are on upstairs", "home.q_how_many_1", {"names": "Landing Light"}, "on"),
+    ("ru", "какие лампы включены", "home.q_which", {"names": "Kitchen Light, Landing Light, Living Room Lamp"}, "on"),
+    ("ru", "все двери заперты?", "home.q_all_no", {"names": "Front Door"}, "locked"),
+]
+
+
+@pytest.mark.parametrize("lang,text,key,values,state", QUESTIONS)
+def test_a_question_about_the_home_is_answered_from_the_tracked_state(
+        home: tuple[Components, Sent, Declines], lang: str, text: str, key: str, values: dict[str, str],
+        state: str) -> None:
+    c, sent, model = home
+    trace = Trace()
+    reply = asyncio.run(Pipeline(c, trace).run_text(text, language=lang)).reply
+    assert reply == phrase(lang, key, state=phrase(lang, f"states.{state}"), **values)
+    assert sent.sent == [] and model.asked == []  # nothing commanded, nothing decoded
+    assert [e.fields["name"] for e in trace.of_type(EventType.TOOL_CALL)] == ["device_state"]
+
+
+@pytest.mark.parametrize("lang,text,count", [("en", "how many lights are on", 3), ("ru", "сколько ламп включено", 3)])
+def test_how_many_says_the_count_with_its_word_form(home: tuple[Components, Sent, Declines], lang: str, text: str,
+                                                     count: int) -> None:
+    c, _, _ = home
+    assert say(c, text, lang) == phrase(lang, "home.q_how_many", count=say_count(count, "light", lang),
+                                        state=phrase(lang, "states.on"),
+                                        names="Kitchen Light, Landing Light, Living Room Lamp")
+
+
+def test_no_device_in_the_state_asked_is_said_plainly(home: tuple[Components, Sent, Declines]) -> None:
+    c, _, _ = home
+    c.catalogue.states["lock.fd"] = {"state": "locked"}
+    assert say(c, "are any doors unlocked", "en") == phrase("en", "home.q_none", kind="locks",
+                                                            state=phrase("en", "states.unlocked"))
+
+
+@pytest.mark.parametrize("lang,text,key,state", [
+    ("en", "is the back door locked", "home.q_one_yes", "locked"),
+    ("en", "is the front door locked?", "home.q_one_no", "unlocked"),
+    ("en", "is the coffee machine on", "home.q_one_yes", "on"),
+])
+def test_a_yes_no_question_about_one_device_says_its_state(home: tuple[Components, Sent, Declines], lang: str,
+                                                           text: str, key: str, state: str) -> None:
+    c, sent, _ = home
+    name = {"back": "Back Door", "front": "Front Door", "coffee": "Coffee Machine"}[text.split()[2]]
+    assert say(c, text, lang) == phrase(lang, key, name=name, state=phrase(lang, f"state_one.{state}"))
+    assert sent.sent == []
