@@ -5,10 +5,10 @@
 naive:   llama-cpp-python `create_chat_completion(tools=...)` with the GGUF's own template, the answer
          parsed leniently (tool_calls, <tool_call> blocks, fenced or bare JSON);
 hearthd: Agent.decide (prefilled call, grammar, validation, grounding, number words as digits).
-All arms run warm (prompt prefix cached) over tests/data/commands/<lang>.yaml (every K-th case) with the
-catalogue tests/data/commands/tools.yaml; prints accuracy (exact call, abstention, or for a request missing
-a detail: hearthd asks for it, the naive arm at least does not guess), median latency per language, and the
-median latency ratios against the naive arm.
+All arms run warm (prompt prefix cached) over tests/data/commands/<lang>.yaml (every K-th case) with hearthd's
+real tool declarations over the suites' home, tests/data/commands/home.yaml; prints accuracy (exact call,
+abstention, or for a request missing a detail: hearthd asks for it, the naive arm at least does not guess),
+median latency per language, and the median latency ratios against the naive arm.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from hearthd.agent.agent import Agent  # noqa: E402
-from hearthd.agent.evaluate import Command, load_catalogue, load_suite  # noqa: E402
-from hearthd.agent.fastpath import FastPath, Router  # noqa: E402
+from hearthd.agent.evaluate import Command, SuiteHome, load_home, load_suite  # noqa: E402
+from hearthd.agent.fastpath import Router  # noqa: E402
 from hearthd.agent.model import ChatModel  # noqa: E402
 from hearthd.agent.parsing import ToolCallParseError, parse_tool_calls  # noqa: E402
 from hearthd.config import load_config  # noqa: E402
@@ -55,14 +55,14 @@ def naive(model: ChatModel, registry: ToolRegistry, case: Command) -> list[tuple
     return calls
 
 
-def judge_naive(case: Command, calls: list[tuple[str, dict]]) -> bool:  # type: ignore[type-arg]
-    return calls == [] if case.kind == "clarify" else case.judge(calls)
+def judge_naive(case: Command, calls: list[tuple[str, dict]], home: SuiteHome) -> bool:
+    return calls == [] if case.kind == "clarify" else case.judge(calls, home)
 
 
-def hearthd(agent: Agent | Router, case: Command) -> bool:
+def hearthd(agent: Agent | Router, case: Command, home: SuiteHome) -> bool:
     if isinstance(agent, Router):
         agent.reset()
-    return case.judge_decision(agent.decide(case.text, case.lang))
+    return case.judge_decision(agent.decide(case.text, case.lang), home)
 
 
 def main() -> int:
@@ -78,12 +78,13 @@ def main() -> int:
         cfg = load_config(empty.name, environ={})
     path = args.model or make_store(cfg).resolve(cfg.agent.model)
     model = ChatModel(path, cfg.agent)
-    registry = load_catalogue(ROOT / "tests" / "data" / "commands" / "tools.yaml")
+    home = load_home(ROOT / "tests" / "data" / "commands" / "home.yaml")
+    registry = home.registry
     agent = Agent(model, registry, min_relevance=cfg.agent.min_relevance)
-    router = Router(FastPath(registry), lambda: agent)
+    router = home.router(lambda: agent)
     print(f"model: {path.name}; tools: {', '.join(t.name for t in registry)}")
-    arms = [("naive", lambda c: judge_naive(c, naive(model, registry, c))), ("model", lambda c: hearthd(agent, c)),
-            ("hearthd", lambda c: hearthd(router, c))]
+    arms = [("naive", lambda c: judge_naive(c, naive(model, registry, c), home)),
+            ("model", lambda c: hearthd(agent, c, home)), ("hearthd", lambda c: hearthd(router, c, home))]
     print("naive: create_chat_completion(tools=...); model: hearthd's model path alone; hearthd: fast path, then model")
     header = f"{'lang':<5}{'cases':>6}" + "".join(f"{a + ' ok':>12}{a + ' ms':>11}" for a, _ in arms[:3])
     header += f"{'model/naive':>13}{'hearthd/naive':>15}"
@@ -121,7 +122,7 @@ def tokens_per_turn(args: argparse.Namespace) -> int:
     with tempfile.NamedTemporaryFile("w", suffix=".toml") as empty:
         cfg = load_config(empty.name, environ={})
     default = args.model or make_store(cfg).resolve(cfg.agent.model)
-    registry = load_catalogue(ROOT / "tests" / "data" / "commands" / "tools.yaml")
+    registry = load_home(ROOT / "tests" / "data" / "commands" / "home.yaml").registry
     cases = [c for lang in ("en", "ru", "hi")
              for c in load_suite(ROOT / "tests" / "data" / "commands" / f"{lang}.yaml", lang)[::max(args.stride, 8)]]
     with tempfile.TemporaryDirectory() as tmp:

@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from . import __version__
 from .assets import AssetError
@@ -302,55 +302,69 @@ def _eval_bfcl(args: argparse.Namespace, cfg: Config) -> int:
 
 def _eval_suites(args: argparse.Namespace, cfg: Config) -> int:
     from .agent.agent import Agent
-    from .agent.evaluate import load_catalogue, load_suite, run_suite
-    from .agent.fastpath import FastPath, Router
+    from .agent.evaluate import NoModel, load_home, load_suite, route, run_suite
     from .daemon.components import prompt_cache_dir
 
     suites = [Path(s) for s in args.suite]
-    catalogue = Path(args.catalogue) if args.catalogue else suites[0].parent / "tools.yaml"
-    registry = load_catalogue(catalogue)
-    agents: list[Agent] = []
+    home = load_home(Path(args.home) if args.home else suites[0].parent / "home.yaml")
+    registry = home.registry
+    agents: list[Any] = []
 
     def agent() -> Agent:  # the model loads only when a case reaches it
         if not agents:
-            agents.append(Agent(_eval_model(args, cfg), registry, state_dir=prompt_cache_dir(),
+            agents.append(NoModel() if args.no_model else
+                          Agent(_eval_model(args, cfg), registry, state_dir=prompt_cache_dir(),
                                 min_tool_probability=cfg.agent.min_tool_probability,
                                 min_relevance=cfg.agent.min_relevance, thinking=cfg.agent.thinking_budget))
-        return agents[0]
+        return cast(Agent, agents[0])
 
-    router = Router(None if args.no_fast_path else FastPath(registry), agent, cfg.agent.clarify_timeout_s,
-                    cfg.agent.clarify_turns)
+    # as the daemon decides: hearthd's templates and the sentence library over the suites' home, out-of-scope
+    # requests declined by code, then the model
+    router = home.router(agent, not args.no_fast_path, cfg.agent.clarify_timeout_s, cfg.agent.clarify_turns)
 
     def show(r: Any) -> None:
         d = r.decision
         got = [[c.name, c.arguments] for c in d.calls]
         if args.json:
-            print(json.dumps({"type": "eval_case", "lang": r.command.lang, "text": r.command.text, "ok": r.ok,
-                              "kind": d.kind, "calls": got, "missing": d.missing, "source": d.source,
-                              "reason": d.reason, "ms": round(r.ms, 1)}, ensure_ascii=False))
+            print(json.dumps({"type": "eval_case", "lang": r.command.lang, "family": r.command.family,
+                              "text": r.command.text, "ok": r.ok, "kind": d.kind, "calls": got, "missing": d.missing,
+                              "source": d.source, "route": route(d), "reason": d.reason,
+                              "relevance": d.relevance, "ms": round(r.ms, 1)}, ensure_ascii=False))
         elif args.verbose and not r.ok:
-            print(f"  miss [{r.command.lang}] {r.command.text!r}: {d.kind} {got} {d.missing} ({d.reason})",
-                  file=sys.stderr)
+            print(f"  miss [{r.command.lang}/{r.command.family}] {r.command.text!r}: {d.kind} {got} {d.missing} "
+                  f"({d.reason})", file=sys.stderr)
 
     reports = []
     for path in suites:
         cases = load_suite(path, path.stem)[: args.limit]
-        reports.append(run_suite(router, cases, registry, show))
+        reports.append(run_suite(router, cases, home, show))
     rows = [rep.summary() for rep in reports]
     if args.json:
-        for row in rows:
+        for rep, row in zip(reports, rows, strict=True):
+            for family, f in sorted(rep.families().items()):
+                print(json.dumps({"type": "eval_family", "lang": rep.lang, "family": family, **f},
+                                 ensure_ascii=False))
             print(json.dumps(row))
         return EXIT_OK
-    print(f"suites: {', '.join(str(p) for p in suites)}; fast path {'off' if args.no_fast_path else 'on'}")
+    print(f"suites: {', '.join(str(p) for p in suites)}; fast path {'off' if args.no_fast_path else 'on'}"
+          f"{'; no model (what reaches it is counted as declined)' if args.no_model else ''}")
     print(f"{'lang':<6}{'cases':>6}{'exact':>8}{'calls':>8}{'abstain':>9}{'clarify':>9}{'unsafe':>8}"
-          f"{'fast':>7}{'p50 ms':>9}{'p95 ms':>9}{'fast p50':>10}{'model p50':>11}")
+          f"{'fast':>7}{'p50 ms':>9}{'p95 ms':>9}{'fast p50':>10}{'model p50':>11}{'rel. refused':>14}")
     for r in rows:
         fast = "-" if r["fast_p50_ms"] is None else f"{r['fast_p50_ms']:.1f}"
         slow = "-" if r["model_p50_ms"] is None else f"{r['model_p50_ms']:.0f}"
+        refused = f"{r['relevance_refusals']}+{r['relevance_declines']}"
         print(f"{r['lang']:<6}{r['cases']:>6}{100 * r['accuracy']:>7.1f}%{100 * r['calls']:>7.1f}%"
               f"{100 * r['abstain']:>8.1f}%{100 * r['clarify']:>8.1f}%{r['unsafe']:>8}"
               f"{100 * r['fast_path_share']:>6.0f}%"
-              f"{r['p50_ms']:>9.0f}{r['p95_ms']:>9.0f}{fast:>10}{slow:>11}")
+              f"{r['p50_ms']:>9.0f}{r['p95_ms']:>9.0f}{fast:>10}{slow:>11}{refused:>14}")
+    print("rel. refused: calls the relevance check turned down, on in-scope requests + on out-of-scope ones")
+    print()
+    print(f"{'lang':<6}{'family':<16}{'cases':>6}{'exact':>8}{'templates':>11}{'declined':>10}{'rel. refused':>14}")
+    for rep in reports:
+        for family, f in sorted(rep.families().items()):
+            print(f"{rep.lang:<6}{family:<16}{f['cases']:>6}{100 * f['accuracy']:>7.1f}%{f['templates']:>11}"
+                  f"{f['declined']:>10}{f['relevance_refusals']:>14}")
     return EXIT_OK
 
 
@@ -473,8 +487,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bfcl", metavar="DIR", help="a directory with BFCL_v4_<category>.json and possible_answer/")
     p.add_argument("--suite", metavar="YAML", action="append",
                    help="a command suite, tests/data/commands/<lang>.yaml (repeatable; the language is the file name)")
-    p.add_argument("--catalogue", metavar="YAML", help="the suites' tool catalogue (default: tools.yaml beside them)")
+    p.add_argument("--home", "--catalogue", metavar="YAML", dest="home",
+                   help="the suites' home: devices, floors and the microphone's room, over which hearthd's real tools "
+                        "are declared (default: home.yaml beside them)")
     p.add_argument("--no-fast-path", action="store_true", help="send every suite case to the model")
+    p.add_argument("--no-model", action="store_true",
+                   help="load no model: what the templates and the sentence library do not read counts as declined "
+                        "(the fast path's coverage)")
     p.add_argument("--category", action="append", help="a category (repeatable; default: all in DIR)")
     p.add_argument("--limit", type=int, help="the first N cases of each category")
     p.add_argument("--model", help="a GGUF to evaluate instead of the configured agent model")

@@ -1,30 +1,61 @@
-"""The command suites (tests/data/commands/<lang>.yaml) through the real agent."""
+"""The command suites (tests/data/commands/<lang>.yaml), spoken in the suites' home (home.yaml), through the real
+agent: hearthd's real tool declarations, its templates and the sentence library over the home's names."""
 
 from __future__ import annotations
 
+import copy
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from hearthd.agent.evaluate import load_catalogue, load_suite
+from hearthd.agent.evaluate import Command, NoModel, SuiteHome, load_home, load_suite
+from hearthd.config import Config
 
 from .conftest import ROOT
 
 SUITES = ROOT / "tests" / "data" / "commands"
+LANGS = ("en", "ru", "hi")
 
 
-def test_suites_are_well_formed() -> None:
-    registry = load_catalogue(SUITES / "tools.yaml")
-    for lang in ("en", "ru", "hi"):
+@pytest.fixture(scope="module")
+def home() -> SuiteHome:
+    return load_home(SUITES / "home.yaml")
+
+
+def test_suites_are_well_formed(home: SuiteHome) -> None:
+    registry = home.registry
+    for lang in LANGS:
         cases = load_suite(SUITES / f"{lang}.yaml", lang)
+        assert len(cases) >= 400, lang
         assert cases and any(c.abstain for c in cases) and any(not c.abstain for c in cases)
+        assert len({c.text for c in cases}) == len(cases), [t for t, n in Counter(c.text for c in cases).items()
+                                                            if n > 1]
         for case in cases:
+            assert case.family, case.text
             if case.tool is not None:
                 assert case.tool in registry, case.text
             if case.kind == "call" or case.answer is not None:
                 registry.validate(case.tool, case.arguments)  # type: ignore[arg-type]
             if case.clarify:
                 assert case.clarify in registry.get(case.tool).parameters["required"], case.text  # type: ignore[arg-type]
+
+
+def test_the_suites_tools_are_the_daemons(home: SuiteHome, base_config: Config, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suites are scored against the declarations the daemon makes (alarms, timers, clock, desktop, smart home),
+    not a copy that drifts from them."""
+    from hearthd.daemon.components import Components
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    cfg = copy.deepcopy(base_config)
+    cfg.dbus.enabled = cfg.mqtt.enabled = True
+    daemon = Components(cfg).tools
+
+    def declared(tools: object) -> list[tuple[object, ...]]:
+        return [(t.name, t.family, t.description, t.parameters, t.consequential) for t in tools]  # type: ignore[attr-defined]
+
+    assert declared(home.registry) == declared(daemon)
 
 
 def test_a_case_needs_a_tool_or_an_abstention(tmp_path: Path) -> None:
@@ -34,40 +65,95 @@ def test_a_case_needs_a_tool_or_an_abstention(tmp_path: Path) -> None:
         load_suite(bad, "en")
 
 
-@pytest.mark.parametrize("lang", ["en", "ru", "hi"])
-def test_fast_path_is_never_wrong_on_the_suite(lang: str) -> None:
-    """A template match skips the model, so it must be exact; what it does not know it leaves to the model."""
-    from hearthd.agent.fastpath import FastPath
+def test_families_come_from_section_marks_or_the_case(tmp_path: Path) -> None:
+    suite = tmp_path / "x.yaml"
+    suite.write_text('# family: clock\n- {text: "what time is it", tool: get_time, arguments: {}}\n'
+                     '- {text: "the date", tool: get_time, arguments: {what: date}, family: dates}\n'
+                     '# family: out_of_scope\n- {text: "tell me a joke", abstain: true, xfail_fast: "why"}\n')
+    cases = load_suite(suite, "en")
+    assert [(c.family, c.xfail_fast) for c in cases] == [("clock", ""), ("dates", ""), ("out_of_scope", "why")]
 
-    fast = FastPath(load_catalogue(SUITES / "tools.yaml"))
-    fast.match("warm up", lang)
-    matched = 0
+
+def test_a_device_call_is_judged_by_the_devices_it_acts_on(home: SuiteHome) -> None:
+    """The library's group call for the bedroom's one light is the named call; a name is said in any case."""
+    case = Command("turn off the lights in the bedroom", "en", "turn_off", {"device": "bedroom light"})
+    assert case.judge([("turn_off", {"area": "Bedroom", "domain": "light"})], home)
+    assert case.judge([("turn_off", {"device": "Bedroom Light"})], home)
+    assert not case.judge([("turn_off", {"area": "Upstairs", "domain": "light"})], home)  # three lights
+    assert not case.judge([("turn_on", {"device": "Bedroom Light"})], home)
+    lights = Command("lights off", "en", "turn_off", {"area": "Living Room", "domain": "light"})
+    assert not lights.judge([("turn_off", {"device": "Living Room Light"})], home)  # the floor lamp too
+    clock = Command("what time is it", "en", "get_time", {})
+    assert clock.judge([("get_time", {"what": "time"})], home) and not clock.judge([("get_time", {"what": "date"})])
+
+
+def _fast_decisions(home: SuiteHome, lang: str) -> list[tuple[Command, object, bool]]:
+    """Each case through the daemon's router with the model standing in: (case, decision, read without the model)."""
+    model = NoModel()
+    router = home.router(lambda: model)
+    out = []
     for case in load_suite(SUITES / f"{lang}.yaml", lang):
-        decision = fast.match(case.text, lang)
-        if decision is None:
+        router.reset()
+        asked = len(model.asked)
+        decision = router.decide(case.text, lang)
+        if case.kind == "clarify" and case.answer is not None and decision.kind == "clarify":
+            decision = router.decide(case.answer, lang) if len(model.asked) == asked else decision
+        out.append((case, decision, len(model.asked) == asked))
+    return out
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_fast_path_is_never_wrong_on_the_suite(home: SuiteHome, lang: str) -> None:
+    """A template match (or a decline by code) skips the model, so it must be exact; what it does not know it leaves
+    to the model. Cases marked `xfail_fast` are hearthd's known misreadings: counted and printed, not failed."""
+    from hearthd.agent.evaluate import route
+
+    known, wrong, read = [], [], Counter()
+    total = Counter()
+    for case, decision, fast in _fast_decisions(home, lang):
+        total[case.family] += 1
+        if not fast:
             continue
-        matched += 1
-        assert decision.source == "fastpath"
-        assert case.judge_decision(decision), (case.text, decision.kind, decision.calls, decision.missing)
-    assert matched >= 5
+        read[case.family] += 1
+        assert route(decision) != "model"  # type: ignore[arg-type]
+        ok = _judged(case, decision, home)
+        if case.xfail_fast:
+            known.append((case.text, ok, [(c.name, c.arguments) for c in decision.calls]))  # type: ignore[attr-defined]
+        elif not ok:
+            wrong.append((case.text, decision.kind, [(c.name, c.arguments) for c in decision.calls],  # type: ignore[attr-defined]
+                          decision.missing))  # type: ignore[attr-defined]
+    print(f"\n{lang}: read without the model {sum(read.values())}/{sum(total.values())}; " +
+          ", ".join(f"{f} {read[f]}/{n}" for f, n in sorted(total.items())))
+    for text, ok, calls in known:
+        print(f"  known fast-path misreading{' (now right)' if ok else ''}: {text!r} -> {calls}")
+    assert wrong == []
+    assert sum(read.values()) >= 100
+
+
+def _judged(case: Command, decision: object, home: SuiteHome) -> bool:
+    if case.kind == "clarify" and case.answer is not None and getattr(decision, "kind", "") == "call":
+        return case.judge([(c.name, c.arguments) for c in decision.calls], home)  # type: ignore[attr-defined]
+    return case.judge_decision(decision, home)  # type: ignore[arg-type]
+
+
+# Every STRIDE-th case: about a quarter of the model-path cases of each suite, under 4 minutes a language on 2 cores.
+STRIDE = 7
 
 
 @pytest.mark.models
 @pytest.mark.parametrize("lang,floor", [("en", 0.85), ("ru", 0.8), ("hi", 0.75)])
-def test_the_router_on_a_slice_of_the_command_suite(components, base_config, lang: str,  # type: ignore[no-untyped-def]
-                                                     floor: float) -> None:
-    """Every 4th case (the full run is `hearthd eval --suite`, figures in the note): fast path then model, as
-    the daemon runs them. Exactness and abstention on out-of-scope requests have floors (the full-run figures are
-    in the note); safety has none: no consequential call that was not asked for."""
+def test_the_router_on_a_slice_of_the_command_suite(components, base_config, home: SuiteHome,  # type: ignore[no-untyped-def]
+                                                     lang: str, floor: float) -> None:
+    """Every STRIDE-th case (the full run is `hearthd eval --suite`, figures in the note): fast path, declines by
+    code, then model, as the daemon runs them. Exactness and abstention on out-of-scope requests have floors (the
+    full-run figures are in the note); safety has none: no consequential call that was not asked for."""
     from hearthd.agent.agent import Agent
     from hearthd.agent.evaluate import run_suite
-    from hearthd.agent.fastpath import FastPath, Router
 
-    registry = load_catalogue(SUITES / "tools.yaml")
-    agent = Agent(components.agent().model, registry, min_relevance=base_config.agent.min_relevance)
-    router = Router(FastPath(registry), lambda: agent)
-    cases = load_suite(SUITES / f"{lang}.yaml", lang)[::4]
-    report = run_suite(router, cases, registry)
+    agent = Agent(components.agent().model, home.registry, min_relevance=base_config.agent.min_relevance)
+    router = home.router(lambda: agent)
+    cases = load_suite(SUITES / f"{lang}.yaml", lang)[::STRIDE]
+    report = run_suite(router, cases, home)
     misses = [(r.command.text, r.decision.kind, [(c.name, c.arguments) for c in r.decision.calls])
               for r in report.results if not r.ok]
     assert report.unsafe() == []
