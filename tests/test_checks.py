@@ -283,3 +283,14 @@ def test_the_real_model_still_does_polite_and_code_mixed_requests(real_router: R
                                                                  call: tuple[str, dict[str, Any]]) -> None:
     real_router.reset()
     assert _calls(real_router.decide(text, lang)) == [call]
+
+
+@pytest.mark.parametrize("text,question", [
+    ("set an alarm for 7 to check the news", False), ("wake me at 6 so I can check my email", False),
+    ("can you check if the front door is locked", True), ("check whether the garage light is on", True),
+    ("hey tell me if the lights are on", True),
+])
+def test_tell_me_or_check_inside_an_english_request_does_not_make_it_a_question(text: str, question: bool) -> None:
+    from hearthd.agent.checks import asks
+
+    assert asks(text, "en") is question

@@ -151,15 +151,24 @@ def asks(text: str, lang: str) -> bool:
     if not tokens:
         return False
     start = _start(tokens, words)
-    if _anywhere(tokens, words.info):
-        return True
-    if any(_at(tokens, start, p) for p in words.polite):
+    polite = any(_at(tokens, start, p) for p in words.polite)
+    if _anywhere(tokens, words.info) and (polite or _info_anywhere(lang) or _anywhere(tokens[start:start + 3],
+                                                                                     words.info)):
+        return True  # "can you tell me whether…", "скажи, свет включён", not "set an alarm to check the news"
+    if polite:
         return False
     if any(_at(tokens, start, p) for p in words.starts):
         return True
     if _anywhere(tokens, words.polite_anywhere):
         return False
     return _anywhere(tokens, words.anywhere) or text.rstrip().rstrip("\"'»”)").endswith(("?", "？"))
+
+
+@cache
+def _info_anywhere(lang: str) -> bool:
+    """Whether "tell me/check…" makes a question wherever it stands in `lang` (Hindi and Russian put it last:
+    "दरवाज़ा बंद है या नहीं बताओ"); in English only at the start or after "can you…"."""
+    return bool(_own(lang).get("question", {}).get("info_anywhere", True))
 
 
 def said_side(text: str, lang: str, side: str) -> bool:
