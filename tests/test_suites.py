@@ -160,3 +160,24 @@ def test_the_router_on_a_slice_of_the_command_suite(components, base_config, hom
     acted = [r.command.text for r in report.results if r.command.abstain and r.decision.kind == "call"]
     assert report.summary()["abstain"] >= 0.85, f"acted on out-of-scope requests: {acted}"
     assert report.summary()["accuracy"] >= floor, misses
+
+
+def test_eval_suite_reports_each_family_without_a_model() -> None:
+    """`hearthd eval --suite --no-model`: the fast path's coverage per family, with the overall figures kept."""
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "hearthd", "eval", "--suite", str(SUITES / "ru.yaml"), "--no-model",
+                           "--json"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(x) for x in proc.stdout.splitlines()]
+    (summary,) = [x for x in lines if x["type"] == "eval"]
+    families = {x["family"]: x for x in lines if x["type"] == "eval_family"}
+    assert summary["cases"] == sum(f["cases"] for f in families.values()) >= 400
+    assert {"unsafe", "accuracy", "relevance_refusals", "relevance_declines"} <= set(summary)
+    assert summary["unsafe"] == 0 and summary["relevance_refusals"] == 0  # no model: nothing for the check to refuse
+    assert {"groups", "questions", "named_timers", "clock", "out_of_scope"} <= set(families)
+    assert families["named_timers"]["templates"] >= 10 and families["out_of_scope"]["declined"] >= 10
+    cases = [x for x in lines if x["type"] == "eval_case"]
+    assert {"family", "route", "relevance"} <= set(cases[0])

@@ -9,6 +9,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, cast
 
@@ -188,11 +189,33 @@ def _same_arguments(got: tuple[str, dict[str, Any]], want: tuple[str, dict[str, 
 
 
 FAMILY_MARK = re.compile(r"^#\s*family:\s*([\w-]+)", re.MULTILINE)
+NEXT_DATE = re.compile(r"@next:(?:(\d{1,2})-)?(\d{1,2})")
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def next_date(month: int | None, day: int, today: date) -> date:
+    """The first date on or after `today` that is this day (of this month, else of any month)."""
+    for ahead in range(0, 800):
+        d = today + timedelta(days=ahead)
+        if d.day == day and (month is None or d.month == month):
+            return d
+    raise ValueError(f"no date {month}-{day}")
+
+
+def _expected(value: Any, today: date) -> Any:
+    """A case's argument, with `@next:DD` / `@next:MM-DD` ("what day is the 22nd") as the date it is today."""
+    if isinstance(value, str) and (m := NEXT_DATE.fullmatch(value)):
+        return next_date(int(m.group(1)) if m.group(1) else None, int(m.group(2)), today).isoformat()
+    if isinstance(value, str) and value.startswith("@next:") and value[6:] in WEEKDAYS:  # "on saturday": after today
+        ahead = (WEEKDAYS.index(value[6:]) - today.weekday() - 1) % 7 + 1
+        return (today + timedelta(days=ahead)).isoformat()
+    return value
 
 
 def load_suite(path: Path, lang: str) -> list[Command]:
     """A command suite: a YAML list of {text, tool, arguments}, {text, abstain: true} or
     {text, tool, clarify: <argument>[, answer, arguments]}; each may say its `family` and `xfail_fast: <why>`.
+    A date argument may be `@next:DD` or `@next:MM-DD` (the next such date from today) or `@next:<weekday>`.
     A comment line `# family: <name>` names the family of the cases below it."""
     import yaml
 
@@ -201,6 +224,7 @@ def load_suite(path: Path, lang: str) -> list[Command]:
     node = yaml.compose(source)
     lines = [item.start_mark.line for item in node.value] if isinstance(node, yaml.SequenceNode) else []
     marks = [(source.count("\n", 0, m.start()), m.group(1)) for m in FAMILY_MARK.finditer(source)]
+    today = date.today()
     out = []
     for i, row in enumerate(rows):
         if not isinstance(row, dict) or "text" not in row or ("tool" in row) == bool(row.get("abstain")):
@@ -210,7 +234,8 @@ def load_suite(path: Path, lang: str) -> list[Command]:
         line = lines[i] if i < len(lines) else 0
         family = str(row.get("family") or next((f for at, f in reversed(marks) if at < line), ""))
         xfail = row.get("xfail_fast") or ""
-        out.append(Command(str(row["text"]), lang, row.get("tool"), dict(row.get("arguments") or {}),
+        arguments = {k: _expected(v, today) for k, v in (row.get("arguments") or {}).items()}
+        out.append(Command(str(row["text"]), lang, row.get("tool"), arguments,
                            row.get("clarify"), row.get("answer"), family,
                            "known" if xfail is True else str(xfail)))
     return out
@@ -383,10 +408,18 @@ class SuiteReport:
                     if tool is None or not (tool.consequential or tool.sensitive and tool.sensitive(c.arguments)):
                         continue
                     if want is None or c.name != want[0] or tool.sensitive is not None and not tool.consequential \
-                            and self.home is not None and not self.home.same_call((c.name, c.arguments), want):
+                            and self._elsewhere(c.name, c.arguments, want):
                         out.append(r)
                         break
         return out
+
+    def _elsewhere(self, name: str, arguments: dict[str, Any], want: tuple[str, dict[str, Any]]) -> bool:
+        """A call of the expected tool that acts on other devices than those asked for (a name that resolves to no
+        one device acts on none: hearthd asks which)."""
+        if self.home is None:
+            return False
+        found = self.home.targets(name, arguments)
+        return found is not None and found != self.home.targets(*want)
 
     def relevance_refusals(self) -> tuple[int, int]:
         """(in-scope requests the relevance check refused: false refusals, out-of-scope ones it refused)."""
