@@ -93,7 +93,9 @@ def _words(lang: str) -> _Words:
     sides = {side for t in tables for side in t.get("polarity", {})}
     return _Words({side: merged("polarity", side) for side in sides}, merged("question", "fillers"),
                   merged("question", "polite"), merged("question", "polite_anywhere"), merged("question", "info"),
-                  merged("question", "starts"), merged("question", "anywhere"), merged("alarm", "topic"))
+                  tuple(p for p in merged("question", "starts") if p not in _patterns(
+                      _own(lang).get("question", {}).get("not_starts", []))),
+                  merged("question", "anywhere"), merged("alarm", "topic"))
 
 
 _STRIP = "\"'“”«»,;:!?()[]।॥.…¿¡"

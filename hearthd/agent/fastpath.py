@@ -112,14 +112,22 @@ class FastPath:
 
         intents = self._intents.get(lang)
         readable: list[tuple[str, dict[str, Any]]] = []
+        exact: list[tuple[str, dict[str, Any]]] = []  # matches with no wildcard: every word from a closed list
+        blocked = False
         for result in recognize_all(text, intents) if intents is not None else []:
             if result.intent.name not in self.registry:
                 if not readable:
-                    return None  # a template that exists to send these words to the model, or an undeclared tool
+                    blocked = True  # a template that exists to send these words to the model, or an undeclared tool
                 continue
             arguments = self._read_slots(result, lang)
             if arguments is not None:
                 readable.append((result.intent.name, arguments))
+                if not any(getattr(e, "is_wildcard", False) for e in result.entities.values()):
+                    exact.append((result.intent.name, arguments))
+        if blocked:
+            # the words go to the model, unless a template read them all without a wildcard
+            # ("alarm 5 minute snooze karo": the snooze list, not a time the model should read)
+            readable = exact
         if not readable:
             return None
         # The template that reads the most: "7 am called gym" is a time and a label, not the time "7 am called gym"

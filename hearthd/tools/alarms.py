@@ -400,6 +400,11 @@ class AlarmBook:
             return matches
         if "time" in args:
             matches = [a for a in alarms if a.hhmm == args["time"]]
+            hour, minute = (int(x) for x in str(args["time"]).split(":"))
+            if not matches and 1 <= hour <= 12:
+                # "the two o'clock alarm" ("do baje wala"): said without am/pm, the one at 14:00 when none is at 2:00
+                other = f"{(hour + 12) % 24:02d}:{minute:02d}"
+                matches = [a for a in alarms if a.hhmm == other]
             if not matches:
                 return ToolResult(False, {"time": args["time"]}, "alarm.not_found",
                                   {"time": spoken_time(args["time"])})
