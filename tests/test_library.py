@@ -231,3 +231,28 @@ def test_a_yes_no_question_about_one_device_says_its_state(home: tuple[Component
     name = {"back": "Back Door", "front": "Front Door", "coffee": "Coffee Machine"}[text.split()[2]]
     assert say(c, text, lang) == phrase(lang, key, name=name, state=phrase(lang, f"state_one.{state}"))
     assert sent.sent == []
+
+
+def test_a_statement_is_not_read_as_a_question(home: tuple[Components, Sent, Declines]) -> None:
+    c, sent, _ = home
+    trace = Trace()
+    asyncio.run(Pipeline(c, trace).run_text("all lights off", language="en"))
+    assert "device_state" not in [e.fields["name"] for e in trace.of_type(EventType.TOOL_CALL)]
+
+
+@pytest.mark.parametrize("lang,text,command", [
+    ("en", "switch on the fan", ("cf/set", "ON")),  # the only fan is in the bedroom; the microphone is in the kitchen
+    ("ru", "закрой ворота гаража", ("gd/set", "CLOSE")),
+])
+def test_a_room_taken_from_the_microphone_gives_way_to_the_one_such_device(
+        home: tuple[Components, Sent, Declines], lang: str, text: str, command: tuple[str, str]) -> None:
+    c, sent, _ = home
+    say(c, text, lang)
+    assert sent.sent == [command]
+
+
+def test_with_several_elsewhere_the_microphones_room_stays(home: tuple[Components, Sent, Declines]) -> None:
+    c, sent, _ = home
+    c.catalogue.entities["fan.of"] = ent("of", "fan", "Office Fan", "Office")
+    assert say(c, "switch on the fan", "en") == phrase("en", "home.none_in", kind="fans", area="Kitchen")
+    assert sent.sent == []

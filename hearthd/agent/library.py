@@ -112,9 +112,36 @@ class Library:
             return None
         if result is None:
             return None
+        from .checks import asks
+
+        response = str(result.response or "")
+        if result.intent.name == "HassGetState" and response in QUESTIONS and not asks(text, lang):
+            return None  # "all lights off" reads as "are all lights off" only when it is asked
         # "turn off the lights in here": the templates that need the speaking device's room take it from the context
         slots = {k: v.value for k, v in result.entities.items()}
-        return self._decision(result.intent.name, slots, str(result.response or ""))
+        here_only = "area" in slots and not str(result.entities["area"].text or "").strip()
+        decision = self._decision(result.intent.name, slots, response)
+        if decision is not None and here_only:
+            self._beyond_here(decision)
+        return decision
+
+    def _beyond_here(self, decision: Decision) -> None:
+        """"switch on the fan" said in a room with no fan: the room came from the context, not the words, so when
+        the home has exactly one such device elsewhere that one is meant ("закрой ворота гаража" from the living
+        room is the garage door); with several elsewhere the room stays (and the reply says there is none here)."""
+        catalogue = self.catalogue()
+        if catalogue is None:
+            return
+        from ..tools.smarthome import KINDS, SmartHome
+
+        home = SmartHome(catalogue, None)
+        for call in decision.calls:
+            kinds = KINDS.get(call.name, ())
+            if "area" not in call.arguments or not kinds or home.group(call.arguments, kinds):
+                continue
+            anywhere = {k: v for k, v in call.arguments.items() if k != "area"}
+            if len(home.group(anywhere, kinds)) == 1:
+                call.arguments = anywhere
 
     # -- the library's intents as hearthd's calls -------------------------------------------------------------
 
