@@ -33,12 +33,24 @@ def _next(day: int, month: int | None, today: date) -> date | None:
     return None
 
 
+@cache
+def _weekdays(lang: str) -> dict[str, int]:
+    text = resources.files("hearthd.locales").joinpath(lang, "numbers.toml").read_text(encoding="utf-8")
+    return {k.lower(): int(v) for k, v in tomllib.loads(text).get("weekdays", {}).items()}
+
+
 def parse_date(text: str, lang: str, today: date) -> date | None:
-    """The next date the text names, or None when it names none (or more than one)."""
+    """The next date the text names, or None when it names none (or more than one). A weekday alone ("on
+    saturday", "в субботу", "शनिवार को") is the next such day after today."""
     months = {**_months("en"), **_months(lang)}
     words = [w.strip(".,!?") for w in text.lower().split()]
     found = [m for w in words if (m := re.fullmatch(r"(\d{1,2})(st|nd|rd|th|-?го|-?е|-?ого)?", w))]
     named = [months[w] for w in words if w in months]
+    weekdays = {**_weekdays("en"), **_weekdays(lang)}
+    days = {weekdays[w] for w in words if w in weekdays}
+    if not named and len(days) == 1 and not any(m.group(2) for m in found):  # ("7 on friday": the 7 is the hour)
+        ahead = (next(iter(days)) - today.weekday() - 1) % 7 + 1
+        return date.fromordinal(today.toordinal() + ahead)
     if len(found) != 1 or len(named) > 1:
         return None
     day, ordinal = int(found[0].group(1)), bool(found[0].group(2))

@@ -44,3 +44,29 @@ def test_an_alarm_on_a_date_rings_that_day_once_and_a_past_date_is_refused() -> 
 @pytest.mark.parametrize("lang,said", [("en", "May 5"), ("ru", "5 мая"), ("hi", "5 मई")])
 def test_a_month_with_a_short_name_is_said_by_name(lang: str, said: str) -> None:
     assert say_date("2026-05-05", lang) == said
+
+
+@pytest.mark.parametrize("text,lang,want", [
+    ("saturday", "en", date(2026, 12, 5)), ("on friday", "en", date(2026, 12, 4)),
+    ("tuesday", "en", date(2026, 12, 8)),  # said on a Tuesday: the next one, not today
+    ("в субботу", "ru", date(2026, 12, 5)), ("शनिवार को", "hi", date(2026, 12, 5)),
+    ("shaniwar", "hi", date(2026, 12, 5)),
+    ("7 on friday", "en", date(2026, 12, 4)),  # the 7 is the hour
+    ("monday or friday", "en", None),
+])
+def test_a_weekday_is_the_next_such_day(text: str, lang: str, want: date | None) -> None:
+    assert parse_date(text, lang, date(2026, 12, 1)) == want  # a Tuesday
+
+
+@pytest.mark.parametrize("lang,text,time", [
+    ("en", "set an alarm for 9 on saturday", "09:00"), ("en", "wake me up at 7 on friday", "07:00"),
+    ("en", "wake me on saturday at 8:30", "08:30"),
+])
+def test_an_alarm_on_a_weekday_keeps_the_day(lang: str, text: str, time: str) -> None:
+    from hearthd.agent.fastpath import FastPath
+    from hearthd.tools.alarms import AlarmBook
+    from hearthd.tools.registry import ToolRegistry
+
+    decision = FastPath(ToolRegistry(AlarmBook().tools())).match(text, lang)
+    assert decision is not None and decision.calls[0].arguments["time"] == time
+    assert date.fromisoformat(decision.calls[0].arguments["date"]).weekday() in (4, 5)

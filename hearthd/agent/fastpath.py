@@ -142,7 +142,7 @@ class FastPath:
             reader = SLOT_READERS.get(name)
             if reader and not _plausible_slot(str(entity.text), lang):
                 return None  # a wildcard that swallowed a second request: "7 am and tell me a joke"
-            if reader and self._names_a_when(str(entity.text), lang):
+            if reader and self._names_a_when(str(entity.text), lang, dates=name == "time"):
                 return None  # "7 every day": a repeat or a day inside the time; the template with {repeat} reads it
             value = reader(str(entity.text), lang) if reader else entity.value
             if value is None:
@@ -150,7 +150,13 @@ class FastPath:
             arguments[name] = value
         return arguments
 
-    def _names_a_when(self, text: str, lang: str) -> bool:
+    def _names_a_when(self, text: str, lang: str, dates: bool = False) -> bool:
+        from datetime import date
+
+        from ..dates import parse_date
+
+        if dates and parse_date(text, lang, date.today()) is not None:
+            return True  # "7 on friday": a day inside the time; a template with {date} reads both, or the model
         lists = self._intents[lang].slot_lists if lang in self._intents else {}
         words = set(words_of(text.lower()))
         for name in ("repeat", "day"):
