@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 ROOT = Path(__file__).resolve().parent.parent
 MEASURE = 1e-9  # the check runs (and reports P(yes)) but never refuses
+FEATURES: list[dict[str, object]] = []  # per scored call, for --dump
 
 
 def suite_scores(stride: int) -> tuple[list[float], list[float], int]:
@@ -57,6 +58,13 @@ def suite_scores(stride: int) -> tuple[list[float], list[float], int]:
             turns += 1
             if decision.relevance is None or not decision.calls:
                 continue
+            kind = "out_of_scope" if case.abstain else ("right" if decision.calls[0].name == case.tool else "wrong")
+            keys = agent._grounded_keys(decision.calls[0].name)
+            grounded = decision.kind == "call" and bool(keys) and keys <= set(decision.calls[0].arguments)
+            FEATURES.append({"set": "suite", "lang": lang, "kind": kind, "text": case.text, "grounded": grounded,
+                             "tool": decision.calls[0].name, "relevance": decision.relevance,
+                             "p_tool": decision.name_probs.get(decision.calls[0].name, 0.0),
+                             "p_none": decision.name_probs.get("no_tool", 0.0)})
             if case.abstain:
                 wrong.append(decision.relevance)
             elif decision.calls[0].name == case.tool:
@@ -85,6 +93,11 @@ def bfcl_scores(limit: int) -> list[float]:
         decision = Agent(model, case_registry(case), state_dir=None, min_relevance=MEASURE).decide(text, "en")
         if decision.calls and decision.relevance is not None:
             out.append(decision.relevance)
+            FEATURES.append({"set": "bfcl", "kind": "irrelevant", "text": text[:80], "tool": decision.calls[0].name,
+                             "grounded": False,
+                             "relevance": decision.relevance,
+                             "p_tool": decision.name_probs.get(decision.calls[0].name, 0.0),
+                             "p_none": decision.name_probs.get("no_tool", 0.0)})
         elif decision.kind == "call":
             out.append(1.0)
     return out
@@ -94,9 +107,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--stride", type=int, default=3, help="every K-th command of each suite")
     ap.add_argument("--bfcl-limit", type=int, default=60, help="irrelevance cases of the benchmark")
+    ap.add_argument("--dump", type=Path, help="write each scored call's P(yes) and name probabilities (JSON lines)")
     args = ap.parse_args()
     right, wrong, turns = suite_scores(args.stride)
     irrelevant = bfcl_scores(args.bfcl_limit)
+    if args.dump:
+        import json
+
+        args.dump.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in FEATURES), encoding="utf-8")
     n_bfcl = args.bfcl_limit
     print(f"model turns on the suites: {turns}; right picks scored: {len(right)}; out-of-scope calls: {len(wrong)}; "
           f"benchmark irrelevance cases: {n_bfcl} ({len(irrelevant)} reached a call)")
@@ -111,6 +129,24 @@ def main() -> int:
         let_by = sum(p >= t for p in wrong) / len(wrong) if wrong else 0.0
         declined = 1 - sum(p >= t for p in irrelevant) / n_bfcl
         print(f"| {t:.2f} | {refused:.0%} | {let_by:.0%} | {declined:.1%} |")
+    # Two bars: `high` for every call, `low` for a call whose required time/duration/name code read in the words
+    # (agent.min_relevance / agent.min_relevance_grounded). The benchmark's functions carry no such evidence.
+    suite = [f for f in FEATURES if f["set"] == "suite"]
+    rights = [f for f in suite if f["kind"] == "right"]
+    oos = [f for f in suite if f["kind"] == "out_of_scope"]
+    print()
+    print("| min_relevance / _grounded | right picks refused | out-of-scope calls let by "
+          "| benchmark irrelevance declined |")
+    print("|---|---|---|---|")
+    for high, low in ((0.55, 0.55), (0.55, 0.45), (0.55, 0.4), (0.55, 0.35), (0.6, 0.4), (0.5, 0.4)):
+        def passes(f: dict[str, object], high: float = high, low: float = low) -> bool:
+            p = float(f["relevance"])  # type: ignore[arg-type]
+            return p >= high or (bool(f["grounded"]) and p >= low)
+
+        refused = sum(not passes(f) for f in rights) / len(rights) if rights else 0.0
+        let_by = sum(passes(f) for f in oos) / len(oos) if oos else 0.0
+        declined = 1 - sum(float(p) >= high for p in irrelevant) / n_bfcl
+        print(f"| {high:.2f} / {low:.2f} | {refused:.0%} | {let_by:.0%} | {declined:.1%} |")
     return 0
 
 

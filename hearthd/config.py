@@ -97,6 +97,8 @@ class AgentConfig:
     temperature: float = 0.0
     min_tool_probability: float = 0.0  # abstain when the chosen tool's first-token probability is lower
     min_relevance: float = 0.55  # abstain when P(the chosen tool does what was asked) is lower; 0 turns it off
+    # ...down to this when every required time, duration or name of the call is read in the user's words
+    min_relevance_grounded: float = 0.4
     fast_path: bool = True  # sentence templates (locales/<lang>/sentences) before the model
     clarify_timeout_s: float = 30.0  # how long a question for a missing detail stays open
     clarify_turns: int = 2  # questions asked for one request before giving up
@@ -347,7 +349,8 @@ _RANGES: tuple[tuple[str, float, float | None, bool], ...] = (
     ("stt.min_language_probability", 0, 1, False), ("stt.threads", 0, None, False),
     ("agent.n_ctx", 256, None, False), ("agent.threads", 0, None, False), ("agent.max_tokens", 1, None, False),
     ("agent.temperature", 0, None, False), ("agent.min_tool_probability", 0, 1, False),
-    ("agent.min_relevance", 0, 1, False), ("agent.clarify_timeout_s", 0, None, True),
+    ("agent.min_relevance", 0, 1, False), ("agent.min_relevance_grounded", 0, 1, False),
+    ("agent.clarify_timeout_s", 0, None, True),
     ("agent.clarify_turns", 1, None, False), ("agent.max_calls", 1, None, False), ("agent.max_turn_s", 0, None, True),
     ("agent.max_text_chars", 1, None, False),
     ("tts.length_scale", 0, None, True),

@@ -71,7 +71,8 @@ class Agent:
     def __init__(self, model: ChatModel, registry: ToolRegistry, state_dir: Path | None = None,
                  min_tool_probability: float = 0.0, min_relevance: float = 0.0, max_calls: int = 3,
                  max_turn_s: float = 0.0, thinking: int = 0,
-                 gate: Callable[[], AbstractContextManager[float | None]] | None = None) -> None:
+                 gate: Callable[[], AbstractContextManager[float | None]] | None = None,
+                 min_relevance_grounded: float | None = None) -> None:
         self.model = model
         self.state_dir = state_dir
         self.registry = registry
@@ -83,6 +84,9 @@ class Agent:
         self._prefixes: dict[tuple[str, tuple[str, ...], bool], str] = {}
         self.min_tool_probability = min_tool_probability
         self.min_relevance = min_relevance
+        # The lower bar for a call whose required arguments code reads in the user's words (a time said, a duration,
+        # a device's name): that evidence and P(yes) together, not P(yes) alone. None: the same bar for every call.
+        self.min_relevance_grounded = min_relevance if min_relevance_grounded is None else min_relevance_grounded
         self.max_calls = max_calls
         self.max_turn_s = max_turn_s  # 0: no limit
         self.thinking = thinking if model.capabilities.thinking else 0  # a model without the mode cannot think
@@ -372,14 +376,29 @@ class Agent:
             why = "no tool fits" if best == NO_TOOL else f"unsure which tool ({best} p={probs[best]:.2f})"
             return Decision("abstain", reason=why, name_probs=probs, relevance=relevance)
         best = self.choose_tool(tokens, probs, shared)
+        on_evidence = False  # between the two bars: acted on only when the arguments are read from the words
         if relevance is None:
             relevance = self.relevant(best, text)
             if relevance is not None and relevance < self.min_relevance:
-                return Decision("abstain", reason=f"not something {best} does (p={relevance:.2f})",
-                                name_probs=probs, relevance=relevance)
+                on_evidence = relevance >= self.min_relevance_grounded and bool(self._grounded_keys(best))
+                if not on_evidence:
+                    return Decision("abstain", reason=f"not something {best} does (p={relevance:.2f})",
+                                    name_probs=probs, relevance=relevance)
         decision = self._arguments(best, text, lang, probs, lambda: tokens)
         decision.relevance = relevance
+        if on_evidence and not (decision.kind == "call" and all(
+                self._grounded_keys(c.name) <= set(c.arguments) for c in decision.calls)):
+            return Decision("abstain", reason=f"not something {best} does (p={relevance:.2f}, nothing said it needs)",
+                            name_probs=probs, relevance=relevance)
         return decision
+
+    def _grounded_keys(self, name: str) -> set[str]:
+        """The required arguments of `name` that the checks find in the user's words or refuse (a time, a duration,
+        a name): a call that passed with all of them is evidence of its own."""
+        params = self.registry.get(name).model_parameters
+        props = params.get("properties", {})
+        return {k for k in params.get("required", [])
+                if isinstance(props.get(k), dict) and props[k].get("x-ground") in ("time", "duration", "name")}
 
     def _arguments(self, name: str, text: str, lang: str, probs: dict[str, float],
                    tokens: Callable[[], list[int]]) -> Decision:

@@ -216,7 +216,7 @@ class Components:
                          min_tool_probability=self.cfg.agent.min_tool_probability,
                          min_relevance=self.cfg.agent.min_relevance, max_calls=self.cfg.agent.max_calls,
                          max_turn_s=self.cfg.agent.max_turn_s, thinking=self.cfg.agent.thinking_budget,
-                         gate=self.inference.turn)
+                         gate=self.inference.turn, min_relevance_grounded=self.cfg.agent.min_relevance_grounded)
 
         return self._once("agent", build)
 

@@ -23,8 +23,8 @@ LIVE: dict[str, tuple[str, ...] | None] = {
     "general": ("language", "privacy"),
     "policy": ("confirm", "confirm_timeout_s", "audit_max_bytes", "audit_keep"),
     "alarms": None,
-    "agent": ("max_tokens", "temperature", "min_tool_probability", "min_relevance", "fast_path",
-              "clarify_timeout_s", "clarify_turns", "max_calls", "max_turn_s", "thinking"),
+    "agent": ("max_tokens", "temperature", "min_tool_probability", "min_relevance", "min_relevance_grounded",
+              "fast_path", "clarify_timeout_s", "clarify_turns", "max_calls", "max_turn_s", "thinking"),
 }
 
 
@@ -104,6 +104,7 @@ def _propagate(c: Components, scheduler: Scheduler | None) -> None:
     if agent is not None:
         agent.min_tool_probability = cfg.agent.min_tool_probability
         agent.min_relevance = cfg.agent.min_relevance
+        agent.min_relevance_grounded = cfg.agent.min_relevance_grounded
         agent.max_calls = cfg.agent.max_calls
         agent.max_turn_s = cfg.agent.max_turn_s
         agent.thinking = cfg.agent.thinking_budget if agent.model.capabilities.thinking else 0
