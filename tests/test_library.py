@@ -256,3 +256,17 @@ def test_with_several_elsewhere_the_microphones_room_stays(home: tuple[Component
     c.catalogue.entities["fan.of"] = ent("of", "fan", "Office Fan", "Office")
     assert say(c, "switch on the fan", "en") == phrase("en", "home.none_in", kind="fans", area="Kitchen")
     assert sent.sent == []
+
+
+def test_the_singular_names_one_device_or_asks_which(home: tuple[Components, Sent, Declines]) -> None:
+    c, sent, _ = home
+    assert say(c, "turn on the landing light", "en") == phrase("en", "home.on", name="Landing Light")
+    assert say(c, "turn off the kitchen light", "en") == phrase("en", "home.off", name="Kitchen Light")  # its name
+    c.catalogue.entities["light.rl"] = ent("rl", "light", "Reading Lamp", "Living Room")
+    assert say(c, "turn off the living room light", "en") == phrase("en", "home.which", first="Living Room Lamp",
+                                                                    second="Reading Lamp")
+    assert sent.sent == [("ll/set", "ON"), ("kl/set", "OFF")]
+    say(c, "the reading lamp", "en")  # the answer to "which one?"
+    assert sent.sent[-1] == ("rl/set", "OFF")
+    say(c, "turn off the living room lights", "en")  # the plural: the room's lights
+    assert set(sent.sent[-2:]) == {("rl/set", "OFF"), ("lr/set", "OFF")}

@@ -134,6 +134,12 @@ def _start(tokens: list[str], words: _Words) -> int:
     return i
 
 
+def says_many(text: str, lang: str) -> bool:
+    """Whether a request names many things: "all", "every", a plural ("the lights"), a mass noun ("весь свет")."""
+    return _anywhere(_tokens(text), tuple(p for t in (_own(lang), _own("en"))
+                                          for p in _patterns(t.get("group", {}).get("many", []))))
+
+
 def without_fillers(text: str, lang: str) -> str:
     """The sentence after its leading fillers ("hey", "um", "ну", "अरे"): what a template should read."""
     raw = text.split()

@@ -43,6 +43,7 @@ ON = {"light": "turn_on", "switch": "turn_on", "fan": "turn_on", "cover": "open_
       "scene": "activate_scene"}
 OFF = {"light": "turn_off", "switch": "turn_off", "fan": "turn_off", "cover": "close_cover", "lock": "unlock_door"}
 NAME_KEY = {"lock_door": "door", "unlock_door": "door", "activate_scene": "scene"}
+GROUP_TOOLS = frozenset({"turn_on", "turn_off", "open_cover", "close_cover", "lock_door", "unlock_door"})
 MEDIA = {"HassMediaPause": "pause", "HassMediaUnpause": "play", "HassMediaNext": "next",
          "HassMediaPrevious": "previous"}
 
@@ -121,9 +122,45 @@ class Library:
         slots = {k: v.value for k, v in result.entities.items()}
         here_only = "area" in slots and not str(result.entities["area"].text or "").strip()
         decision = self._decision(result.intent.name, slots, response)
-        if decision is not None and here_only:
+        if decision is None:
+            return None
+        if here_only:
             self._beyond_here(decision)
+        self._one_or_which(decision, text, lang)
+        try:  # what the two steps above made of the calls is validated as the library's own reading was
+            for call in decision.calls:
+                call.arguments = self.registry.validate(call.name, call.arguments)
+        except (UnknownTool, SchemaError) as e:
+            log.debug("library match not taken: %s", e)
+            return None
         return decision
+
+    def _one_or_which(self, decision: Decision, text: str, lang: str) -> None:
+        """A group said in the singular ("turn off the kitchen light") is one device: the only one of the group by
+        its name, or, when there are several, the question which one ("Which one: Ceiling or Lamp?"). "All", a
+        plural or a mass noun ("the lights", "весь свет", "सारी लाइटें") keeps the group."""
+        catalogue = self.catalogue()
+        if catalogue is None:
+            return
+        from ..tools.smarthome import KIND_WORD, KINDS, SmartHome
+        from .checks import says_many
+
+        home = SmartHome(catalogue, None)
+        for call in decision.calls:
+            kinds = KINDS.get(call.name, ())
+            key = NAME_KEY.get(call.name, "device")
+            if call.name not in GROUP_TOOLS or key in call.arguments or not kinds or not (
+                    call.arguments.get("area") or call.arguments.get("domain")):
+                continue
+            targets = home.group(call.arguments, kinds)
+            if len(targets) == 1:
+                call.arguments = {key: targets[0].name}
+            elif len(targets) > 1 and not says_many(text, lang) and str(call.arguments.get("area") or "") \
+                    and str(call.arguments["area"]).lower() not in {f.lower() for f in self.floors}:
+                # "the living room light" with two there: the room and the kind, which the resolver answers with
+                # the question a name that fits several gets ("Which one: Living Room Ceiling or Living Room Lamp?")
+                kind = KIND_WORD.get(targets[0].component, targets[0].component)
+                call.arguments = {key: f"{call.arguments['area']} {kind}"}
 
     def _beyond_here(self, decision: Decision) -> None:
         """"switch on the fan" said in a room with no fan: the room came from the context, not the words, so when
@@ -137,7 +174,8 @@ class Library:
         home = SmartHome(catalogue, None)
         for call in decision.calls:
             kinds = KINDS.get(call.name, ())
-            if "area" not in call.arguments or not kinds or home.group(call.arguments, kinds):
+            if call.name not in GROUP_TOOLS | {"device_state"} or "area" not in call.arguments or not kinds \
+                    or home.group(call.arguments, kinds):
                 continue
             anywhere = {k: v for k, v in call.arguments.items() if k != "area"}
             if len(home.group(anywhere, kinds)) == 1:

@@ -400,7 +400,10 @@ class Catalogue:
             if not pool:
                 return Match([])
             # several: a word of one name said beyond the room and the kind decides, else hearthd asks
-            extra = [w for w in _words(text) if not _area_in(w) and w not in kind_words]
+            rest = text
+            for phrase_ in sorted(AREA_WORDS.get(area, ()), key=len, reverse=True):  # "living room" is one room
+                rest = re.sub(rf"(?<!\w){re.escape(phrase_)}(?!\w)", " ", rest)
+            extra = [w for w in _words(rest) if not _area_in(w) and w not in kind_words]
             named = [e for e in pool if extra and all(_has_word(e.name.lower(), w) for w in extra)]
             if named or kinds or not extra:
                 return Match(named or pool, 0.9)
