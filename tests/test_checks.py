@@ -294,3 +294,18 @@ def test_tell_me_or_check_inside_an_english_request_does_not_make_it_a_question(
     from hearthd.agent.checks import asks
 
     assert asks(text, "en") is question
+
+
+@pytest.mark.parametrize("lang,text,source,kept", [
+    ("ru", "закрой все жалюзи", "model", False), ("en", "clear everything please", "model", False),
+    ("en", "delete all my alarms", "model", True), ("hi", "saare alarm hata do", "model", True),
+    ("en", "clear everything please", "fastpath", True),  # a template never reads an alarm without its words
+])
+def test_the_model_cancels_no_alarm_from_a_sentence_about_none(lang: str, text: str, source: str,
+                                                               kept: bool) -> None:
+    from hearthd.agent.agent import Decision
+    from hearthd.agent.checks import review
+    from hearthd.agent.parsing import ToolCall
+
+    decision = review(Decision("call", calls=[ToolCall("cancel_all_alarms", {})], source=source), text, lang, None)
+    assert (decision.kind == "call") is kept, decision.reason

@@ -270,3 +270,12 @@ def test_the_singular_names_one_device_or_asks_which(home: tuple[Components, Sen
     assert sent.sent[-1] == ("rl/set", "OFF")
     say(c, "turn off the living room lights", "en")  # the plural: the room's lights
     assert set(sent.sent[-2:]) == {("rl/set", "OFF"), ("lr/set", "OFF")}
+
+
+@pytest.mark.parametrize("lang,text", [("ru", "закрой все жалюзи"), ("en", "close all the blinds"),
+                                       ("en", "please shut all of the blinds")])
+def test_every_blind_of_the_home_by_hearthds_own_templates(home: tuple[Components, Sent, Declines], lang: str,
+                                                           text: str) -> None:
+    c, sent, model = home
+    say(c, text, lang)
+    assert sent.sent == [("bb/set", "CLOSE")] and model.asked == []  # the blinds, never the garage door

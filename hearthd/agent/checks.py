@@ -286,6 +286,11 @@ def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | No
                 and not time_said(text, lang):
             # the templates read only time expressions; the model may take any number beside an alarm word
             return refuse(f"{call.name}: no time of day said", "check.time_without_alarm")
+    for call in decision.calls:
+        if call.name in ("cancel_alarm", "cancel_all_alarms") and decision.source == "model" \
+                and not about_alarm(text, lang):
+            # deleting alarms from a sentence that never speaks of one ("закрой все жалюзи" → cancel_all_alarms)
+            return refuse(f"{call.name}: nothing about an alarm was said", "check.not_about_alarms")
     if acting and relative_duration(text, lang) and not about_alarm(text, lang) and \
             not all(n == "set_timer" for n in acting):
         # "in 5 minutes open the door": done now it is not what was asked, and later is not something hearthd does

@@ -152,6 +152,9 @@ class LiveLoop:
         if self.cfg.wake.enabled:
             await loop.run_in_executor(None, self.c.wake)
         await loop.run_in_executor(None, self.c.endpointer)  # loaded before the first word, not after it
+        # The sentence templates are compiled before the microphone opens: compiling is pure Python, and done beside
+        # a running stream it cost the reader a block (512 frames dropped on a dummy JACK device).
+        await loop.run_in_executor(None, self.c.warm_templates)
         await self.source.start()
         self._prepared = True
         self.trace.emit(EventType.LISTENING, state="idle", source=type(self.source).__name__)
