@@ -279,3 +279,16 @@ def test_every_blind_of_the_home_by_hearthds_own_templates(home: tuple[Component
     c, sent, model = home
     say(c, text, lang)
     assert sent.sent == [("bb/set", "CLOSE")] and model.asked == []  # the blinds, never the garage door
+
+
+@pytest.mark.parametrize("lang,text,payload", [
+    ("en", "turn off all the fans", "OFF"), ("en", "switch every fan on", "ON"),
+    ("ru", "выключи все вентиляторы", "OFF"),
+    ("hi", "सारे पंखे बंद कर दो", "OFF"), ("hi", "saare pankhe chala do", "ON"),
+])
+def test_every_fan_of_the_home_wherever_the_microphone_is(home: tuple[Components, Sent, Declines], lang: str,
+                                                          text: str, payload: str) -> None:
+    c, sent, model = home
+    c.catalogue.entities["fan.of"] = ent("of", "fan", "Office Fan", "Office")
+    say(c, text, lang)
+    assert sorted(sent.sent) == [("cf/set", payload), ("of/set", payload)] and model.asked == []

@@ -99,6 +99,9 @@ class FastPath:
         """hearthd's own templates, then the sentence library: the library's reading wins for the home (it knows the
         home's own names, areas and floors), hearthd's for alarms, answers and the computer."""
         own = self._own(text, lang)
+        if own is not None and any(not (c.arguments.get("device") or c.arguments.get("door")) and any(
+                c.arguments.get(k) for k in ("area", "domain", "device_class")) for c in own.calls):
+            return own  # a group hearthd's own templates read on purpose ("all the fans": the home's, not this room's)
         if self.library is not None and (own is None or all(
                 c.name in self.registry and self.registry.get(c.name).family == "home" for c in own.calls)):
             found = self.library.match(text, lang)
