@@ -839,3 +839,17 @@ def _to_xy(color: dict[str, Any]) -> tuple[float, float] | None:
     if total == 0:
         return 0.3127, 0.329  # black has no chromaticity: Z2M falls back to the white point
     return round(x / total, 4), round(y / total, 4)
+
+
+class CommandRecorder:
+    """The MQTT link as hearthd's smart-home tools see it, without a broker: every command that would reach a
+    device is kept in `sent`, in order (for tests where the broker is not the point)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
+
+    async def publish(self, topic: str, payload: str, retain: bool = False) -> None:
+        self.sent.append((topic, payload))
+
+    async def ready(self, timeout: float = 0) -> CommandRecorder:
+        return self

@@ -34,6 +34,7 @@ from hearthd.tools.discovery import Entity
 from hearthd.tools.registry import ToolResult
 
 from .dbus_mocks import MockLogin1, start_all, stop_all
+from .mqtt_sim import CommandRecorder as Publisher
 from .mqtt_sim import DeviceSimulator
 from .test_dbus_service import Client
 from .test_mqtt import Automation, Served, broker, home, mqtt_config  # noqa: F401 — fixtures used below
@@ -71,19 +72,6 @@ class Effect:
     name: str
     arguments: dict[str, Any]
     consequential: bool
-
-
-class Publisher:
-    """The MQTT link as the smart-home tools see it: every command that would reach a device is kept."""
-
-    def __init__(self) -> None:
-        self.sent: list[tuple[str, str]] = []
-
-    async def publish(self, topic: str, payload: str, retain: bool = False) -> None:
-        self.sent.append((topic, payload))
-
-    async def ready(self, timeout: float = 0) -> Publisher:
-        return self
 
 
 @dataclasses.dataclass

@@ -24,6 +24,8 @@ from hearthd.tools.discovery import Entity
 from hearthd.tools.registry import ToolRegistry
 from hearthd.tools.smarthome import Catalogue, SmartHome, keep_area
 
+from .mqtt_sim import CommandRecorder as Recorder
+
 
 @pytest.fixture
 def hearthd(base_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Components:
@@ -109,19 +111,6 @@ def entity(key: str, component: str, name: str, area: str = "") -> Entity:
 HOME = [entity("k", "light", "Kitchen Light", "Kitchen"), entity("lr", "light", "Living Room Lamp", "Living Room"),
         entity("bl", "light", "Bedroom Lamp", "Bedroom"), entity("g", "light", "Garage Light", "Garage"),
         entity("t", "climate", "Living Room Thermostat", "Living Room"), entity("d", "lock", "Front Door", "Hallway")]
-
-
-class Recorder:
-    """The MQTT link as the tools see it: every command that would reach a device."""
-
-    def __init__(self) -> None:
-        self.sent: list[tuple[str, str]] = []
-
-    async def publish(self, topic: str, payload: str, retain: bool = False) -> None:
-        self.sent.append((topic, payload))
-
-    async def ready(self, timeout: float = 0) -> Recorder:
-        return self
 
 
 class StandIn:
@@ -293,7 +282,6 @@ def test_a_consequential_part_holds_the_whole_and_says_so(hearthd: Components, l
     assert [a.hhmm for a in hearthd.alarms.pending()] == ["06:20"] and not trace.of_type(EventType.TOOL_CALL)
     assert say(hearthd, no, lang) == phrase(lang, "confirm.cancelled")
     assert [a.hhmm for a in hearthd.alarms.pending()] == ["06:20"]  # neither part done
-
 
 
 # The templates read neither part: the model is asked the whole, and (as a small model does) makes one call.

@@ -22,6 +22,8 @@ from hearthd.locale import phrase
 from hearthd.spoken import say_count
 from hearthd.tools.discovery import Entity
 
+from .mqtt_sim import CommandRecorder as Sent
+
 
 def ent(key: str, component: str, name: str, area: str, **config: Any) -> Entity:
     return Entity(source=key, key=f"{component}.{key}", component=component, name=name, area=area,
@@ -36,19 +38,6 @@ HOME = [ent("kl", "light", "Kitchen Light", "Kitchen"), ent("ks", "light", "Kitc
         ent("gd", "cover", "Garage Door", "Garage", device_class="garage"), ent("fd", "lock", "Front Door", "Hallway"),
         ent("bd", "lock", "Back Door", "Garden")]
 FLOORS = {"Upstairs": ["Bedroom", "Landing"], "Ground floor": ["Kitchen", "Living Room", "Hallway"]}
-
-
-class Sent:
-    """The MQTT link as the tools see it: every command that would reach a device."""
-
-    def __init__(self) -> None:
-        self.sent: list[tuple[str, str]] = []
-
-    async def publish(self, topic: str, payload: str, retain: bool = False) -> None:
-        self.sent.append((topic, payload))
-
-    async def ready(self, timeout: float = 0) -> Sent:
-        return self
 
 
 class Declines:

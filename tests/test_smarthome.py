@@ -7,6 +7,8 @@ import pytest
 from hearthd.tools.discovery import Entity
 from hearthd.tools.smarthome import Catalogue, render_value_template
 
+from .mqtt_sim import CommandRecorder as Recorder
+
 
 def entity(key: str, component: str, name: str, area: str = "", **config: object) -> Entity:
     return Entity(source=key, key=f"{component}.{key}", component=component, name=name, area=area,
@@ -168,14 +170,6 @@ def test_the_catalogue_refuses_entities_beyond_its_bound() -> None:
 
 
 # -- command templates: what Home Assistant would send -----------------------------------------------------------
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.sent: list[tuple[str, str]] = []
-
-    async def publish(self, topic: str, payload: str, retain: bool = False) -> None:
-        self.sent.append((topic, payload))
 
 
 async def _command(config: dict[str, object], component: str, tool: str, args: dict[str, object]) -> list:

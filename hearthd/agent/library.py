@@ -135,17 +135,23 @@ class Library:
             return None
         return decision
 
+    def _home(self) -> Any:
+        """The smart-home tools' view of the catalogue (groups by area, floor and kind), for reading, never acting."""
+        from ..tools.smarthome import SmartHome
+
+        catalogue = self.catalogue()
+        return SmartHome(catalogue, None, self.floors) if catalogue is not None else None
+
     def _one_or_which(self, decision: Decision, text: str, lang: str) -> None:
         """A group said in the singular ("turn off the kitchen light") is one device: the only one of the group by
         its name, or, when there are several, the question which one ("Which one: Ceiling or Lamp?"). "All", a
         plural or a mass noun ("the lights", "весь свет", "सारी लाइटें") keeps the group."""
-        catalogue = self.catalogue()
-        if catalogue is None:
+        home = self._home()
+        if home is None:
             return
-        from ..tools.smarthome import KIND_WORD, KINDS, SmartHome
+        from ..tools.smarthome import KIND_WORD, KINDS
         from .checks import says_many
 
-        home = SmartHome(catalogue, None)
         for call in decision.calls:
             kinds = KINDS.get(call.name, ())
             key = NAME_KEY.get(call.name, "device")
@@ -166,12 +172,11 @@ class Library:
         """"switch on the fan" said in a room with no fan: the room came from the context, not the words, so when
         the home has exactly one such device elsewhere that one is meant ("закрой ворота гаража" from the living
         room is the garage door); with several elsewhere the room stays (and the reply says there is none here)."""
-        catalogue = self.catalogue()
-        if catalogue is None:
+        home = self._home()
+        if home is None:
             return
-        from ..tools.smarthome import KINDS, SmartHome
+        from ..tools.smarthome import KINDS
 
-        home = SmartHome(catalogue, None)
         for call in decision.calls:
             kinds = KINDS.get(call.name, ())
             if call.name not in GROUP_TOOLS | {"device_state"} or "area" not in call.arguments or not kinds \
