@@ -301,5 +301,7 @@ async def test_whisper_and_the_turn_never_run_at_once(live_components: Component
     for (_, end), (begin, _) in itertools.pairwise(spans):
         assert begin >= end - 0.01, spans  # one decode at a time
     assert entered and all(end <= entered[0] + 0.01 or begin >= entered[0] for begin, end in spans)
-    assert [c["name"] for c in of(trace, EventType.TOOL_CALL)] == ["set_alarm"]
+    heard = [(e["text"], e.get("source")) for e in of(trace, EventType.TRANSCRIPT)]
+    replies = [e["text"] for e in of(trace, EventType.REPLY)]
+    assert [c["name"] for c in of(trace, EventType.TOOL_CALL)] == ["set_alarm"], (heard, replies, spans)
     await live_components.tools.get("cancel_all_alarms").handler({})

@@ -212,7 +212,7 @@ def negated(text: str, lang: str) -> bool:
     return any(w.strip(_STRIP) in words for w in _fold(text).split())
 
 
-CLOCK = re.compile(r"^\d{1,2}([:.]\d{2})?(am|pm|a\.m\.|p\.m\.)?$")
+CLOCK = re.compile(r"^\d{1,2}([:.\-]\d{2})?(am|pm|a\.m\.|p\.m\.)?$")  # "7-30": as whisper writes it
 
 
 def time_said(text: str, lang: str) -> bool:
@@ -284,7 +284,14 @@ def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | No
             return refuse(f"{call.name}: a time said, but nothing about an alarm", "check.time_without_alarm")
         if decision.source == "model" and "time" in call.arguments and call.name not in READ_ONLY \
                 and not time_said(text, lang):
-            # the templates read only time expressions; the model may take any number beside an alarm word
+            # the templates read only time expressions; the model may take any number beside an alarm word. An alarm
+            # was asked for all the same: hearthd asks for its time ("будильник 3 %" → "For what time?")
+            if call.name == "set_alarm" and len(decision.calls) == 1:
+                rest = {k: v for k, v in call.arguments.items() if k != "time"}
+                return Decision("clarify", calls=[type(call)(call.name, rest)], missing="time", source=decision.source,
+                                reason=f"{call.name}: no time of day said", name_probs=decision.name_probs,
+                                relevance=decision.relevance, seconds=decision.seconds, evaluated=decision.evaluated,
+                                prefix=decision.prefix, raw=decision.raw)
             return refuse(f"{call.name}: no time of day said", "check.time_without_alarm")
     for call in decision.calls:
         if call.name in ("cancel_alarm", "cancel_all_alarms") and decision.source == "model" \

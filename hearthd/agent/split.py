@@ -25,6 +25,13 @@ def _inside(lang: str) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(w.lower().split()) for w in _table(lang).get("not_before", []))
 
 
+@cache
+def _needs_more(lang: str) -> frozenset[str]:
+    """Verbs that say nothing without what follows: a joining word right after one alone is a misheard article
+    ("set and alarm for 7:30" is "set an alarm"), not a cut."""
+    return frozenset(w.lower() for w in _table(lang).get("not_after", []))
+
+
 def split_requests(text: str, lang: str) -> list[str]:
     """The utterance cut at the joining words of its language ("and", "и", "और"), commas included."""
     words = [w.strip(",;") for w in re.split(r"[\s,;]+", text.strip()) if w.strip(",;")]
@@ -35,6 +42,7 @@ def split_requests(text: str, lang: str) -> list[str]:
             size = len(joiner.split())
             after = tuple(w.lower() for w in words[i + size :])
             if " ".join(words[i : i + size]).lower() == joiner and parts[-1] \
+                    and " ".join(parts[-1]).lower() not in _needs_more(lang) \
                     and not any(after[: len(tail)] == tail for tail in _inside(lang)):
                 parts.append([])
                 i += size
@@ -43,3 +51,26 @@ def split_requests(text: str, lang: str) -> list[str]:
             parts[-1].append(words[i])
             i += 1
     return [" ".join(p) for p in parts if p]
+
+
+# A clause ends at a comma, a semicolon or a sentence mark followed by a space; not at the dot of "7.30" or of the
+# "a.m." abbreviation.
+_CLAUSE_END = re.compile(r"[,;!?…]\s+|(?<!\.[^\W\d_])\.\s+")
+
+
+def clauses(text: str) -> list[str]:
+    """The utterance cut where the speaker paused in writing: "I'm off to bed, lock the front door"."""
+    return [c.strip(" ,;.!?…") for c in _CLAUSE_END.split(text.strip()) if c.strip(" ,;.!?…")]
+
+
+@cache
+def _statement_starts(lang: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _table(lang).get("statement_starts", []))
+
+
+def is_statement(clause: str, lang: str) -> bool:
+    """Whether a clause begins as a remark about things ("it's dark", "I'm heading out", "мне холодно") rather than
+    as a request: said beside a request, it is the reason for it, not a second request."""
+    words = clause.lower().split()
+    starts = _statement_starts(lang)
+    return bool(words) and (words[0].strip("'\"«»") in starts or " ".join(words[:2]) in starts)
