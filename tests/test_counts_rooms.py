@@ -337,8 +337,13 @@ def test_a_part_that_is_only_a_device_takes_the_action_before_it(lang: str, text
     router, registry, recorder = home(HOME, {text: [on], first: [on],
                                              f"turn_on: {second}": [ToolCall("turn_on", {"device": "bedroom lamp"})]})
     decision = router.decide(text, lang)
-    assert [(c.name, c.arguments["device"]) for c in decision.calls] == [("turn_on", "garage light"),
-                                                                         ("turn_on", "bedroom lamp")]
+    # the first part may be read as the garage's lights (its one light, once run), or as the light by its name
+    assert [(c.name, c.arguments.get("device") or c.arguments["area"].lower()) for c in decision.calls] in (
+        [("turn_on", "garage light"), ("turn_on", "bedroom lamp")],
+        [("turn_on", "garage"), ("turn_on", "bedroom lamp")])
+    said = [asyncio.run(registry.get(c.name).handler(c.arguments)) for c in decision.calls]
+    assert [r.ok for r in said] == [True, True]
+    assert sorted(recorder.sent) == [("bl/set", "ON"), ("g/set", "ON")]  # the garage light and the lamp, once
 
 
 def test_a_cut_inside_the_words_of_a_query_keeps_the_whole() -> None:
@@ -354,6 +359,10 @@ def test_a_cut_inside_the_words_of_a_query_keeps_the_whole() -> None:
     ("en", "set a timer for an hour and a half", 1), ("en", "turn on the fan and set an alarm for 7", 2),
     ("ru", "поставь таймер на час и полчаса", 1), ("ru", "включи вентилятор и поставь будильник на семь", 2),
     ("hi", "एक घंटा और आधा का टाइमर लगाओ", 1), ("hi", "pankha chalao aur 7 baje ka alarm lagao", 2),
+    # "an" misheard as "and" (whisper, a few times in twenty): one request, not "set" and "alarm for 730"
+    ("en", "set and alarm for 730.", 1), ("en", "Please set and alarm for seven", 1),
+    ("en", "play and song by queen", 1), ("en", "set the alarm and turn on the fan", 2),
+    ("ru", "поставь и будильник на семь", 1), ("ru", "поставь будильник и включи свет", 2),
 ])
 def test_a_joining_word_inside_one_request_is_no_cut(lang: str, text: str, parts: int) -> None:
     from hearthd.agent.split import split_requests

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import time
 import tomllib
 from collections.abc import Callable
@@ -19,10 +20,10 @@ from ..numbers import parse_clock, words_of
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from ..tools.smarthome import KINDS, keep_area
 from .agent import Agent, Decision
-from .checks import about_alarm, negated, review
+from .checks import about_alarm, negated, review, time_said
 from .library import Library
 from .parsing import ToolCall
-from .split import split_requests
+from .split import clauses, is_statement, split_requests
 from .when import absolute_times
 
 
@@ -50,7 +51,22 @@ def _date(text: str, lang: str) -> str | None:
 
 def _label(text: str, lang: str) -> str | None:
     label = " ".join(text.strip(" .,!?;:'\"«»").split())
+    if label.lower() in _no_names(lang):  # "a timer for me for 90 seconds": no timer called "me"
+        return None
     return label if 0 < len(label) <= 40 else None
+
+
+@functools.cache
+def _skip_file(lang: str) -> dict[str, Any]:
+    entry = resources.files("hearthd.locales").joinpath(lang, "sentences", "_skip.yaml")
+    return (yaml.safe_load(entry.read_text(encoding="utf-8")) or {}) if entry.is_file() else {}
+
+
+@functools.cache
+def _no_names(lang: str) -> frozenset[str]:
+    """What a wildcard may catch that names nothing: a skip word, or a word for the speaker ("me", "меня")."""
+    table = _skip_file(lang)
+    return frozenset(w.lower() for w in (*table.get("skip_words", []), *table.get("not_names", [])))
 
 
 SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": parse_clock, "seconds": _duration,
@@ -67,6 +83,29 @@ def _plausible_slot(text: str, lang: str) -> bool:
 
 
 @functools.cache
+def _misheard(lang: str) -> tuple[tuple[re.Pattern[str], str], ...]:
+    entry = resources.files("hearthd.locales").joinpath(lang, "heard.toml")
+    table = tomllib.loads(entry.read_text(encoding="utf-8")).get("misheard", {}) if entry.is_file() else {}
+    return tuple((re.compile(rf"(?<!\w){re.escape(heard)}(?!\w)", re.IGNORECASE), meant)
+                 for heard, meant in sorted(table.items(), key=lambda kv: -len(kv[0])))
+
+
+def as_meant(text: str, lang: str) -> str:
+    """`text` with the sound-alike slips of speech to text put right (locales/<lang>/heard.toml)."""
+    for pattern, meant in _misheard(lang):
+        text = pattern.sub(meant, text)
+    return text
+
+
+@functools.cache
+def skip_words(lang: str) -> tuple[str, ...]:
+    """Words said around a request that change nothing in it (a leftover wake word, "please", "um", "ну", "ज़रा"):
+    locales/<lang>/sentences/_skip.yaml. hassil matches with them taken out and as said, so a template that
+    holds one still reads it."""
+    return tuple(_skip_file(lang).get("skip_words", []))
+
+
+@functools.cache
 def _load_intents() -> dict[str, Any]:
     """Every language's templates, parsed once per process (they do not depend on the tools declared)."""
     from hassil import Intents
@@ -74,12 +113,13 @@ def _load_intents() -> dict[str, Any]:
     out = {}
     for lang in SUPPORTED_LANGUAGES:
         folder = resources.files("hearthd.locales").joinpath(lang, "sentences")
-        merged: dict[str, Any] = {"language": lang, "intents": {}, "lists": {}}
+        merged: dict[str, Any] = {"language": lang, "intents": {}, "lists": {}, "skip_words": []}
         for entry in sorted(folder.iterdir(), key=lambda e: e.name) if folder.is_dir() else []:
             if entry.name.endswith(".yaml"):
                 data = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
                 merged["intents"].update(data.get("intents", {}))
                 merged["lists"].update(data.get("lists", {}))
+                merged["skip_words"].extend(data.get("skip_words", []))
         out[lang] = Intents.from_dict(merged)
     return out
 
@@ -97,11 +137,20 @@ class FastPath:
 
     def match(self, text: str, lang: str) -> Decision | None:
         """hearthd's own templates, then the sentence library: the library's reading wins for the home (it knows the
-        home's own names, areas and floors), hearthd's for alarms, answers and the computer."""
+        home's own names, areas and floors), hearthd's for alarms, answers and the computer. Words speech to text
+        often mishears ("turn of the light", "for to minutes") are read as meant when nothing reads them as heard."""
+        found = self._match(text, lang)
+        if found is None and (meant := as_meant(text, lang)) != text:
+            found = self._match(meant, lang)
+        return found
+
+    def _match(self, text: str, lang: str) -> Decision | None:
         own = self._own(text, lang)
         if own is not None and any(not (c.arguments.get("device") or c.arguments.get("door")) and any(
                 c.arguments.get(k) for k in ("area", "domain", "device_class")) for c in own.calls):
-            return own  # a group hearthd's own templates read on purpose ("all the fans": the home's, not this room's)
+            # a group hearthd's own templates read on purpose ("all the fans": the home's, not this room's), settled as
+            # the library settles its own (the room as the home spells it; one light in the garage is that light)
+            return self.library.settle(own, text, lang) if self.library is not None else own
         if self.library is not None and (own is None or all(
                 c.name in self.registry and self.registry.get(c.name).family == "home" for c in own.calls)):
             found = self.library.match(text, lang)
@@ -133,9 +182,13 @@ class FastPath:
             readable = exact
         if not readable:
             return None
-        # The template that reads the most: "7 am called gym" is a time and a label, not the time "7 am called gym"
-        intent, arguments = max(readable, key=lambda r: len(r[1]))
-        return self._decision(intent, arguments)
+        # The template that reads the most: "7 am called gym" is a time and a label, not the time "7 am called gym";
+        # a reading these tools cannot take (a room, where the tool knows only names) gives way to the next
+        for intent, arguments in sorted(readable, key=lambda r: -len(r[1])):
+            decision = self._decision(intent, arguments)
+            if decision is not None:
+                return decision
+        return None
 
     def _read_slots(self, result: Any, lang: str) -> dict[str, Any] | None:
         """Slot values, or None when one cannot be read (then a less general template may still match:
@@ -172,6 +225,8 @@ class FastPath:
 
     def _decision(self, intent: str, arguments: dict[str, Any]) -> Decision | None:
         tool = self.registry.get(intent)
+        if set(arguments) - set(tool.parameters.get("properties", {})):
+            return None  # a slot this tool has no parameter for
         missing = [k for k in tool.parameters.get("required", []) if k not in arguments]
         if missing:  # "set an alarm": the tool is certain, the time was not said — ask for it
             return Decision("clarify", calls=[ToolCall(tool.name, arguments)], missing=missing[0],
@@ -253,7 +308,7 @@ class Router:
         if about_alarm(text, lang):  # "wake me in twenty minutes" → "at 14:25"; "in 5 minutes open…" stays
             text = absolute_times(text, lang, self.wall())
         if self.fast_path is not None:
-            decision = self.fast_path.match(text, lang) or self._several(text, lang)
+            decision = self.fast_path.match(text, lang) or self._several(text, lang) or self._with_reason(text, lang)
             if decision is not None:
                 return decision
         whole = self._agent().decide(text, lang)
@@ -277,6 +332,25 @@ class Router:
         if not any(d is not None and d.kind == "call" for d in decisions):
             return None
         return self._each_part(text, parts, decisions, lang, None)
+
+    def _with_reason(self, text: str, lang: str) -> Decision | None:
+        """"I'm heading out, lock the back door", "shut off the heater, it's getting too warm": one clause the
+        templates read, the others remarks (the reason), none saying what not to do: the request is that clause."""
+        assert self.fast_path is not None
+        parts = clauses(text)
+        if len(parts) < 2:
+            return None
+        read = [(p, self.fast_path.match(p, lang)) for p in parts]
+        requests = [(p, d) for p, d in read if d is not None and d.kind in ("call", "clarify") and d.calls]
+        if len(requests) != 1:
+            return None
+        others = [p for p, d in read if d is None or not d.calls]
+        if any(not is_statement(p, lang) or negated(p, lang) for p in others):
+            return None
+        if requests[0][1].kind == "clarify" and any(time_said(p, lang) or any(ch.isdigit() for ch in p)
+                                                    for p in others):
+            return None  # "I have to be up by six thirty, set an alarm": what is asked for is in the remark
+        return requests[0][1]
 
     def _each_part(self, text: str, parts: list[str], decisions: list[Decision | None], lang: str,
                    whole: Decision | None) -> Decision:

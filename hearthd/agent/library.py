@@ -32,8 +32,14 @@ def _intents(lang: str) -> Any:
         from home_assistant_intents import get_intents
     except ImportError:  # pragma: no cover - a dependency of the project; kept optional for a broken install
         return None
+    from .fastpath import skip_words
+
     data = get_intents(lang)
-    return Intents.from_dict(data) if data else None
+    if not data:
+        return None
+    # hearthd's own skip words too: people leave a wake word, "um" or "zara" in what they say to the library's templates
+    data = {**data, "skip_words": [*data.get("skip_words", []), *skip_words(lang)]}
+    return Intents.from_dict(data)
 
 
 # The library's response names for a state question, as device_state's `question`.
@@ -132,6 +138,27 @@ class Library:
                 call.arguments = self.registry.validate(call.name, call.arguments)
         except (UnknownTool, SchemaError) as e:
             log.debug("library match not taken: %s", e)
+            return None
+        return decision
+
+    def settle(self, decision: Decision, text: str, lang: str) -> Decision | None:
+        """A group read by hearthd's own templates, made what the library makes of its own: the room or floor as the
+        home spells it, a group said in the singular as its one device (or the question which one), validated again.
+        None when the reading does not validate."""
+        catalogue = self.catalogue()
+        if catalogue is not None:
+            spelled = {str(e.area).lower(): str(e.area) for e in catalogue.entities.values() if getattr(e, "area", "")}
+            spelled.update({f.lower(): f for f in self.floors})
+            for call in decision.calls:
+                area = call.arguments.get("area")
+                if isinstance(area, str) and area.lower() in spelled:
+                    call.arguments = {**call.arguments, "area": spelled[area.lower()]}
+        self._one_or_which(decision, text, lang)
+        try:
+            for call in decision.calls:
+                call.arguments = self.registry.validate(call.name, call.arguments)
+        except (UnknownTool, SchemaError) as e:
+            log.debug("own group reading not taken: %s", e)
             return None
         return decision
 

@@ -693,6 +693,11 @@ class SmartHome:
         if not targets:
             return ToolResult(False, {"code": "home-none-there", "area": area}, "home.none_in" if area else "home.none",
                               where, nouns={"kind": noun})
+        # the room as the home spells it ("kitchen" said, "Kitchen" declared)
+        area = next((str(e.area) for e in targets if str(e.area or "").lower() == area.lower()), area) if area else ""
+        where = {"area": area} if area else {}
+        if len(targets) == 1 and self.catalogue.available.get(targets[0].key) is not False:
+            return await act(targets[0])  # the garage's one light: said by its name, as if named
         done: list[str] = []
         failed: list[str] = []
         for e in targets:

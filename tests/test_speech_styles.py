@@ -1,0 +1,129 @@
+"""How people put a request: a greeting or a leftover wake word around it, "please" and "um" inside it, a reason
+said beside it, a word speech to text misheard. The sentence stays the request it is, read without the model, in
+the suites' home (tests/data/commands/home.yaml) with hearthd's real tools; and none of it makes a request of what
+was not one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hearthd.agent.evaluate import NoModel, SuiteHome, load_home
+from hearthd.agent.fastpath import as_meant
+from hearthd.agent.split import clauses, is_statement, split_requests
+
+from .conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def home() -> SuiteHome:
+    return load_home(ROOT / "tests" / "data" / "commands" / "home.yaml")
+
+
+def decide(home: SuiteHome, text: str, lang: str) -> tuple[Any, NoModel]:
+    model = NoModel()
+    return home.router(lambda: model).decide(text, lang), model
+
+
+def read(home: SuiteHome, text: str, lang: str) -> list[tuple[str, dict[str, Any]]]:
+    decision, model = decide(home, text, lang)
+    assert model.asked == [], f"{text!r} went to the model"
+    assert decision.kind == "call", (text, decision.kind, decision.reason)
+    return [(c.name, c.arguments) for c in decision.calls]
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", [
+    ("en", "hey there, set a timer for ten minutes", "set_timer", {"seconds": 600}),
+    ("en", "okay nabu um set an alarm for six fifteen", "set_alarm", {"time": "06:15"}),
+    ("en", "uh, could you pause the music, thanks", "media", {"action": "pause"}),
+    ("en", "hello hello, what time is it", "get_time", {}),
+    ("en", "kindly mute the volume", "mute", {}),
+    ("ru", "слушай, поставь таймер на пять минут, спасибо", "set_timer", {"seconds": 300}),
+    ("ru", "эй, ну поставь будильник на семь утра", "set_alarm", {"time": "07:00"}),
+    ("ru", "будь другом, поставь музыку на паузу", "media", {"action": "pause"}),
+    ("hi", "सुनो यार, दस मिनट का टाइमर लगा दो", "set_timer", {"seconds": 600}),
+    ("hi", "arre bhai, 6 baje ka alarm laga do", "set_alarm", {"time": "06:00"}),
+    ("hi", "ज़रा गाना रोक दो", "media", {"action": "pause"}),
+])
+def test_what_is_said_around_a_request_changes_nothing(home: SuiteHome, lang: str, text: str, tool: str,
+                                                       arguments: dict[str, Any]) -> None:
+    ((name, args),) = read(home, text, lang)
+    assert name == tool and all(args.get(k) == v for k, v in arguments.items()), (name, args)
+
+
+def test_a_word_for_the_speaker_is_no_timer_name(home: SuiteHome) -> None:
+    assert read(home, "could you set a timer for me for 90 seconds", "en") == [("set_timer", {"seconds": 90})]
+    assert read(home, "set a timer called pasta for 5 minutes", "en") == [("set_timer", {"seconds": 300,
+                                                                                       "label": "pasta"})]
+
+
+@pytest.mark.parametrize("lang,text,tool", [
+    ("en", "I'm going out now, turn off the garage light", "turn_off"),
+    ("en", "pause the music, the baby is asleep", "media"),
+    ("en", "it's way too loud in here, turn the volume down", "change_volume"),
+    ("en", "we're leaving. lock the front door", "lock_door"),
+    ("ru", "я устал, выключи свет в гараже", "turn_off"),
+    ("ru", "поставь музыку на паузу, ребёнок спит", "media"),
+    ("hi", "मैं बाहर जा रहा हूँ, गैराज की लाइट बंद कर दो", "turn_off"),
+    ("hi", "bacche so rahe hain, gaana rok do", "media"),
+])
+def test_a_reason_said_beside_a_request_is_not_a_second_request(home: SuiteHome, lang: str, text: str,
+                                                                tool: str) -> None:
+    assert [name for name, _ in read(home, text, lang)] == [tool]
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("en", "I'm leaving, don't lock the front door"),  # what not to do is no request to do it
+    ("en", "lock the front door, unlock the back door"),  # two requests, not a reason: the compound rules apply
+    ("en", "is the garage light on, turn it off"),  # a question first, not a remark
+    ("ru", "я дома, не запирай входную дверь"),
+    ("hi", "मैं घर पर हूँ, दरवाज़ा लॉक मत करो"),
+])
+def test_a_remark_never_turns_what_else_was_said_into_an_action(home: SuiteHome, lang: str, text: str) -> None:
+    decision, _ = decide(home, text, lang)
+    names = [c.name for c in decision.calls] if decision.kind == "call" else []
+    assert "lock_door" not in names or "unlock_door" in names, (decision.kind, names)
+    if "unlock_door" in names:  # the compound: both parts, and the unlock waits for a yes (the policy's, later)
+        assert names.count("lock_door") == 1
+    assert names != ["turn_off"]
+
+
+@pytest.mark.parametrize("lang,text,meant", [
+    ("en", "turn of the bedroom lamp", "turn off the bedroom lamp"),
+    ("en", "set a timer for to minutes", "set a timer for two minutes"),
+    ("en", "wake me up at ate thirty", "wake me up at eight thirty"),
+    ("en", "what's the thyme", "what's the time"),
+    ("en", "turn on the lights down stairs", "turn on the lights downstairs"),
+])
+def test_a_sound_alike_slip_is_read_as_meant(home: SuiteHome, lang: str, text: str, meant: str) -> None:
+    assert as_meant(text, lang) == meant
+    assert read(home, text, lang) == read(home, meant, lang)
+
+
+def test_a_slip_is_put_right_only_where_nothing_reads_it_as_heard() -> None:
+    assert as_meant("the light of the moon", "en") == "the light of the moon"  # no context: no change
+    assert as_meant("thymes and rosemary", "en") == "thymes and rosemary"
+
+
+@pytest.mark.parametrize("text,parts", [
+    ("I'm off to bed, lock the front door", ["I'm off to bed", "lock the front door"]),
+    ("wake me at 7 a.m. tomorrow, please", ["wake me at 7 a.m. tomorrow", "please"]),
+    ("set an alarm for 7.30. thanks", ["set an alarm for 7.30", "thanks"]),
+])
+def test_clauses_end_at_written_pauses_not_inside_times(text: str, parts: list[str]) -> None:
+    assert clauses(text) == parts
+
+
+def test_a_remark_is_known_by_how_it_begins() -> None:
+    assert is_statement("it's freezing", "en") and is_statement("мне холодно", "ru")
+    assert is_statement("main thak gaya hoon", "hi")
+    assert not is_statement("turn on the heater", "en") and not is_statement("включи обогрев", "ru")
+
+
+@pytest.mark.parametrize("lang,text,parts", [
+    ("en", "set and alarm for six", 1), ("en", "make and alarm for seven thirty", 1),
+    ("en", "set an alarm and play some jazz", 2),
+])
+def test_a_misheard_article_is_no_cut(lang: str, text: str, parts: int) -> None:
+    assert len(split_requests(text, lang)) == parts
