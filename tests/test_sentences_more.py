@@ -1,0 +1,210 @@
+"""hearthd's own Russian and Hindi templates beyond the command suites: groups of lights and doors, questions about a
+group, verbless and infinitive commands, politeness and fillers, the clock. Each sentence is read in the suites' home
+(tests/data/commands/home.yaml) by the daemon's router with the model standing in, and must be read by the templates
+alone, as the one expected call (judged by the devices it acts on, as the suites are). None of these sentences is a
+suite case: they are other ways of saying the same patterns. The negatives must never become an action."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hearthd.agent.checks import READ_ONLY
+from hearthd.agent.evaluate import Command, NoModel, SuiteHome, load_suite
+
+from .test_suites import LANGS, SUITES, home  # noqa: F401  (the suites' home, built once per module)
+
+LIGHTS = {"domain": "light"}
+
+
+def _decide(home: SuiteHome, text: str, lang: str) -> tuple[Any, bool]:  # noqa: F811
+    """The router's first decision, and whether it was made without asking the model."""
+    model = NoModel()
+    decision = home.router(lambda: model).decide(text, lang)
+    return decision, not model.asked
+
+
+READ: list[tuple[str, str, str, dict[str, Any]]] = [
+    # ru: the whole home's lights, only with «весь/все» or «везде/во всём доме»; any verb form and word order
+    ("ru", "выключите весь свет", "turn_off", LIGHTS),
+    ("ru", "погасите все лампы во всей квартире", "turn_off", LIGHTS),
+    ("ru", "свет по всему дому выключить", "turn_off", LIGHTS),
+    ("ru", "зажги везде свет", "turn_on", LIGHTS),
+    ("ru", "включить свет во всех комнатах", "turn_on", LIGHTS),
+    ("ru", "везде свет погасить", "turn_off", LIGHTS),
+    # ru: a room's or a floor's lights
+    ("ru", "погаси свет в спальне", "turn_off", {"area": "Bedroom", "domain": "light"}),
+    ("ru", "выключить освещение в кабинете", "turn_off", {"area": "Office", "domain": "light"}),
+    ("ru", "в ванной свет выключить", "turn_off", {"area": "Bathroom", "domain": "light"}),
+    ("ru", "свет в гараже включите", "turn_on", {"area": "Garage", "domain": "light"}),
+    ("ru", "включи все лампы наверху", "turn_on", {"area": "Upstairs", "domain": "light"}),
+    ("ru", "внизу весь свет погасить", "turn_off", {"area": "Downstairs", "domain": "light"}),
+    ("ru", "зажгите лампы в гостиной", "turn_on", {"area": "Living Room", "domain": "light"}),
+    ("ru", "выключи всё в спальне", "turn_off", {"area": "Bedroom"}),
+    ("ru", "выключите в гараже всё", "turn_off", {"area": "Garage"}),
+    # ru: every door locked; a door or a device with the verb last or in the infinitive
+    ("ru", "заприте все двери", "lock_door", {"device_class": "door"}),
+    ("ru", "все двери на замок", "lock_door", {"device_class": "door"}),
+    ("ru", "закрыть все двери на ключ", "lock_door", {"device_class": "door"}),
+    ("ru", "запереть заднюю дверь", "lock_door", {"door": "Back Door"}),
+    ("ru", "входную дверь запри", "lock_door", {"door": "Front Door"}),
+    ("ru", "выключить кофемашину", "turn_off", {"device": "Coffee Machine"}),
+    ("ru", "обогреватель включить", "turn_on", {"device": "Heater"}),
+    ("ru", "настольную лампу на тридцать процентов", "set_brightness", {"device": "Desk Lamp", "percent": 30}),
+    ("ru", "настольная лампа на 40 процентов яркости", "set_brightness", {"device": "Desk Lamp", "percent": 40}),
+    ("ru", "сделай яркость настольной лампы сорок", "set_brightness", {"device": "Desk Lamp", "percent": 40}),
+    ("ru", "громкость сорок", "set_volume", {"percent": 40}),
+    ("ru", "звук на семьдесят", "set_volume", {"percent": 70}),
+    # ru: questions about a group (read only)
+    ("ru", "сколько у нас ламп включено", "device_state", {"domain": "light", "state": "on", "question": "how_many"}),
+    ("ru", "сколько лампочек горит наверху", "device_state",
+     {"area": "Upstairs", "domain": "light", "state": "on", "question": "how_many"}),
+    ("ru", "в каких комнатах горит свет", "device_state", {"domain": "light", "state": "on", "question": "which"}),
+    ("ru", "какие лампы горят", "device_state", {"domain": "light", "state": "on", "question": "which"}),
+    ("ru", "горит ли где-нибудь свет внизу", "device_state",
+     {"area": "Downstairs", "domain": "light", "state": "on", "question": "any"}),
+    ("ru", "горят ли лампы в гостиной", "device_state",
+     {"area": "Living Room", "domain": "light", "state": "on", "question": "any"}),
+    ("ru", "свет в кабинете включён?", "device_state",
+     {"area": "Office", "domain": "light", "state": "on", "question": "any"}),
+    ("ru", "выключен ли весь свет", "device_state", {"domain": "light", "state": "off", "question": "all"}),
+    ("ru", "осталось ли что-нибудь включённым на кухне", "device_state",
+     {"area": "Kitchen", "state": "on", "question": "any"}),
+    ("ru", "все ли двери заперты", "device_state", {"domain": "lock", "state": "locked", "question": "all"}),
+    ("ru", "есть ли незапертые двери", "device_state", {"domain": "lock", "state": "unlocked", "question": "any"}),
+    ("ru", "мы не забыли запереть заднюю дверь?", "device_state", {"device": "Back Door", "state": "locked"}),
+    ("ru", "я не забыл выключить телевизор?", "device_state", {"device": "TV", "state": "off"}),
+    # ru: politeness and fillers around a request
+    ("ru", "если не сложно, выключи телевизор", "turn_off", {"device": "TV"}),
+    ("ru", "будь любезен, запри заднюю дверь", "lock_door", {"door": "Back Door"}),
+    ("ru", "спасибо, а теперь включи кофемашину", "turn_on", {"device": "Coffee Machine"}),
+    ("ru", "так, э-э, выключи свет в гараже", "turn_off", {"area": "Garage", "domain": "light"}),
+    ("ru", "типа сколько ламп горит наверху", "device_state",
+     {"area": "Upstairs", "domain": "light", "state": "on", "question": "how_many"}),
+    # ru: the clock
+    ("ru", "сегодня суббота?", "get_time", {"what": "weekday"}),
+    ("ru", "а сегодня разве воскресенье", "get_time", {"what": "weekday"}),
+    ("ru", "какое сегодня число, подскажи", "get_time", {"what": "date"}),
+    # hi: the whole home's lights, Devanagari and Hinglish, with सारी/सभी/सब or पूरे घर की
+    ("hi", "सभी बत्तियाँ बुझा दीजिए", "turn_off", LIGHTS),
+    ("hi", "पूरे घर की लाइटें चालू कर दो", "turn_on", LIGHTS),
+    ("hi", "sab lights on kar do", "turn_on", LIGHTS),
+    ("hi", "poore ghar ki batti band kar dena", "turn_off", LIGHTS),
+    # hi: a room's or a floor's lights, everything in a room
+    ("hi", "बेडरूम की सारी बत्तियाँ जला दो", "turn_on", {"area": "Bedroom", "domain": "light"}),
+    ("hi", "ऑफिस की लाइट बंद कर दीजिए", "turn_off", {"area": "Office", "domain": "light"}),
+    ("hi", "ऊपर की बत्तियाँ बुझाओ", "turn_off", {"area": "Upstairs", "domain": "light"}),
+    ("hi", "नीचे की सारी लाइट्स ऑफ़ कर दो", "turn_off", {"area": "Downstairs", "domain": "light"}),
+    ("hi", "garage ki light on karo", "turn_on", {"area": "Garage", "domain": "light"}),
+    ("hi", "neeche ki saari lights jala do", "turn_on", {"area": "Downstairs", "domain": "light"}),
+    ("hi", "लिविंग रूम की सारी बत्तियाँ बुझा दो", "turn_off", {"area": "Living Room", "domain": "light"}),
+    ("hi", "बेडरूम में सब कुछ बंद कर दो", "turn_off", {"area": "Bedroom"}),
+    ("hi", "kitchen mein sab kuch band kar do", "turn_off", {"area": "Kitchen"}),
+    # hi: every door locked; polite and verbless forms
+    ("hi", "सभी दरवाज़े लॉक कर दीजिए", "lock_door", {"device_class": "door"}),
+    ("hi", "sab darwaze lock kar dena", "lock_door", {"device_class": "door"}),
+    ("hi", "हीटर चालू कर देना", "turn_on", {"device": "Heater"}),
+    ("hi", "desk lamp jala dena", "turn_on", {"device": "Desk Lamp"}),
+    ("hi", "टीवी ऑन", "turn_on", {"device": "TV"}),
+    ("hi", "coffee machine off", "turn_off", {"device": "Coffee Machine"}),
+    ("hi", "गैराज लाइट ऑन", "turn_on", {"area": "Garage", "domain": "light"}),
+    ("hi", "bathroom light off", "turn_off", {"area": "Bathroom", "domain": "light"}),
+    ("hi", "upar ki saari lights off", "turn_off", {"area": "Upstairs", "domain": "light"}),
+    ("hi", "आवाज़ चालीस", "set_volume", {"percent": 40}),
+    ("hi", "volume saath percent", "set_volume", {"percent": 60}),
+    ("hi", "बेडरूम लाइट चालीस परसेंट", "set_brightness", {"device": "Bedroom Light", "percent": 40}),
+    ("hi", "desk lamp 30 percent", "set_brightness", {"device": "Desk Lamp", "percent": 30}),
+    ("hi", "बीस मिनट का टाइमर", "set_timer", {"seconds": 1200}),
+    ("hi", "timer paanch minute ka", "set_timer", {"seconds": 300}),
+    # hi: questions about a group (read only)
+    ("hi", "अभी कितनी बत्तियाँ जल रही हैं", "device_state", {"domain": "light", "state": "on", "question": "how_many"}),
+    ("hi", "ऊपर कितनी लाइटें चालू हैं", "device_state",
+     {"area": "Upstairs", "domain": "light", "state": "on", "question": "how_many"}),
+    ("hi", "kitni batti on hai", "device_state", {"domain": "light", "state": "on", "question": "how_many"}),
+    ("hi", "कहाँ कहाँ लाइट जल रही है", "device_state", {"domain": "light", "state": "on", "question": "which"}),
+    ("hi", "kaun si lights on hain", "device_state", {"domain": "light", "state": "on", "question": "which"}),
+    ("hi", "क्या नीचे कोई लाइट जल रही है", "device_state",
+     {"area": "Downstairs", "domain": "light", "state": "on", "question": "any"}),
+    ("hi", "kya garage mein koi light on hai", "device_state",
+     {"area": "Garage", "domain": "light", "state": "on", "question": "any"}),
+    ("hi", "saari lights off hain kya", "device_state", {"domain": "light", "state": "off", "question": "all"}),
+    ("hi", "क्या रसोई में कुछ चालू है", "device_state", {"area": "Kitchen", "state": "on", "question": "any"}),
+    ("hi", "office mein kuch on hai kya", "device_state", {"area": "Office", "state": "on", "question": "any"}),
+    ("hi", "कोई दरवाज़ा खुला रह गया है क्या", "device_state",
+     {"domain": "lock", "state": "unlocked", "question": "any"}),
+    ("hi", "kya sabhi darwaze lock hain", "device_state", {"domain": "lock", "state": "locked", "question": "all"}),
+    ("hi", "कितने दरवाज़े खुले हैं", "device_state", {"domain": "lock", "state": "unlocked", "question": "how_many"}),
+    ("hi", "पीछे का दरवाज़ा लॉक है", "device_state", {"device": "Back Door", "state": "locked"}),
+    # hi: the clock, fillers
+    ("hi", "abhi time kya ho gaya", "get_time", {"what": "time"}),
+    ("hi", "क्या आज शुक्रवार है", "get_time", {"what": "weekday"}),
+    ("hi", "aaj sunday hai kya", "get_time", {"what": "weekday"}),
+    ("hi", "मतलब, बाथरूम की लाइट बंद कर दो", "turn_off", {"area": "Bathroom", "domain": "light"}),
+    ("hi", "bas ek kaam karo, tv band kar do", "turn_off", {"device": "TV"}),
+]
+
+
+@pytest.mark.parametrize(("lang", "text", "tool", "arguments"), READ, ids=[r[1] for r in READ])
+def test_the_templates_read_it_as_said(home: SuiteHome, lang: str, text: str, tool: str,  # noqa: F811
+                                       arguments: dict[str, Any]) -> None:
+    decision, fast = _decide(home, text, lang)
+    assert fast, f"{text!r} was left to the model"
+    assert decision.kind == "call" and decision.source == "fastpath", decision
+    assert Command(text, lang, tool, arguments).judge_decision(decision, home), \
+        [(c.name, c.arguments) for c in decision.calls]
+
+
+# Never an action: a negation, a question, an unlock or opening of every door, a request for what the home lacks.
+NEVER_ACTS: list[tuple[str, str]] = [
+    ("ru", "не выключай свет"),
+    ("ru", "не выключай весь свет"),
+    ("ru", "не надо выключать свет на кухне"),
+    ("ru", "если не трудно, не выключай свет"),
+    ("ru", "не гаси свет наверху"),
+    ("ru", "не запирай все двери"),
+    ("ru", "выключить свет?"),
+    ("ru", "весь свет выключить?"),
+    ("ru", "зачем ты выключил свет на кухне"),
+    ("ru", "не забудь выключить свет"),
+    ("ru", "открой все двери"),
+    ("ru", "отопри все двери"),
+    ("ru", "громкость на 10 больше"),
+    ("ru", "выключи свет на луне"),
+    ("ru", "включи свет в машине"),
+    ("hi", "बत्ती बंद मत करो"),
+    ("hi", "लाइट मत बुझाओ"),
+    ("hi", "saari lights band mat karo"),
+    ("hi", "heater band na karo"),
+    ("hi", "ऊपर की लाइटें बंद मत करना"),
+    ("hi", "टीवी चालू?"),
+    ("hi", "सारे दरवाज़े खोल दो"),
+    ("hi", "saare darwaze unlock karo"),
+    ("hi", "हटा दो सात बजे का अलार्म"),
+    ("hi", "आवाज़ दस और"),
+    ("hi", "कार की लाइट बंद कर दो"),
+]
+
+
+@pytest.mark.parametrize(("lang", "text"), NEVER_ACTS, ids=[t for _, t in NEVER_ACTS])
+def test_never_an_action(home: SuiteHome, lang: str, text: str) -> None:  # noqa: F811
+    decision, _ = _decide(home, text, lang)
+    acting = [c.name for c in decision.calls if c.name not in READ_ONLY] if decision.kind == "call" else []
+    assert not acting, (text, [(c.name, c.arguments) for c in decision.calls])
+
+
+# A question about a group is only read, never acted on (and is read as the question it is).
+QUESTIONS = [(lang, text) for lang, text, tool, _ in READ if tool == "device_state"]
+
+
+@pytest.mark.parametrize(("lang", "text"), QUESTIONS, ids=[t for _, t in QUESTIONS])
+def test_a_question_is_only_read(home: SuiteHome, lang: str, text: str) -> None:  # noqa: F811
+    decision, _ = _decide(home, text, lang)
+    assert decision.kind == "call" and all(c.name in READ_ONLY for c in decision.calls), decision
+
+
+def test_none_of_these_is_a_suite_case() -> None:
+    """The suites measure; these sentences are other ways of saying the same patterns."""
+    said = {c.text.casefold() for lang in LANGS for c in load_suite(SUITES / f"{lang}.yaml", lang)}
+    mine = [t for _, t, _, _ in READ] + [t for _, t in NEVER_ACTS]
+    assert not [t for t in mine if t.casefold() in said]
