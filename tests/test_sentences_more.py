@@ -82,6 +82,7 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("ru", "так, э-э, выключи свет в гараже", "turn_off", {"area": "Garage", "domain": "light"}),
     ("ru", "типа сколько ламп горит наверху", "device_state",
      {"area": "Upstairs", "domain": "light", "state": "on", "question": "how_many"}),
+    ("ru", "поставьте на кондиционере охлаждение", "set_climate_mode", {"mode": "cool"}),
     # ru: the clock
     ("ru", "сегодня суббота?", "get_time", {"what": "weekday"}),
     ("ru", "а сегодня разве воскресенье", "get_time", {"what": "weekday"}),
@@ -172,6 +173,7 @@ NEVER_ACTS: list[tuple[str, str]] = [
     ("ru", "громкость на 10 больше"),
     ("ru", "выключи свет на луне"),
     ("ru", "включи свет в машине"),
+    ("ru", "не включай на термостате обогрев"),
     ("hi", "बत्ती बंद मत करो"),
     ("hi", "लाइट मत बुझाओ"),
     ("hi", "saari lights band mat karo"),
