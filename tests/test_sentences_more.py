@@ -137,6 +137,8 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("hi", "kya sabhi darwaze lock hain", "device_state", {"domain": "lock", "state": "locked", "question": "all"}),
     ("hi", "कितने दरवाज़े खुले हैं", "device_state", {"domain": "lock", "state": "unlocked", "question": "how_many"}),
     ("hi", "पीछे का दरवाज़ा लॉक है", "device_state", {"device": "Back Door", "state": "locked"}),
+    ("hi", "AC ko heat mode pe dalo", "set_climate_mode", {"mode": "heat"}),
+    ("hi", "एसी को ऑटो मोड में डालो", "set_climate_mode", {"mode": "auto"}),
     # hi: the clock, fillers
     ("hi", "abhi time kya ho gaya", "get_time", {"what": "time"}),
     ("hi", "क्या आज शुक्रवार है", "get_time", {"what": "weekday"}),
