@@ -124,6 +124,9 @@ def digits_for_times(text: str, lang: str, in_time_slot: bool = False) -> str:
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2})(?:[:.](\d{2}))?(?![\d:])|(?<!\d)(\d)(\d{2})(?!\d)")
 
 
+_HOUR_SPACE_MINUTES = re.compile(r"(?<![\d:.])([01]?\d|2[0-3])\s+([0-5]\d)(?![\d:.])")
+
+
 def parse_clock(text: str, lang: str) -> str | None:
     """A spoken or written time of day as HH:MM ("quarter past six pm" → 18:15, "सुबह साढ़े छह" → 06:30,
     "половина восьмого вечера" → 19:30, "7.30 am" → 07:30), or None when the text holds no single clear time."""
@@ -131,6 +134,7 @@ def parse_clock(text: str, lang: str) -> str | None:
     if parse_duration(text, lang) is not None:  # "10 minutes" is a duration, not 10:00 ("в 6 часов" is a time)
         return None
     low = digits_for_times(re.sub(r"[,;!?]", " ", text.lower()), lang, in_time_slot=True)  # "six thirty, set…"
+    low = _HOUR_SPACE_MINUTES.sub(r"\1:\2", low)  # "7 30 a.m.": speech to text's "7:30"
     matches = _CLOCK.findall(low)
     if len(matches) != 1:
         return None

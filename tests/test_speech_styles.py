@@ -127,3 +127,71 @@ def test_a_remark_is_known_by_how_it_begins() -> None:
 ])
 def test_a_misheard_article_is_no_cut(lang: str, text: str, parts: int) -> None:
     assert len(split_requests(text, lang)) == parts
+
+
+# -- English: the whole home, a room's "everything", plans said for an alarm, timers said shortly ----------------
+
+@pytest.mark.parametrize("text,tool,arguments", [
+    ("switch every light off", "turn_off", {"domain": "light"}),
+    ("all the lights on please", "turn_on", {"domain": "light"}),
+    ("shut off each of the lights at home", "turn_off", {"domain": "light"}),
+    ("lock up all the doors", "lock_door", {"device_class": "door"}),
+    ("turn everything off in the living room", "turn_off", {"area": "Living Room"}),
+    ("which lights are still on upstairs", "device_state", {"domain": "light", "state": "on", "question": "which"}),
+    ("is something still running in the kitchen", "device_state", {"state": "on", "question": "any",
+                                                                   "area": "Kitchen"}),
+    ("did I leave a door unlocked", "device_state", {"domain": "lock", "state": "unlocked", "question": "any"}),
+])
+def test_the_whole_home_and_a_rooms_everything(home: SuiteHome, text: str, tool: str,
+                                               arguments: dict[str, Any]) -> None:
+    ((name, args),) = read(home, text, "en")
+    assert name == tool and all(args.get(k) == v for k, v in arguments.items()), (name, args)
+    assert "device" not in args and "door" not in args  # a group, never a guessed name
+
+
+@pytest.mark.parametrize("text,never", [
+    ("unlock all the doors", {"lock_door"}), ("open every door in the house", {"lock_door", "close_cover"}),
+    ("are all lights off", {"turn_off", "turn_on"}), ("are any doors unlocked", {"lock_door", "unlock_door"}),
+])
+def test_the_group_templates_never_read_the_opposite_or_act_on_a_question(home: SuiteHome, text: str,
+                                                                          never: set[str]) -> None:
+    decision, _ = decide(home, text, "en")
+    assert not {c.name for c in decision.calls} & never, decision.calls
+    if decision.kind == "call" and text.startswith("unlock"):  # many doors opened: the policy asks, with the count
+        (tool,) = {home.registry.get(c.name) for c in decision.calls}
+        assert tool.consequential
+
+
+@pytest.mark.parametrize("text,time,day", [
+    ("I've got to get up at 5:40 tomorrow", "05:40", "tomorrow"),
+    ("I must be up by quarter to seven", "06:45", None),
+    ("wake me at 6 tomorrow", "06:00", "tomorrow"),
+    ("alarm 5 45", "05:45", None),
+    ("set an alarm for 9 15 pm", "21:15", None),
+    ("I need to be up at 7 tomorrow, set an alarm please", "07:00", "tomorrow"),
+])
+def test_an_alarm_said_as_a_plan_or_shortly(home: SuiteHome, text: str, time: str, day: str | None) -> None:
+    ((name, args),) = read(home, text, "en")
+    assert (name, args["time"], args.get("day")) == ("set_alarm", time, day)
+
+
+@pytest.mark.parametrize("text,tool,arguments", [
+    ("fifteen minute countdown", "set_timer", {"seconds": 900}),
+    ("start a 3 minute timer for the eggs", "set_timer", {"seconds": 180, "label": "eggs"}),
+    ("put five more minutes on the timer", "change_timer", {"seconds": 300, "direction": "add"}),
+    ("snooze it for 10 more minutes", "snooze", {"minutes": 10}),
+    ("get rid of the 7:15 alarm", "cancel_alarm", {"time": "07:15"}),
+    ("delete the swimming alarm", "cancel_alarm", {"label": "swimming"}),
+    ("clear every single alarm I have", "cancel_all_alarms", {}),
+])
+def test_timers_and_alarms_said_the_short_way(home: SuiteHome, text: str, tool: str,
+                                              arguments: dict[str, Any]) -> None:
+    ((name, args),) = read(home, text, "en")
+    assert name == tool and all(args.get(k) == v for k, v in arguments.items()), (name, args)
+
+
+def test_a_template_in_two_files_keeps_both(home: SuiteHome) -> None:
+    """hearthd's own turn_off is in devices.yaml (one device) and groups.yaml (the whole home): neither replaces the
+    other."""
+    assert read(home, "turn off the desk lamp", "en")[0][0] == "turn_off"
+    assert read(home, "all lights off", "en")[0] == ("turn_off", {"domain": "light"})

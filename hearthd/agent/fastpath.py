@@ -28,10 +28,16 @@ from .when import absolute_times
 
 
 # How a slot's matched text becomes an argument value; a slot that cannot be read sends the turn to the model.
+MORE = frozenset({"more", "extra", "another", "ещё", "еще", "और", "aur"})  # "ten more minutes" is ten minutes more
+
+
 def _duration(text: str, lang: str) -> int | None:
     from ..numbers import parse_duration
 
-    return parse_duration(text, lang)
+    found = parse_duration(text, lang)
+    if found is None and any(w in MORE for w in text.lower().split()):
+        found = parse_duration(" ".join(w for w in text.split() if w.lower() not in MORE), lang)
+    return found
 
 
 def _percent(text: str, lang: str) -> int | None:
@@ -117,7 +123,8 @@ def _load_intents() -> dict[str, Any]:
         for entry in sorted(folder.iterdir(), key=lambda e: e.name) if folder.is_dir() else []:
             if entry.name.endswith(".yaml"):
                 data = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
-                merged["intents"].update(data.get("intents", {}))
+                for name, intent in (data.get("intents") or {}).items():  # an intent in two files: both its blocks
+                    merged["intents"].setdefault(name, {"data": []})["data"].extend(intent.get("data", []))
                 merged["lists"].update(data.get("lists", {}))
                 merged["skip_words"].extend(data.get("skip_words", []))
         out[lang] = Intents.from_dict(merged)
@@ -166,7 +173,7 @@ class FastPath:
         readable: list[tuple[str, dict[str, Any]]] = []
         exact: list[tuple[str, dict[str, Any]]] = []  # matches with no wildcard: every word from a closed list
         blocked = False
-        for result in recognize_all(text, intents) if intents is not None else []:
+        for result in recognize_all(text, intents, slot_lists=self._home_lists()) if intents is not None else []:
             if result.intent.name not in self.registry:
                 if not readable:
                     blocked = True  # a template that exists to send these words to the model, or an undeclared tool
@@ -190,6 +197,14 @@ class FastPath:
                 return decision
         return None
 
+    def _home_lists(self) -> dict[str, Any] | None:
+        """This home's rooms and floors for hearthd's own group templates ({home_area}, {home_floor}); their
+        stand-in lists in the templates when no home is known."""
+        if self.library is None:
+            return None
+        lists = self.library.slot_lists()
+        return {"home_area": lists["area"], "home_floor": lists["floor"]}
+
     def _read_slots(self, result: Any, lang: str) -> dict[str, Any] | None:
         """Slot values, or None when one cannot be read (then a less general template may still match:
         "set an alarm for 7 every day" is not the time "7 every day")."""
@@ -198,6 +213,8 @@ class FastPath:
             reader = SLOT_READERS.get(name)
             if reader and not _plausible_slot(str(entity.text), lang):
                 return None  # a wildcard that swallowed a second request: "7 am and tell me a joke"
+            if name == "label" and parse_clock(str(entity.text), lang) is not None:
+                return None  # "cancel the 6:45 alarm": a time, not an alarm called "6:45"
             if reader and self._names_a_when(str(entity.text), lang, dates=name == "time"):
                 return None  # "7 every day": a repeat or a day inside the time; the template with {repeat} reads it
             value = reader(str(entity.text), lang) if reader else entity.value
@@ -342,6 +359,10 @@ class Router:
             return None
         read = [(p, self.fast_path.match(p, lang)) for p in parts]
         requests = [(p, d) for p, d in read if d is not None and d.kind in ("call", "clarify") and d.calls]
+        if len(requests) == 2 and [d.kind for _, d in requests].count("call") == 1 \
+                and len({c.name for _, d in requests for c in d.calls}) == 1:
+            # "I've got to be up at 4 tomorrow, put an alarm on": the plan says the time, the request asks for it
+            requests = [r for r in requests if r[1].kind == "call"]
         if len(requests) != 1:
             return None
         others = [p for p, d in read if d is None or not d.calls]
