@@ -26,7 +26,6 @@ from .parsing import ToolCall
 from .split import clauses, is_statement, split_requests
 from .when import absolute_times
 
-
 # How a slot's matched text becomes an argument value; a slot that cannot be read sends the turn to the model.
 MORE = frozenset({"more", "extra", "another", "ещё", "еще", "और", "aur"})  # "ten more minutes" is ten minutes more
 
