@@ -281,3 +281,52 @@ def test_every_fan_of_the_home_wherever_the_microphone_is(home: tuple[Components
     c.catalogue.entities["fan.of"] = ent("of", "fan", "Office Fan", "Office")
     say(c, text, lang)
     assert sorted(sent.sent) == [("cf/set", payload), ("of/set", payload)] and model.asked == []
+
+
+# -- lights dimmed, brightened and coloured as a group ------------------------------------------------------------
+
+def _dimmable(c: Components) -> None:
+    """The kitchen's two lights take a brightness and a colour (the fixture's take only on/off); the spots are off."""
+    for key, name in (("kl", "Kitchen Light"), ("ks", "Kitchen Spots")):
+        c.catalogue.entities[f"light.{key}"] = ent(key, "light", name, "Kitchen", brightness_command_topic=f"{key}/bri",
+                                                    rgb_command_topic=f"{key}/rgb")
+    c.catalogue.states["light.kl"] = {"state": "on", "brightness": 80}
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("en", "dim the lights"), ("en", "lower the lights in the kitchen a bit"), ("en", "make the kitchen lights dimmer"),
+    ("ru", "приглуши свет"), ("ru", "сделай свет на кухне потусклее"),
+    ("hi", "लाइट थोड़ी धीमी कर दो"), ("hi", "kitchen ki light dim karo"),
+])
+def test_dimming_the_lights_steps_each_one_down_from_where_it_is(home: tuple[Components, Sent, Declines],
+                                                                 lang: str, text: str) -> None:
+    c, sent, model = home
+    _dimmable(c)
+    reply = say(c, text, lang)
+    assert sent.sent == [("kl/bri", str(round(255 * 0.55)))], reply  # 80% → 55%; the spots stay off
+    assert model.asked == []
+    assert reply == phrase(lang, "home.many_dimmer_in", count=say_count(2, "light", lang), area="Kitchen")
+
+
+@pytest.mark.parametrize("lang,text,rgb", [
+    ("en", "make the kitchen lights pink", "255,105,180"), ("en", "change the lights to blue", "0,0,255"),
+    ("ru", "сделай свет на кухне красным", "255,0,0"), ("hi", "लाइट का रंग हरा कर दो", "0,255,0"),
+])
+def test_a_colour_for_the_rooms_lights_reaches_each(home: tuple[Components, Sent, Declines], lang: str, text: str,
+                                                    rgb: str) -> None:
+    from hearthd.tools.smarthome import COLOURS
+
+    c, sent, model = home
+    _dimmable(c)
+    reply = say(c, text, lang)
+    colour = next(k for k, v in COLOURS.items() if ",".join(map(str, v)) == rgb)
+    assert sorted(sent.sent) == [("kl/rgb", ",".join(map(str, COLOURS[colour]))),
+                                 ("ks/rgb", ",".join(map(str, COLOURS[colour])))], reply
+    assert model.asked == []
+
+
+def test_dimming_with_no_room_known_is_left_to_the_model(home: tuple[Components, Sent, Declines]) -> None:
+    c, sent, model = home
+    c.cfg.general.area = ""  # a daemon that does not know the microphone's room (set before its router is made)
+    say(c, "dim the lights", "en")
+    assert sent.sent == [] and model.asked == ["dim the lights"]

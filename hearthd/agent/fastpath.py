@@ -20,7 +20,7 @@ from ..numbers import parse_clock, words_of
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from ..tools.smarthome import KINDS, keep_area
 from .agent import Agent, Decision
-from .checks import about_alarm, negated, review, time_said
+from .checks import about_alarm, negated, review, says_many, time_said
 from .library import Library
 from .parsing import ToolCall
 from .split import clauses, is_statement, split_requests
@@ -79,6 +79,7 @@ SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": parse_clock, "seco
                                                       "scene": _label}
 
 
+HERE = "@here"  # a template slot value: the speaking device's room
 MAX_SLOT_WORDS = 6  # "quarter past seven in the evening"; a longer wildcard text is more than a time
 
 
@@ -151,7 +152,7 @@ class FastPath:
         return found
 
     def _match(self, text: str, lang: str) -> Decision | None:
-        own = self._own(text, lang)
+        own = self._here(self._own(text, lang))
         if own is not None and any(not (c.arguments.get("device") or c.arguments.get("door")) and any(
                 c.arguments.get(k) for k in ("area", "domain", "device_class")) for c in own.calls):
             # a group hearthd's own templates read on purpose ("all the fans": the home's, not this room's), settled as
@@ -190,11 +191,25 @@ class FastPath:
             return None
         # The template that reads the most: "7 am called gym" is a time and a label, not the time "7 am called gym";
         # a reading these tools cannot take (a room, where the tool knows only names) gives way to the next
-        for intent, arguments in sorted(readable, key=lambda r: -len(r[1])):
+        # as many slots each: a group when the words say many ("свет на кухне" is the kitchen's lights)
+        many = says_many(text, lang)
+        for intent, arguments in sorted(readable, key=lambda r: (-len(r[1]), not (many and "area" in r[1]))):
             decision = self._decision(intent, arguments)
             if decision is not None:
                 return decision
         return None
+
+    def _here(self, decision: Decision | None) -> Decision | None:
+        """A template's "@here" room is the speaking device's; with none known, the sentence is not read."""
+        if decision is None or not any(c.arguments.get("area") == HERE for c in decision.calls):
+            return decision
+        here = self.library.here if self.library is not None else ""
+        if not here:
+            return None
+        for call in decision.calls:
+            if call.arguments.get("area") == HERE:
+                call.arguments = {**call.arguments, "area": here}
+        return decision
 
     def _home_lists(self) -> dict[str, Any] | None:
         """This home's rooms and floors for hearthd's own group templates ({home_area}, {home_floor}); their

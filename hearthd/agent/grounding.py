@@ -175,8 +175,9 @@ def _merged_names(lang: str) -> tuple[dict[str, frozenset[str]], dict[str, froze
 # Lists whose values place or describe a thing rather than name one ("kitchen", "blue"), or name smart-home things
 # by room and kind ("kitchen blinds", "bedroom fan"): they share words with the fixed device names without
 # making "kitchen" a word every name uses. Their own values are still grounded by their own words.
-QUALIFIER_LISTS = frozenset({"area", "colour", "temperature", "climate_mode", "alarm_mode", "cover", "fan", "fan_gen",
-                             "thermostat", "scene", "scene_verb"})
+QUALIFIER_LISTS = frozenset({"area", "home_area", "home_floor", "room_group", "room_hi", "room_hi_other", "colour",
+                             "temperature", "climate_mode", "alarm_mode", "cover", "fan", "fan_gen", "thermostat",
+                             "scene", "scene_verb"})
 
 
 @cache

@@ -49,7 +49,9 @@ ON = {"light": "turn_on", "switch": "turn_on", "fan": "turn_on", "cover": "open_
       "scene": "activate_scene"}
 OFF = {"light": "turn_off", "switch": "turn_off", "fan": "turn_off", "cover": "close_cover", "lock": "unlock_door"}
 NAME_KEY = {"lock_door": "door", "unlock_door": "door", "activate_scene": "scene"}
-GROUP_TOOLS = frozenset({"turn_on", "turn_off", "open_cover", "close_cover", "lock_door", "unlock_door"})
+GROUP_TOOLS = frozenset({"turn_on", "turn_off", "open_cover", "close_cover", "lock_door", "unlock_door",
+                         "set_brightness", "set_color"})
+GROUPING = ("area", "domain", "device_class")  # what makes a call a group's
 MEDIA = {"HassMediaPause": "pause", "HassMediaUnpause": "play", "HassMediaNext": "next",
          "HassMediaPrevious": "previous"}
 
@@ -186,14 +188,15 @@ class Library:
                     call.arguments.get("area") or call.arguments.get("domain")):
                 continue
             targets = home.group(call.arguments, kinds)
+            rest = {k: v for k, v in call.arguments.items() if k not in GROUPING}  # the colour, the step
             if len(targets) == 1:
-                call.arguments = {key: targets[0].name}
+                call.arguments = {**rest, key: targets[0].name}
             elif len(targets) > 1 and not says_many(text, lang) and str(call.arguments.get("area") or "") \
                     and str(call.arguments["area"]).lower() not in {f.lower() for f in self.floors}:
                 # "the living room light" with two there: the room and the kind, which the resolver answers with
                 # the question a name that fits several gets ("Which one: Living Room Ceiling or Living Room Lamp?")
                 kind = KIND_WORD.get(targets[0].component, targets[0].component)
-                call.arguments = {key: f"{call.arguments['area']} {kind}"}
+                call.arguments = {**rest, key: f"{call.arguments['area']} {kind}"}
 
     def _beyond_here(self, decision: Decision) -> None:
         """"switch on the fan" said in a room with no fan: the room came from the context, not the words, so when

@@ -426,6 +426,7 @@ class Catalogue:
 
 
 STATES = ("on", "off", "locked", "unlocked", "open", "closed")  # tracked states a question can ask about
+STEPS = {"up": 25, "down": -25}  # "brighter" / "dim the lights": a quarter of the range from the tracked level
 NOUNS = {"light": "light", "switch": "switch", "fan": "fan", "cover": "cover", "lock": "lock"}  # spoken.toml nouns
 
 
@@ -679,7 +680,8 @@ class SmartHome:
         return sorted(pool, key=lambda e: e.name.lower())
 
     async def _many(self, args: dict[str, Any], components: Iterable[str], verb: str,
-                    act: Callable[[Entity], Awaitable[ToolResult]]) -> ToolResult:
+                    act: Callable[[Entity], Awaitable[ToolResult]],
+                    phrases: dict[str, str] | None = None) -> ToolResult:
         """One action on every device of a group; the reply counts them ("Turned off 4 lights in the Kitchen") and
         names the ones that did not respond or are offline."""
         await self._ready()
@@ -710,8 +712,13 @@ class SmartHome:
         if failed:
             return ToolResult(bool(done), {**data, "code": "home-some-failed"}, "home.many_partial",
                               {"failed": ", ".join(failed)}, counts={"count": (len(done), noun)})
-        return ToolResult(True, data, f"home.many_{verb}" + ("_in" if area else ""), where,
-                          counts={"count": (len(done), noun)})
+        counts = {"count": (len(done), noun)}
+        if verb == "brightness" and args.get("percent") is None:
+            verb = "brighter" if STEPS[str(args["step"])] > 0 else "dimmer"
+        elif verb == "brightness":
+            counts["percent"] = (int(args["percent"]), "percent")
+        return ToolResult(True, data, f"home.many_{verb}" + ("_in" if area else ""), where, counts=counts,
+                          phrases=phrases or {})
 
     def _counted(self, tool: str) -> Callable[[dict[str, Any]], tuple[int, str]]:
         """How many devices an opening or unlocking call acts on (a name: one): above policy.confirm_many, or any
@@ -818,8 +825,30 @@ class SmartHome:
         return await self._switch(await self._find(args["device"], SWITCHABLE), False)
 
     async def _brightness(self, args: dict[str, Any]) -> ToolResult:
-        entity = await self._find(args["device"], ("light",))
-        percent = int(args["percent"])
+        """A brightness in percent, or a step up or down from the one tracked ("dim the lights", "brighter"); one
+        light by its name, or the lights of a room or the home (a group by code, like turn_off)."""
+        if args.get("percent") is None and args.get("step") not in STEPS:
+            return ToolResult(False, {"code": "home-no-level"}, "home.level_missing")
+        if not args.get("device"):
+            return await self._many(args, ("light",), "brightness", self._set_level(args))
+        return await self._set_level(args)(await self._find(args["device"], ("light",)))
+
+    def _set_level(self, args: dict[str, Any]) -> Callable[[Entity], Awaitable[ToolResult]]:
+        async def level(entity: Entity) -> ToolResult:
+            if args.get("percent") is not None:
+                return await self._brightness_of(entity, int(args["percent"]))
+            state = self.catalogue.states.get(entity.key, {})
+            now = state.get("brightness")
+            if not isinstance(now, int):
+                now = 0 if state.get("state") == "off" else 100  # on at an unknown level: as if full
+            step = STEPS[str(args["step"])]
+            if now <= 0 and step < 0:  # dimming a light that is off leaves it off
+                return ToolResult(True, {"entity": entity.key, "percent": 0}, "home.is_off", {"name": entity.name})
+            return await self._brightness_of(entity, max(10, min(100, now + step)))
+
+        return level
+
+    async def _brightness_of(self, entity: Entity, percent: int) -> ToolResult:
         reply = ToolResult(True, {"percent": percent}, "home.brightness", {"name": entity.name},
                            counts={"percent": (percent, "percent")})
         cfg = entity.config
@@ -835,8 +864,12 @@ class SmartHome:
                                 reply)
 
     async def _colour(self, args: dict[str, Any]) -> ToolResult:
-        entity = await self._find(args["device"], ("light",))
-        colour = args["color"]
+        if not args.get("device"):  # "make the kitchen lights pink": every light of the group
+            return await self._many(args, ("light",), "colour", lambda e: self._colour_of(e, str(args["color"])),
+                                    phrases={"colour": f"colours.{str(args['color']).replace(' ', '_')}"})
+        return await self._colour_of(await self._find(args["device"], ("light",)), str(args["color"]))
+
+    async def _colour_of(self, entity: Entity, colour: str) -> ToolResult:
         reply = ToolResult(True, {"color": colour}, "home.colour", {"name": entity.name},
                            phrases={"colour": f"colours.{colour.replace(' ', '_')}"})
         cfg = entity.config
@@ -1111,10 +1144,11 @@ class SmartHome:
             tool("toggle", "Switch a light or a device on if it is off, off if it is on.",
                  schema({"device": device}, ["device"]), self._toggle),
             tool("set_brightness", "Set a light's brightness in percent.",
-                 schema({"device": device, "percent": percent}, ["device", "percent"]), self._brightness),
+                 schema({"device": device, "percent": percent, "step": {**code, "enum": list(STEPS)}, **group},
+                        [], ["device", "percent"]), self._brightness),
             tool("set_color", "Set a light's colour.",
-                 schema({"device": device, "color": {"type": "string", "enum": [*COLOURS, *WHITES]}},
-                        ["device", "color"]), self._colour),
+                 schema({"device": device, "color": {"type": "string", "enum": [*COLOURS, *WHITES]}, **group},
+                        ["color"], ["device", "color"]), self._colour),
             tool("open_cover", "Open blinds, curtains or shutters.", schema({"device": device, **group}, [], named),
                  self._open),
             tool("close_cover", "Close blinds, curtains or shutters.", schema({"device": device, **group}, [], named),
