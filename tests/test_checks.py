@@ -157,8 +157,12 @@ def test_a_question_does_not_change_anything(lang: str, text: str, proposed: tup
 
 
 def test_a_question_does_not_ask_for_a_time_to_set() -> None:
-    decision = _router(Proposes("set_alarm", missing="time")).decide("when is my alarm?", "en")
+    model = Proposes("set_alarm", missing="time")
+    decision = Router(None, lambda: model).decide("when is my alarm?", "en")  # type: ignore[arg-type, return-value]
     _refused(decision, "en", "check.question")
+    # with the templates, the question is answered: the alarms are listed
+    assert _calls(_router(Proposes("set_alarm", missing="time")).decide("when is my alarm?", "en")) == [
+        ("list_alarms", {})]
 
 
 @pytest.mark.parametrize("lang,text,proposed", [

@@ -17,7 +17,7 @@ from hearthd.config import Config
 from hearthd.daemon.components import Components
 from hearthd.daemon.mqtt import Handlers
 from hearthd.daemon.pipeline import Pipeline
-from hearthd.events import Trace
+from hearthd.events import EventType, Trace
 from hearthd.locale import phrase
 from hearthd.spoken import say_count
 
@@ -719,3 +719,40 @@ async def test_a_dbus_yes_does_not_unlock_an_mqtt_askers_door(automation, home: 
     finally:
         b.disconnect()
         bus.disconnect()
+
+
+# -- how people talk to a home, against the device simulator ---------------------------------------------------
+
+async def test_what_people_ask_of_a_home_is_done_in_three_languages(mqtt_config: Config, home: DeviceSimulator) -> None:
+    """Requests of the kinds people make (groups, dimming, colours, questions, the clock), read without the model, in
+    a kitchen whose microphone is the local one: each reaches the right device, and the reply says what was done."""
+    cfg = copy.deepcopy(mqtt_config)
+    cfg.general.area = "Kitchen"
+    h = Conversation(cfg)
+    try:
+        await home.wait_for_state("kitchen_light", state="ON")
+        await h.components.mqtt_link().ready()
+        await asyncio.sleep(0.2)
+        assert await h.say("lower the lights please", "en") == phrase("en", "home.brightness", name="Kitchen Light",
+                                                                   percent=say_count(75, "percent", "en"))
+        assert await h.say("change the light to pink", "en") == phrase("en", "home.colour", name="Kitchen Light",
+                                                                    colour=phrase("en", "colours.pink"))
+        await home.wait_for_command(2)
+        assert [json.loads(p) for p in home.commands_to("kitchen_light")] == [
+            {"state": "ON", "brightness": round(254 * 0.75)}, {"state": "ON", "color": {"r": 255, "g": 105, "b": 180}}]
+        home.commands.clear()
+        reply = await h.say("выключи весь свет в доме", "ru")
+        await home.wait_for_command(2)
+        assert {d for d in ("kitchen_light", "living_room_lamp") if home.commands_to(d)} == {"kitchen_light",
+                                                                                            "living_room_lamp"}
+        assert reply == phrase("ru", "home.many_off", count=say_count(2, "light", "ru"))
+        home.commands.clear()
+        # answered from the tracked state: the door is locked, and every light was just turned off
+        assert await h.say("are any doors unlocked?", "en") == "No, none of the locks are unlocked."
+        assert await h.say("कितनी लाइटें जल रही हैं?", "hi") == "कोई भी चालू नहीं है।"
+        asked = [(c["name"], c["arguments"].get("question")) for c in h.events(EventType.TOOL_CALL)][-2:]
+        assert asked == [("device_state", "any"), ("device_state", "how_many")]
+        assert await h.say("what time is it?", "en")
+        assert home.commands == []  # the questions changed nothing
+    finally:
+        await h.close()
