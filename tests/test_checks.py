@@ -117,6 +117,34 @@ def test_a_verb_of_the_opposite_action_blocks_the_call(lang: str, text: str,
 
 
 @pytest.mark.parametrize("lang,text,proposed", [
+    ("hi", "कल सुबह आठ बजे का अलार्म रद्द कर दो", ("set_alarm", {"time": "08:00", "day": "tomorrow"})),
+    ("hi", "saat baje wala alarm hata do", ("set_alarm", {"time": "07:00"})),
+    ("ru", "отложи будильник на десять минут", ("set_alarm", {"time": "10:00"})),
+    ("ru", "убери будильник на шесть утра", ("set_alarm", {"time": "06:00"})),
+    ("en", "get rid of my 6:45 alarm", ("set_alarm", {"time": "06:45"})),
+    ("en", "I don't need a timer for ten minutes any more", ("set_timer", {"seconds": 600})),
+    ("en", "set a new alarm for 7", ("cancel_all_alarms", {})),
+    ("ru", "поставь будильник на семь", ("cancel_alarm", {"time": "07:00"})),
+])
+def test_taking_an_alarm_away_never_sets_one_nor_setting_one_takes_them_away(
+        lang: str, text: str, proposed: tuple[str, dict[str, Any]]) -> None:
+    model = Proposes(*proposed)
+    _refused(Router(None, lambda: model).decide(text, lang), lang, "check.opposite")  # type: ignore[arg-type, return-value]
+
+
+@pytest.mark.parametrize("lang,text,proposed", [
+    ("en", "set an alarm for 7 to remind me to cancel the booking", ("set_alarm", {"time": "07:00"})),
+    ("ru", "поставь будильник на семь и выключи свет", ("set_alarm", {"time": "07:00"})),
+    ("hi", "7 baje ka alarm laga do", ("set_alarm", {"time": "07:00"})),
+])
+def test_an_alarm_set_with_other_words_around_it_is_still_set(lang: str, text: str,
+                                                              proposed: tuple[str, dict[str, Any]]) -> None:
+    model = Proposes(*proposed)
+    decision = Router(None, lambda: model).decide(text, lang)  # type: ignore[arg-type, return-value]
+    assert decision.say != "check.opposite", decision.reason
+
+
+@pytest.mark.parametrize("lang,text,proposed", [
     ("en", "the front door, please", ("lock_door", {"door": "front door"})),  # no verb: nothing disagrees
     ("en", "lock up the back door", ("lock_door", {"door": "back door"})),
     ("ru", "входную дверь на замок", ("lock_door", {"door": "front door"})),

@@ -41,6 +41,8 @@ POLARITY: dict[str, tuple[str, str]] = {
     "lock_door": ("lock", "unlock"), "unlock_door": ("unlock", "lock"),
     "arm_alarm": ("arm", "disarm"), "disarm_alarm": ("disarm", "arm"),
     "mute": ("mute", "unmute"), "unmute": ("unmute", "mute"),
+    "set_alarm": ("set", "unset"), "set_timer": ("set", "unset"),
+    "cancel_alarm": ("unset", "set"), "cancel_all_alarms": ("unset", "set"), "cancel_timer": ("unset", "set"),
 }
 
 # Paired values of one argument: (tool, argument) → value → (its side, the other side).
