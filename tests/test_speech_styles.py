@@ -195,3 +195,31 @@ def test_a_template_in_two_files_keeps_both(home: SuiteHome) -> None:
     other."""
     assert read(home, "turn off the desk lamp", "en")[0][0] == "turn_off"
     assert read(home, "all lights off", "en")[0] == ("turn_off", {"domain": "light"})
+
+
+@pytest.mark.parametrize("text,tool,arguments", [
+    ("volume fifty", "set_volume", {"percent": 50}),
+    ("this is far too loud", "change_volume", {"direction": "down"}),
+    ("I can hardly hear the tv", "change_volume", {"direction": "up"}),
+    ("keep playing", "media", {"action": "play"}),
+    ("back door lock", "lock_door", {"door": "back door"}),
+    ("make sure that the back door is locked", "lock_door", {"door": "back door"}),
+    ("would you mind turning the fan on", "turn_on", {}),
+    ("do you have the time", "get_time", {}),
+    ("is today friday", "get_time", {"what": "weekday"}),
+    ("what temperature is it indoors", "sensor_value", {"quantity": "temperature"}),
+    ("did I leave the front door open", "device_state", {"state": "unlocked"}),
+    ("it's really dark in the kitchen", "turn_on", {"domain": "light", "area": "Kitchen"}),
+    ("it's pretty dark in here", "turn_on", {"domain": "light", "area": "Living Room"}),  # the microphone's room
+])
+def test_said_in_passing_as_a_remark_or_a_check(home: SuiteHome, text: str, tool: str,
+                                               arguments: dict[str, Any]) -> None:
+    ((name, args),) = read(home, text, "en")
+    assert name == tool and all(args.get(k) == v for k, v in arguments.items()), (name, args)
+
+
+def test_a_dark_room_is_all_its_lights_not_the_question_which(home: SuiteHome) -> None:
+    """Two lights in the living room: "it's dark in here" lights the room, "turn on the light" asks which."""
+    assert read(home, "it's dark in here", "en") == [("turn_on", {"area": "Living Room", "domain": "light"})]
+    ((_, args),) = read(home, "turn on the living room light", "en")
+    assert "area" not in args

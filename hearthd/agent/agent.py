@@ -48,6 +48,7 @@ class Decision:
     thinking: str = ""  # what the model thought before its call (agent.thinking on)
     thinking_tokens: int = 0
     tokens: list[int] = field(default_factory=list, repr=False, compare=False)  # the call after the prefill
+    every: bool = False  # a template's group that means all of it ("it's dark in here"), never narrowed to one
 
 
 def time_context(now: datetime) -> str:

@@ -80,6 +80,7 @@ SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": parse_clock, "seco
 
 
 HERE = "@here"  # a template slot value: the speaking device's room
+EVERY = "every"  # a template slot: the words mean every device of the group, said in the singular or not at all
 MAX_SLOT_WORDS = 6  # "quarter past seven in the evening"; a longer wildcard text is more than a time
 
 
@@ -194,8 +195,10 @@ class FastPath:
         # as many slots each: a group when the words say many ("свет на кухне" is the kitchen's lights)
         many = says_many(text, lang)
         for intent, arguments in sorted(readable, key=lambda r: (-len(r[1]), not (many and "area" in r[1]))):
+            every = bool(arguments.pop(EVERY, False))
             decision = self._decision(intent, arguments)
             if decision is not None:
+                decision.every = every
                 return decision
         return None
 
@@ -373,6 +376,9 @@ class Router:
             return None
         read = [(p, self.fast_path.match(p, lang)) for p in parts]
         requests = [(p, d) for p, d in read if d is not None and d.kind in ("call", "clarify") and d.calls]
+        if len(requests) >= 2 and all(d.kind == "call" and [(c.name, c.arguments) for c in d.calls] ==
+                                      [(c.name, c.arguments) for c in requests[0][1].calls] for _, d in requests):
+            requests = requests[:1]  # "it's way too loud, turn it down": the remark asks for the same
         if len(requests) == 2 and [d.kind for _, d in requests].count("call") == 1 \
                 and len({c.name for _, d in requests for c in d.calls}) == 1:
             # "I've got to be up at 4 tomorrow, put an alarm on": the plan says the time, the request asks for it

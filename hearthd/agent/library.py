@@ -155,7 +155,8 @@ class Library:
                 area = call.arguments.get("area")
                 if isinstance(area, str) and area.lower() in spelled:
                     call.arguments = {**call.arguments, "area": spelled[area.lower()]}
-        self._one_or_which(decision, text, lang)
+        if not decision.every:
+            self._one_or_which(decision, text, lang)
         try:
             for call in decision.calls:
                 call.arguments = self.registry.validate(call.name, call.arguments)
