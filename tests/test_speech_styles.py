@@ -223,3 +223,29 @@ def test_a_dark_room_is_all_its_lights_not_the_question_which(home: SuiteHome) -
     assert read(home, "it's dark in here", "en") == [("turn_on", {"area": "Living Room", "domain": "light"})]
     ((_, args),) = read(home, "turn on the living room light", "en")
     assert "area" not in args
+
+
+@pytest.mark.parametrize("text,time", [
+    ("разбуди меня в четверть седьмого", "06:15"),
+    ("поставь будильник на без пяти восемь", "07:55"),
+    ("заведи будильник на двадцать три сорок", "23:40"),
+    ("разбуди меня полшестого", "05:30"),
+    ("будильник на половину девятого вечера", "20:30"),
+])
+def test_russian_clock_times_as_people_say_them(home: SuiteHome, text: str, time: str) -> None:
+    ((name, args),) = read(home, text, "ru")
+    assert (name, args["time"]) == ("set_alarm", time)
+
+
+@pytest.mark.parametrize("lang,text,tool", [
+    ("ru", "я ухожу, заблокируй экран, пожалуйста", "lock_screen"),
+    ("ru", "эта музыка надоела, поставь на паузу", "media"),
+    ("en", "lock the screen, thanks", "lock_screen"),
+])
+def test_a_clause_of_thanks_or_a_remark_leaves_the_request(home: SuiteHome, lang: str, text: str, tool: str) -> None:
+    assert [name for name, _ in read(home, text, lang)] == [tool]
+
+
+@pytest.mark.parametrize("text", ["сколько времени осталось?", "таймер идёт?", "сколько у меня таймеров"])
+def test_a_question_about_the_timers_only_reads_them(home: SuiteHome, text: str) -> None:
+    assert read(home, text, "ru") == [("timer_remaining", {})]

@@ -371,9 +371,10 @@ class Router:
         """"I'm heading out, lock the back door", "shut off the heater, it's getting too warm": one clause the
         templates read, the others remarks (the reason), none saying what not to do: the request is that clause."""
         assert self.fast_path is not None
-        parts = clauses(text)
+        skip = _no_names(lang)
+        parts = [p for p in clauses(text) if p.lower() not in skip]  # "…, пожалуйста": a clause of a skip word
         if len(parts) < 2:
-            return None
+            return None if len(parts) < 1 or parts == [text] else self.fast_path.match(parts[0], lang)
         read = [(p, self.fast_path.match(p, lang)) for p in parts]
         requests = [(p, d) for p, d in read if d is not None and d.kind in ("call", "clarify") and d.calls]
         if len(requests) >= 2 and all(d.kind == "call" and [(c.name, c.arguments) for c in d.calls] ==
