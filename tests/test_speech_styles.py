@@ -249,3 +249,30 @@ def test_a_clause_of_thanks_or_a_remark_leaves_the_request(home: SuiteHome, lang
 @pytest.mark.parametrize("text", ["сколько времени осталось?", "таймер идёт?", "сколько у меня таймеров"])
 def test_a_question_about_the_timers_only_reads_them(home: SuiteHome, text: str) -> None:
     assert read(home, text, "ru") == [("timer_remaining", {})]
+
+
+@pytest.mark.parametrize("text,tool,arguments", [
+    ("आठ बजे अलार्म", "set_alarm", {"time": "08:00"}),
+    ("subah saat baje ka alarm", "set_alarm", {"time": "07:00"}),
+    ("रोज़ाना सुबह छह बजे का अलार्म लगा दो", "set_alarm", {"time": "06:00", "repeat": "daily"}),
+    ("अलार्म स्नूज़ कर दो", "snooze", {}),
+    ("चाय बनानी है, पाँच मिनट का टाइमर लगा दो", "set_timer", {"seconds": 300}),
+    ("आवाज़ बढ़ा दो, कुछ सुनाई नहीं दे रहा", "change_volume", {"direction": "up"}),
+    ("इधर बहुत अंधेरा है", "turn_on", {"area": "Living Room", "domain": "light"}),
+    ("is kamre ki light band kar do", "turn_off", {"area": "Living Room", "domain": "light"}),
+    ("बत्ती बंद", "turn_off", {"area": "Living Room", "domain": "light"}),
+])
+def test_hindi_said_shortly_or_with_its_reason_after_it(home: SuiteHome, text: str, tool: str,
+                                                        arguments: dict[str, Any]) -> None:
+    ((name, args),) = read(home, text, "hi")
+    assert name == tool and all(args.get(k) == v for k, v in arguments.items()), (name, args)
+
+
+@pytest.mark.parametrize("text", [
+    "हटा दो सात बजे का अलार्म", "saat baje ka alarm band karo", "7 बजे का अलार्म रद्द", "आठ बजे अलार्म मत लगाना",
+    "बत्ती बंद मत करो", "मैं पढ़ रहा हूँ, लाइट बंद मत करना",
+])
+def test_a_hindi_alarm_or_light_taken_away_or_refused_is_never_set_or_switched(home: SuiteHome, text: str) -> None:
+    decision, _ = decide(home, text, "hi")
+    names = [c.name for c in decision.calls] if decision.kind == "call" else []
+    assert "set_alarm" not in names and "turn_off" not in names, (decision.kind, decision.calls)

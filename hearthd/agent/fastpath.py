@@ -23,7 +23,7 @@ from .agent import Agent, Decision
 from .checks import about_alarm, negated, review, says_many, time_said
 from .library import Library
 from .parsing import ToolCall
-from .split import clauses, is_statement, split_requests
+from .split import clauses, split_requests, statement, tells_not_to
 from .when import absolute_times
 
 # How a slot's matched text becomes an argument value; a slot that cannot be read sends the turn to the model.
@@ -387,8 +387,10 @@ class Router:
         if len(requests) != 1:
             return None
         others = [p for p, d in read if d is None or not d.calls]
-        if any(not is_statement(p, lang) or negated(p, lang) for p in others):
-            return None
+        for p in others:
+            kind = statement(p, lang)
+            if not kind or (negated(p, lang) if kind == "start" else tells_not_to(p, lang)):
+                return None
         if requests[0][1].kind == "clarify" and any(time_said(p, lang) or any(ch.isdigit() for ch in p)
                                                     for p in others):
             return None  # "I have to be up by six thirty, set an alarm": what is asked for is in the remark

@@ -68,9 +68,29 @@ def _statement_starts(lang: str) -> frozenset[str]:
     return frozenset(w.lower() for w in _table(lang).get("statement_starts", []))
 
 
-def is_statement(clause: str, lang: str) -> bool:
-    """Whether a clause begins as a remark about things ("it's dark", "I'm heading out", "мне холодно") rather than
-    as a request: said beside a request, it is the reason for it, not a second request."""
-    words = clause.lower().split()
+@cache
+def _statement_ends(lang: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _table(lang).get("statement_ends", []))
+
+
+def statement(clause: str, lang: str) -> str:
+    """How a clause shows it is a remark about things rather than a request: "start" when it begins as one ("it's
+    dark", "I'm heading out", "мне холодно"), "end" when it ends as one (Hindi's verb-final "अंडे उबालने हैं"), or
+    "" for neither. Said beside a request, a remark is the reason for it, not a second request."""
+    words = [w.strip("'\"«»") for w in clause.lower().split()]
+    if not words:
+        return ""
     starts = _statement_starts(lang)
-    return bool(words) and (words[0].strip("'\"«»") in starts or " ".join(words[:2]) in starts)
+    if words[0] in starts or " ".join(words[:2]) in starts:
+        return "start"
+    return "end" if words[-1] in _statement_ends(lang) else ""
+
+
+def is_statement(clause: str, lang: str) -> bool:
+    return bool(statement(clause, lang))
+
+
+def tells_not_to(clause: str, lang: str) -> bool:
+    """A remark that ends as a statement says what is, even with "नहीं" in it ("sunai nahi de raha"); only the
+    imperative negation ("मत") tells hearthd not to do something."""
+    return any(w.strip("'\"«»") in _table(lang).get("imperative_negation", []) for w in clause.lower().split())
