@@ -276,3 +276,25 @@ def test_a_hindi_alarm_or_light_taken_away_or_refused_is_never_set_or_switched(h
     decision, _ = decide(home, text, "hi")
     names = [c.name for c in decision.calls] if decision.kind == "call" else []
     assert "set_alarm" not in names and "turn_off" not in names, (decision.kind, decision.calls)
+
+
+@pytest.mark.parametrize("text,tool,arguments", [
+    ("здесь совсем темно", "turn_on", {"area": "Living Room", "domain": "light"}),
+    ("в кабинете ничего не видно", "turn_on", {"area": "Office", "domain": "light"}),
+    ("погасите свет здесь", "turn_off", {"area": "Living Room", "domain": "light"}),
+    ("телевизор можно выключить", "turn_off", {}),
+    ("телевизор почти не слышно", "change_volume", {"direction": "up"}),
+    ("я всё закончил, выключи телевизор", "turn_off", {}),
+    ("нужен таймер", "set_timer", {}),
+])
+def test_russian_remarks_and_this_room(home: SuiteHome, text: str, tool: str, arguments: dict[str, Any]) -> None:
+    decision, model = decide(home, text, "ru")
+    assert model.asked == [] and decision.kind in ("call", "clarify"), (decision.kind, decision.reason)
+    ((call),) = decision.calls
+    assert call.name == tool and all(call.arguments.get(k) == v for k, v in arguments.items()), call
+
+
+@pytest.mark.parametrize("text", ["дети спят, не выключай свет", "завтра выходной, не ставь будильник"])
+def test_a_russian_remark_that_says_not_to_stops_the_request_beside_it(home: SuiteHome, text: str) -> None:
+    decision, _ = decide(home, text, "ru")
+    assert not (decision.kind == "call" and any(c.name in ("turn_off", "set_alarm") for c in decision.calls))
