@@ -209,6 +209,26 @@ class PolicyConfig:
 
 
 @dataclass
+class WyomingConfig:
+    """hearthd as Wyoming services (asr, tts, wake, handle) for Home Assistant and other clients: off unless a uri
+    is set, and bound only where it says (tcp://127.0.0.1:10700 for this machine alone)."""
+
+    uri: str = ""  # tcp://HOST:PORT or unix:///path; empty = no Wyoming server
+    name: str = "hearthd"  # the name clients see in `describe`
+    zeroconf: bool = False  # announce the server as _wyoming._tcp on the local network (needs the zeroconf package)
+
+
+@dataclass
+class SatelliteConfig:
+    """A room's Wyoming satellite (the stock wyoming-satellite program) that hearthd serves as its hub."""
+
+    uri: str = ""  # where the satellite listens: tcp://kitchen-pi:10700
+    area: str = ""  # the satellite's room: its default room for "turn on the light"
+    name: str = ""  # how hearthd names it (default: the area, else the uri)
+    rings: str = "here"  # alarms and timers set from it ring: "here" (this satellite) or "all"
+
+
+@dataclass
 class Config:
     """The whole effective configuration."""
 
@@ -224,15 +244,16 @@ class Config:
     dbus: DbusConfig = field(default_factory=DbusConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     alarms: AlarmsConfig = field(default_factory=AlarmsConfig)
+    wyoming: WyomingConfig = field(default_factory=WyomingConfig)
+    satellites: list[SatelliteConfig] = field(default_factory=list)
     source: str = field(default="defaults", metadata={"internal": True})
 
     def to_dict(self) -> dict[str, Any]:
         """The config as plain data, without internal fields."""
-        return {
-            f.name: dataclasses.asdict(getattr(self, f.name))
-            for f in dataclasses.fields(self)
-            if not f.metadata.get("internal")
-        }
+        def plain(value: Any) -> Any:
+            return [plain(v) for v in value] if isinstance(value, list) else dataclasses.asdict(value)
+
+        return {f.name: plain(getattr(self, f.name)) for f in dataclasses.fields(self) if not f.metadata.get("internal")}
 
 
 def xdg_dir(env: str, fallback: str) -> Path:
@@ -267,6 +288,15 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
         (item_tp,) = typing.get_args(tp)
         if not isinstance(value, list):
             raise ConfigError(f"expected a list, got {type(value).__name__}", key)
+        if dataclasses.is_dataclass(item_tp):  # an array of tables: [[satellites]]
+            items = []
+            for i, v in enumerate(value):
+                if not isinstance(v, dict):
+                    raise ConfigError(f"expected a table, got {type(v).__name__}", f"{key}[{i}]")
+                item = item_tp()  # type: ignore[operator]
+                _apply(item, v, f"{key}[{i}]")
+                items.append(item)
+            return items
         return [_coerce(v, item_tp, f"{key}[{i}]") for i, v in enumerate(value)]
     if origin is dict:
         _, val_tp = typing.get_args(tp)
