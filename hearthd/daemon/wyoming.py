@@ -1,0 +1,826 @@
+"""hearthd as Wyoming services, so Home Assistant's Wyoming integration (and any Wyoming client) can use hearthd's
+ears, voice and agent: `asr` (faster-whisper), `tts` (the Piper/espeak-ng voices, streamed sentence by sentence too),
+`wake` (microWakeWord) and `handle` (hearthd's agent and tools). Off unless `wyoming.uri` is set, bound exactly there.
+
+Each connection is one handler; each request on it is independent of the others and of other connections:
+- asr: `transcribe` (language optional), then `audio-start`/`audio-chunk`s/`audio-stop` → `transcript`. Any rate,
+  width and channel count comes in; hearthd's resampler makes it 16 kHz mono int16. The decode is a turn: it holds
+  the daemon's turn lock and the CPU gate (inference.py), so it never runs beside another decode.
+- tts: `synthesize` → `audio-start`/`audio-chunk`s/`audio-stop`; the streaming form (`synthesize-start`, chunks of
+  text, `synthesize-stop`) speaks each sentence as soon as it is complete, then says `synthesize-stopped`.
+- wake: `detect` (names optional) and audio → `detection` each time the wake word is heard, `not-detected` at the
+  end of a stream without one. Each request has its own detectors (a detector keeps the stream's state).
+- handle: `transcript` → `handled` / `not-handled`, a turn of hearthd's agent under the turn lock, in the
+  conversation the client names (its context's `conversation_id`, Home Assistant sends one) or, without one, the
+  connection's own: a question asked there is answered only there (dialogue.py).
+
+Bad input never takes the server down: a malformed event is answered with an `error` event (code and text), an
+unreadable stream closes that connection only, and the audio held per request is bounded (`audio.max_input_s`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+from wyoming.asr import Transcribe, Transcript
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.error import Error
+from wyoming.event import Event
+from wyoming.handle import Handled, NotHandled
+from wyoming.info import (
+    AsrModel,
+    AsrProgram,
+    Attribution,
+    Describe,
+    HandleModel,
+    HandleProgram,
+    Info,
+    TtsProgram,
+    TtsVoice,
+    WakeModel,
+    WakeProgram,
+)
+from wyoming.ping import Ping, Pong
+from wyoming.server import AsyncEventHandler, AsyncServer
+from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop, SynthesizeStopped
+from wyoming.wake import Detect, Detection, NotDetected
+
+from .. import __version__
+from ..audio.io import Resampler
+from ..audio.wake import MicroWakeWordDetector, builtin_models
+from ..audio.wavio import MAX_RATE, MIN_RATE, SAMPLE_RATE
+from ..events import EventType, Trace
+from ..language import language_of_text
+from .components import Components
+from .live import sentences
+from .pipeline import Pipeline, PipelineError, clean_text
+
+log = logging.getLogger(__name__)
+
+ATTRIBUTION = Attribution(name="hearthd", url="https://github.com/hearthd/hearthd")
+SAMPLES_PER_CHUNK = 1024  # audio sent back in chunks of this many samples
+MAX_LINE_BYTES = 64 * 1024  # an event's JSON header line
+MAX_DATA_BYTES = 1024 * 1024  # its separate data part
+MAX_PAYLOAD_BYTES = 16 * 1024 * 1024  # one audio chunk (a second of 8-channel 32-bit 192 kHz audio is 6 MB)
+MAX_TTS_CHARS = 10_000  # text to speak per request; Piper sees at most tts.PIECE_CHARS of it at once
+MAX_CONVERSATION_ID = 128
+STOP_GRACE_S = 10.0  # shutting down: requests in flight get this long to answer
+_SENTENCE_END = re.compile(r"[.!?।]\s+$")
+
+
+class BadEvent(Exception):
+    """An event that cannot be taken as it is; `code` goes into the Error event."""
+
+    def __init__(self, message: str, code: str = "bad-event") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class BadStream(Exception):
+    """Bytes on the connection that are not Wyoming events: the connection ends (after an Error event)."""
+
+
+# -- reading events, bounded ---------------------------------------------------------------------------------------
+
+
+async def read_event(reader: asyncio.StreamReader) -> Event | None:
+    """The next event, as wyoming.event.async_read_event reads it, but with every length bounded before anything is
+    read into memory (the library would read any data or payload length it is told); None at the end of the stream."""
+    try:
+        line = await reader.readuntil(b"\n")
+    except asyncio.IncompleteReadError as e:
+        if e.partial.strip():
+            raise BadStream("the stream ended inside an event") from None
+        return None
+    except asyncio.LimitOverrunError:
+        raise BadStream(f"an event header longer than {MAX_LINE_BYTES} bytes") from None
+    try:
+        header = json.loads(line)
+    except ValueError as e:  # UnicodeDecodeError is one
+        raise BadStream(f"not a JSON event header: {e}") from None
+    if not isinstance(header, dict) or not isinstance(header.get("type"), str):
+        raise BadStream("an event header without a type")
+    data = header.get("data") or {}
+    if not isinstance(data, dict):
+        raise BadStream("event data that is not an object")
+    data_length = _length(header.get("data_length"), MAX_DATA_BYTES, "data")
+    payload_length = _length(header.get("payload_length"), MAX_PAYLOAD_BYTES, "payload")
+    try:
+        if data_length:
+            more = json.loads(await reader.readexactly(data_length))
+            if not isinstance(more, dict):
+                raise BadStream("event data that is not an object")
+            data.update(more)
+        payload = await reader.readexactly(payload_length) if payload_length else None
+    except asyncio.IncompleteReadError:
+        raise BadStream("the stream ended inside an event") from None
+    except ValueError as e:
+        raise BadStream(f"event data that is not JSON: {e}") from None
+    return Event(type=header["type"], data=data, payload=payload)
+
+
+def _length(value: Any, limit: int, what: str) -> int:
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise BadStream(f"an invalid {what} length {value!r}")
+    if value > limit:
+        raise BadStream(f"a {what} of {value} bytes (at most {limit})")
+    return value
+
+
+# -- audio in ------------------------------------------------------------------------------------------------------
+
+
+def _format(rate: Any, width: Any, channels: Any) -> tuple[int, int, int]:
+    """A checked (rate, width, channels)."""
+    for name, value in (("rate", rate), ("width", width), ("channels", channels)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise BadEvent(f"audio {name} {value!r} is not a number", "audio-format-invalid")
+    if not MIN_RATE <= rate <= MAX_RATE:
+        raise BadEvent(f"sample rate {rate} Hz is outside {MIN_RATE}-{MAX_RATE} Hz", "audio-format-invalid")
+    if width not in (1, 2, 3, 4):
+        raise BadEvent(f"sample width {width} bytes is not 1-4", "audio-format-invalid")
+    if not 1 <= channels <= 64:
+        raise BadEvent(f"{channels} channels", "audio-format-invalid")
+    return rate, width, channels
+
+
+def _mono16(raw: bytes, width: int, channels: int) -> np.ndarray:
+    """Whole frames of little-endian PCM (8-bit unsigned, 16/24/32-bit signed) as mono int16."""
+    data: np.ndarray
+    if width == 1:
+        data = (np.frombuffer(raw, dtype=np.uint8).astype(np.int32) - 128) * 256
+    elif width == 2:
+        data = np.frombuffer(raw, dtype="<i2").astype(np.int32)
+    elif width == 3:
+        b = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 3).astype(np.int32)
+        data = ((b[:, 0] << 8) | (b[:, 1] << 16) | (b[:, 2] << 24)) >> 16
+    else:
+        data = np.frombuffer(raw, dtype="<i4") >> 16
+    if channels > 1:
+        data = data.reshape(-1, channels).mean(axis=1)
+    return np.clip(data, -32768, 32767).astype(np.int16)
+
+
+class AudioIn:
+    """One incoming stream made 16 kHz mono int16 as it arrives, whatever each chunk's format (a partial frame is
+    kept for the next chunk; a change of format starts afresh), with hearthd's streaming resampler."""
+
+    def __init__(self) -> None:
+        self._format: tuple[int, int, int] | None = None
+        self._partial = b""
+        self._resampler: Resampler | None = None
+        self._fed = 0  # input samples given to the resampler
+        self._out = 0  # output samples it gave back
+
+    def feed(self, audio: bytes, rate: Any, width: Any, channels: Any) -> np.ndarray:
+        fmt = _format(rate, width, channels)
+        out = []
+        if fmt != self._format:
+            out.append(self.flush())
+            self._format, self._partial = fmt, b""
+            self._resampler = Resampler(fmt[0], SAMPLE_RATE) if fmt[0] != SAMPLE_RATE else None
+            self._fed = self._out = 0
+        frame = fmt[1] * fmt[2]
+        raw = self._partial + bytes(audio)
+        whole = len(raw) // frame * frame
+        self._partial = raw[whole:]
+        mono = _mono16(raw[:whole], fmt[1], fmt[2])
+        if self._resampler is not None:
+            self._fed += len(mono)
+            mono = self._resampler.process(mono)
+            self._out += len(mono)
+        out.append(mono)
+        return np.concatenate(out)
+
+    def flush(self) -> np.ndarray:
+        """The samples still inside the resampler (its look-ahead), so the stream's end comes out too."""
+        r = self._resampler
+        if r is None or self._format is None:
+            return np.zeros(0, dtype=np.int16)
+        expected = (self._fed * SAMPLE_RATE + r.src_rate // 2) // r.src_rate
+        tail = r.process(np.zeros(r.half_width + 2, dtype=np.int16))[: max(0, expected - self._out)]
+        self._resampler = Resampler(r.src_rate, SAMPLE_RATE)
+        self._fed = self._out = 0
+        return tail
+
+
+# -- the requests of one connection --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Asr:
+    language: str | None = None
+    audio: AudioIn = field(default_factory=AudioIn)
+    parts: list[np.ndarray] = field(default_factory=list)
+    samples: int = 0
+    failed: bool = False  # an Error was sent; the rest of this stream is ignored
+
+
+@dataclass
+class _Wake:
+    detectors: list[MicroWakeWordDetector]
+    audio: AudioIn = field(default_factory=AudioIn)
+    samples: int = 0  # 16 kHz samples of this stream so far
+    # after a detection, no other one before this sample (wake.refractory_s); the detectors, reset then, are fed
+    # again from here, so their own sample counts start at it
+    quiet_until: int = 0
+    detected: bool = False
+    failed: bool = False
+
+
+@dataclass
+class _Speech:
+    """A streamed synthesis: the text not yet spoken and what has been sent."""
+
+    lang: str | None
+    text: str = ""
+    chars: int = 0
+    rate: int = 0  # set once audio-start has been sent
+    sent: int = 0  # samples sent so far
+    failed: bool = False
+
+
+def _language(code: Any, allowed: list[str] | tuple[str, ...]) -> str | None:
+    """A client's language ("en", "en-US", "ru_RU") as one of `allowed`, else None."""
+    if not isinstance(code, str) or not code:
+        return None
+    base = re.split(r"[-_]", code.strip().lower(), maxsplit=1)[0]
+    return base if base in allowed else None
+
+
+class WyomingHandler(AsyncEventHandler):
+    """One client connection."""
+
+    def __init__(self, server: WyomingServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        super().__init__(reader, writer)
+        self.server = server
+        self.c = server.components
+        self.cfg = server.components.cfg
+        peer = writer.get_extra_info("peername")
+        where = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else "local"
+        self.conversation = f"wyoming:{where}:{next(server.connections)}"  # this connection's own
+        self._asr: _Asr | None = None
+        self._wake: _Wake | None = None
+        self._mode = "asr"  # what audio is for: the last request that came (transcribe or detect)
+        self._speech: _Speech | None = None
+        self._wake_names: tuple[str, ...] = ()
+        self._wake_cache: dict[str, MicroWakeWordDetector] = {}
+
+    # -- the event loop of the connection ------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Events until the client goes (or the server stops); bad bytes end this connection only."""
+        self._is_running = not self.server.closing.is_set()
+        task = asyncio.current_task()
+        if task is not None:
+            self.server.tasks.add(task)
+        try:
+            while self._is_running:
+                try:
+                    event = await read_event(self.reader)
+                except BadStream as e:
+                    log.warning("wyoming %s: %s; closing the connection", self.conversation, e)
+                    with contextlib.suppress(Exception):
+                        await self.write_event(Error(text=str(e), code="bad-stream").event())
+                    break
+                if event is None or not await self.handle_event(event):
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, OSError):
+            pass  # the client went away
+        finally:
+            if task is not None:
+                self.server.tasks.discard(task)
+            self.server.handlers.discard(self)
+            with contextlib.suppress(Exception):
+                await self.disconnect()
+            self.writer.close()
+
+    async def handle_event(self, event: Event) -> bool:
+        try:
+            await self._dispatch(event)
+        except (ConnectionError, OSError):
+            return False
+        except BadEvent as e:
+            log.warning("wyoming %s: %s event refused: %s", self.conversation, event.type, e)
+            await self._error(e.code, f"{event.type}: {e}")
+        except PipelineError as e:
+            log.warning("wyoming %s: %s: %s", self.conversation, event.type, e.message)
+            await self._error(e.code, e.message)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+            log.warning("wyoming %s: malformed %s event: %r", self.conversation, event.type, e)
+            await self._error("bad-event", f"malformed {event.type} event: {type(e).__name__}: {e}")
+        except Exception as e:  # noqa: BLE001 - a failing stage ends this request, never the server
+            log.exception("wyoming %s: %s failed", self.conversation, event.type)
+            self.server.trace.emit(EventType.ERROR, code=getattr(e, "code", "internal"), source="wyoming",
+                                   message=f"{event.type}: {type(e).__name__}: {e}")
+            await self._error(getattr(e, "code", None) or "internal", f"{event.type} failed: {type(e).__name__}: {e}")
+        return True
+
+    async def _error(self, code: str, text: str) -> None:
+        with contextlib.suppress(ConnectionError, OSError):
+            await self.write_event(Error(text=text, code=code).event())
+
+    async def _dispatch(self, event: Event) -> None:
+        kind = event.type
+        if Describe.is_type(kind):
+            await self.write_event(self.server.info().event())
+        elif Ping.is_type(kind):
+            await self.write_event(Pong(text=Ping.from_event(event).text).event())
+        elif Transcribe.is_type(kind):
+            request = Transcribe.from_event(event)
+            self._mode, self._asr = "asr", _Asr(language=_language(request.language, self.cfg.stt.languages))
+        elif AudioStart.is_type(kind):
+            await self._audio_start(AudioStart.from_event(event))
+        elif AudioChunk.is_type(kind):
+            await self._audio_chunk(AudioChunk.from_event(event))
+        elif AudioStop.is_type(kind):
+            await self._audio_stop()
+        elif Transcript.is_type(kind):
+            await self._handle(Transcript.from_event(event))
+        elif Synthesize.is_type(kind):
+            if self._speech is None:  # while streaming, Home Assistant sends the whole text too: already spoken
+                await self._synthesize(Synthesize.from_event(event))
+        elif SynthesizeStart.is_type(kind):
+            await self._synthesize_start(SynthesizeStart.from_event(event))
+        elif SynthesizeChunk.is_type(kind):
+            await self._synthesize_chunk(SynthesizeChunk.from_event(event))
+        elif SynthesizeStop.is_type(kind):
+            await self._synthesize_stop()
+        elif Detect.is_type(kind):
+            await self._detect(Detect.from_event(event))
+        else:  # servers drop what they do not know (select-program, a newer client's events)
+            log.debug("wyoming %s: %s event ignored", self.conversation, kind)
+
+    # -- audio: asr and wake -------------------------------------------------------------------------------------
+
+    async def _audio_start(self, start: AudioStart) -> None:
+        if self._mode == "wake" and self._wake is not None:
+            self._wake.audio, self._wake.samples, self._wake.quiet_until = AudioIn(), 0, 0
+            self._wake.detected = False
+            for detector in self._wake.detectors:  # a new stream: nothing of the last one is carried over
+                detector.reset()
+            try:
+                _format(start.rate, start.width, start.channels)
+            except BadEvent:
+                self._wake.failed = True
+                raise
+            return
+        # a new stream (transcribe's language, if one came, still holds)
+        asr = _Asr(language=self._asr.language if self._asr is not None else None)
+        self._mode, self._asr = "asr", asr
+        try:
+            _format(start.rate, start.width, start.channels)
+        except BadEvent:
+            asr.failed = True
+            raise
+
+    async def _audio_chunk(self, chunk: AudioChunk) -> None:
+        if self._mode == "wake":
+            if self._wake is not None and not self._wake.failed:
+                await self._wake_chunk(self._wake, chunk)
+            return
+        if self._asr is None:
+            self._asr = _Asr()  # audio without transcribe: speech to text, the language detected
+        asr = self._asr
+        if asr.failed:
+            return
+        try:
+            audio = asr.audio.feed(chunk.audio, chunk.rate, chunk.width, chunk.channels)
+        except BadEvent:
+            asr.failed = True
+            raise
+        self._keep(asr, audio)
+
+    def _keep(self, asr: _Asr, audio: np.ndarray) -> None:
+        limit = int(self.cfg.audio.max_input_s * SAMPLE_RATE)
+        if asr.samples + len(audio) > limit:
+            asr.failed, asr.parts = True, []
+            raise BadEvent(f"more than audio.max_input_s ({self.cfg.audio.max_input_s:g} s) of audio",
+                           "audio-too-long")
+        if len(audio):
+            asr.parts.append(audio)
+            asr.samples += len(audio)
+
+    async def _audio_stop(self) -> None:
+        if self._mode == "wake":
+            wake, self._wake = self._wake, None
+            self._mode = "asr"
+            if wake is not None and not wake.failed and not wake.detected:
+                await self.write_event(NotDetected().event())
+            return
+        asr, self._asr = self._asr, None
+        if asr is None or asr.failed:
+            return
+        self._keep(asr, asr.audio.flush())
+        audio = np.concatenate(asr.parts) if asr.parts else np.zeros(0, dtype=np.int16)
+        text, lang = "", asr.language or self.cfg.stt.language or self.cfg.general.language
+        if len(audio) >= SAMPLE_RATE // 10:  # less than 0.1 s holds no words (whisper would invent some)
+            transcript = await self.server.transcribe(audio, asr.language)
+            text, lang = transcript.text, transcript.lang
+        await self.write_event(Transcript(text=text, language=lang).event())
+
+    async def _detect(self, request: Detect) -> None:
+        available = builtin_models()
+        names = request.names if request.names else [self.cfg.wake.model]
+        if not isinstance(names, list):
+            raise BadEvent(f"names {names!r} is not a list")
+        wanted = [n for n in (str(x).strip().lower().replace(" ", "_") for x in names) if n in available]
+        self._mode = "wake"
+        if not wanted:
+            self._wake = _Wake(detectors=[], failed=True)
+            raise BadEvent(f"no wake word {names!r} here; there are {', '.join(available)}", "wake-word-unknown")
+        loop = asyncio.get_running_loop()
+        detectors = []
+        for name in dict.fromkeys(wanted):
+            detector = self._wake_cache.get(name)  # one per connection: a detector keeps its stream's state
+            if detector is None:
+                detector = await loop.run_in_executor(None, MicroWakeWordDetector, name)
+                self._wake_cache[name] = detector
+            detector.reset()
+            detectors.append(detector)
+        self._wake = _Wake(detectors=detectors)
+
+    async def _wake_chunk(self, wake: _Wake, chunk: AudioChunk) -> None:
+        try:
+            audio = wake.audio.feed(chunk.audio, chunk.rate, chunk.width, chunk.channels)
+        except BadEvent:
+            wake.failed = True
+            raise
+        start, wake.samples = wake.samples, wake.samples + len(audio)
+        if wake.samples <= wake.quiet_until:
+            return
+        if start < wake.quiet_until:
+            audio, start = audio[wake.quiet_until - start:], wake.quiet_until
+        for detector in wake.detectors:
+            detection = detector.process(audio)
+            if detection is None:
+                continue
+            at = wake.quiet_until + detection.sample  # in this stream
+            for d in wake.detectors:
+                d.reset()
+            wake.detected = True
+            wake.quiet_until = at + int(self.cfg.wake.refractory_s * SAMPLE_RATE)
+            stamp = chunk.timestamp if isinstance(chunk.timestamp, int) else at * 1000 // SAMPLE_RATE
+            self.server.trace.emit(EventType.WAKE, name=detection.name, score=detection.score, source="wyoming")
+            await self.write_event(Detection(name=detection.name, timestamp=stamp).event())
+            break
+
+    # -- handle --------------------------------------------------------------------------------------------------
+
+    async def _handle(self, request: Transcript) -> None:
+        if not isinstance(request.text, str):
+            raise BadEvent("transcript text is not a string")
+        conversation, context = self.conversation, None
+        if isinstance(request.context, dict):
+            said = request.context.get("conversation_id")
+            if isinstance(said, str | int) and not isinstance(said, bool) and str(said).strip():
+                said = str(said).strip()[:MAX_CONVERSATION_ID]
+                conversation, context = f"wyoming:id:{said}", {"conversation_id": said}
+        lang = self._text_language(request.text, request.language)
+        result = await self.server.handle(request.text, lang, conversation)
+        decision = result.decision
+        failed = bool(result.error) or (decision is not None and (
+            decision.kind == "abstain" or (decision.kind == "call" and bool(result.results)
+                                           and not any(r.ok for r in result.results))))
+        reply = NotHandled(text=result.reply, context=context) if failed else Handled(text=result.reply,
+                                                                                      context=context)
+        await self.write_event(reply.event())
+
+    def _text_language(self, text: str, language: Any) -> str | None:
+        """The client's language when the text agrees with it; else None, and the pipeline reads the text's own
+        (Home Assistant sends its pipeline's language, whatever the words are written in)."""
+        allowed = self.cfg.stt.languages
+        lang = _language(language, allowed)
+        if lang is None or not any(ch.isalpha() for ch in text):
+            return None  # "7:30" answering "На какое время?": the conversation's own language
+        return lang if language_of_text(text, allowed, lang) == lang else None
+
+    # -- tts -----------------------------------------------------------------------------------------------------
+
+    def _voice_language(self, voice: Any) -> str | None:
+        """The language of the voice asked for (None: from the text); an unknown voice is a BadEvent."""
+        if voice is None:
+            return None
+        voices = self.server.voice_names()
+        if voice.name is not None:
+            name = str(voice.name)
+            for lang, voice_name in voices.items():
+                if name in (voice_name, lang, self.cfg.tts.voices[lang]):
+                    return lang
+            raise BadEvent(f"no voice {name!r} here; there are {', '.join(voices.values())}", "tts-voice-unknown")
+        if voice.language is not None:
+            asked = _language(voice.language, list(voices))
+            if asked is None:
+                raise BadEvent(f"no voice for language {voice.language!r}; there are {', '.join(voices)}",
+                               "tts-voice-unknown")
+            return asked
+        return None
+
+    def _text_voice(self, text: str) -> str:
+        langs = list(self.cfg.tts.voices)
+        if not langs:
+            raise BadEvent("no voices are configured (tts.voices)", "tts-unavailable")
+        return language_of_text(text, langs, self.cfg.general.language)
+
+    async def _synthesize(self, request: Synthesize) -> None:
+        if not isinstance(request.text, str):
+            raise BadEvent("synthesize text is not a string")
+        lang = self._voice_language(request.voice)
+        text = clean_text(request.text, MAX_TTS_CHARS)
+        speech = _Speech(lang=lang or self._text_voice(text))
+        try:
+            for sentence in sentences(text):
+                await self._speak(speech, sentence)
+        except BadEvent:
+            if speech.rate:  # the audio already sent is ended, then the error said
+                await self._end_audio(speech)
+            raise
+        await self._end_audio(speech)
+
+    async def _synthesize_start(self, request: SynthesizeStart) -> None:
+        self._speech = _Speech(lang=None)  # set first: the whole text that follows is ignored, whatever happens
+        try:
+            self._speech.lang = self._voice_language(request.voice)
+        except BadEvent:
+            self._speech.failed = True
+            raise
+
+    async def _synthesize_chunk(self, request: SynthesizeChunk) -> None:
+        speech = self._speech
+        if speech is None:
+            raise BadEvent("synthesize-chunk without synthesize-start")
+        if speech.failed:
+            return
+        if not isinstance(request.text, str):
+            raise BadEvent("synthesize-chunk text is not a string")
+        speech.chars += len(request.text)
+        if speech.chars > MAX_TTS_CHARS:
+            speech.failed = True
+            raise BadEvent(f"more than {MAX_TTS_CHARS} characters to speak", "text-too-long")
+        speech.text += clean_text(request.text, MAX_TTS_CHARS)
+        parts = sentences(speech.text)
+        if not parts:
+            return
+        if _SENTENCE_END.search(speech.text):  # the text so far ends a sentence: all of it can be spoken
+            done, speech.text = parts, ""
+        else:  # the last part may go on in the next chunk: kept as it came (its spaces too)
+            done, speech.text = parts[:-1], speech.text[speech.text.rfind(parts[-1]):]
+        for sentence in done:
+            await self._speak(speech, sentence)
+
+    async def _synthesize_stop(self) -> None:
+        speech, self._speech = self._speech, None
+        if speech is None:
+            raise BadEvent("synthesize-stop without synthesize-start")
+        try:
+            if not speech.failed:
+                for sentence in sentences(speech.text):
+                    await self._speak(speech, sentence)
+            if speech.rate or not speech.failed:  # audio that was started is ended, whatever happened
+                await self._end_audio(speech)
+        except BadEvent as e:
+            if speech.rate:
+                await self._end_audio(speech)
+            await self._error(e.code, str(e))
+        await self.write_event(SynthesizeStopped().event())
+
+    async def _speak(self, speech: _Speech, sentence: str) -> None:
+        """One sentence synthesised and sent (audio-start before the first)."""
+        if speech.lang is None:
+            speech.lang = self._text_voice(sentence)
+        try:
+            out = await asyncio.get_running_loop().run_in_executor(
+                None, self.c.voices.synthesize, sentence, speech.lang)
+        except Exception as e:
+            speech.failed = True
+            self.server.trace.emit(EventType.ERROR, code="tts-failed", message=str(e), source="wyoming")
+            raise BadEvent(f"the {speech.lang} voice cannot speak: {e}", getattr(e, "code", "tts-failed")) from e
+        audio = np.asarray(out.audio, dtype=np.int16)
+        if not speech.rate:
+            speech.rate = out.rate
+            await self.write_event(AudioStart(rate=out.rate, width=2, channels=1, timestamp=0).event())
+        elif out.rate != speech.rate:
+            from ..audio.io import resample
+
+            audio = resample(audio, out.rate, speech.rate)
+        for i in range(0, len(audio), SAMPLES_PER_CHUNK):
+            piece = audio[i:i + SAMPLES_PER_CHUNK]
+            await self.write_event(AudioChunk(rate=speech.rate, width=2, channels=1, audio=piece.tobytes(),
+                                              timestamp=speech.sent * 1000 // speech.rate).event())
+            speech.sent += len(piece)
+
+    async def _end_audio(self, speech: _Speech) -> None:
+        if not speech.rate:  # nothing to say ("", only spaces): an empty stream all the same
+            speech.rate = 22050
+            await self.write_event(AudioStart(rate=speech.rate, width=2, channels=1, timestamp=0).event())
+        await self.write_event(AudioStop(timestamp=speech.sent * 1000 // speech.rate).event())
+
+    async def stop(self) -> None:
+        """Read no more (what is in progress still answers)."""
+        self._is_running = False
+        self.reader.feed_eof()
+
+
+class WyomingServer:
+    """The Wyoming server on `cfg.wyoming.uri`, for the daemon's run (start, then stop at shutdown)."""
+
+    def __init__(self, components: Components, pipeline: Pipeline, turns: asyncio.Lock, trace: Trace,
+                 stopping: asyncio.Event | None = None) -> None:
+        self.components = components
+        self.cfg = components.cfg
+        self.pipeline = pipeline
+        self.turns = turns
+        self.trace = trace
+        self.stopping = stopping  # the daemon's: once set, no new requests, and the server closes
+        self.closing = asyncio.Event()
+        self.connections = itertools.count(1)
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.handlers: set[WyomingHandler] = set()
+        self._server: AsyncServer | None = None
+        self._watch: asyncio.Task[None] | None = None
+        self._zeroconf: Any = None
+        self.uri = self.cfg.wyoming.uri
+
+    async def start(self) -> None:
+        """Listen on the uri (OSError when it cannot be bound, ValueError for a uri that is not tcp:// or unix://)."""
+        if urlparse(self.uri).scheme not in ("tcp", "unix"):
+            raise ValueError(f"wyoming.uri {self.uri!r}: tcp://HOST:PORT or unix:///PATH")
+        server = AsyncServer.from_uri(self.uri)
+        await server.start(self._handler)
+        self._server = server
+        self._watch = asyncio.get_running_loop().create_task(self._stop_when_stopping())
+        log.info("wyoming: serving asr, tts, wake and handle on %s", self.uri)
+        if self.cfg.wyoming.zeroconf:
+            await self._announce()
+
+    def _handler(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> WyomingHandler:
+        handler = WyomingHandler(self, reader, writer)
+        self.handlers.add(handler)
+        return handler
+
+    async def _stop_when_stopping(self) -> None:
+        if self.stopping is not None:
+            await self.stopping.wait()
+            await self._close()
+
+    async def _close(self) -> None:
+        """No new requests; the ones in progress answer (at most STOP_GRACE_S)."""
+        self.closing.set()
+        for handler in list(self.handlers):
+            await handler.stop()
+        pending = [t for t in self.tasks if not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=STOP_GRACE_S)
+
+    async def stop(self) -> None:
+        """Stop listening and end every connection (idempotent); requests in progress get STOP_GRACE_S to answer."""
+        if self._watch is not None:
+            if self.stopping is not None and self.stopping.is_set():  # already closing: let it finish
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(self._watch), STOP_GRACE_S + 1)
+            self._watch.cancel()
+            self._watch = None
+        if not self.closing.is_set():
+            await self._close()
+        if self._zeroconf is not None:
+            with contextlib.suppress(Exception):
+                await self._zeroconf._aiozc.async_close()  # HomeAssistantZeroconf has no close of its own
+            self._zeroconf = None
+        server, self._server = self._server, None
+        if server is not None:
+            with contextlib.suppress(Exception):
+                await server.stop()
+        for task in list(self.tasks):
+            task.cancel()
+        if self.tasks:
+            await asyncio.wait(list(self.tasks), timeout=5)
+        self.handlers.clear()
+
+    async def _announce(self) -> None:
+        """_wyoming._tcp on the local network (Home Assistant discovers it)."""
+        parsed = urlparse(self.uri)
+        if parsed.scheme != "tcp" or parsed.port is None:
+            log.warning("wyoming.zeroconf: only a tcp:// uri can be announced (%s)", self.uri)
+            return
+        try:
+            from wyoming.zeroconf import HomeAssistantZeroconf
+        except ImportError:
+            log.warning("wyoming.zeroconf: the zeroconf package is not installed (pip install zeroconf)")
+            return
+        host = parsed.hostname if parsed.hostname not in ("0.0.0.0", "", None) else None
+        try:
+            self._zeroconf = HomeAssistantZeroconf(port=parsed.port, name=self.cfg.wyoming.name, host=host)
+            await self._zeroconf.register_server()
+        except Exception as e:  # noqa: BLE001 - not announced; the server itself works
+            log.warning("wyoming.zeroconf: not announced: %s", e)
+
+    # -- what the handlers share ---------------------------------------------------------------------------------
+
+    def voice_names(self) -> dict[str, str]:
+        """Each configured voice's name as clients see it, by language ("piper-en-joe", "espeak-hi")."""
+        names: dict[str, str] = {}
+        for lang, spec in self.cfg.tts.voices.items():
+            engine, _, name = spec.partition(":")
+            name = name.rsplit("/", 1)[-1].removesuffix(".onnx") or spec
+            if engine == "espeak":
+                name = f"espeak-{name}"
+            if name in names.values():
+                name = f"{name}-{lang}"
+            names[lang] = name
+        return names
+
+    def info(self) -> Info:
+        cfg = self.cfg
+        name = cfg.wyoming.name or "hearthd"
+        voices = [TtsVoice(name=voice, description=f"{voice} ({lang})", attribution=ATTRIBUTION, installed=True,
+                           version=None, languages=[lang]) for lang, voice in self.voice_names().items()]
+        wake_models = [WakeModel(name=model, description=model.replace("_", " ").title(), phrase=model.replace(
+            "_", " "), attribution=ATTRIBUTION, installed=True, version=None, languages=["en"])
+            for model in builtin_models()]
+        return Info(
+            asr=[AsrProgram(name=name, description="hearthd speech to text (faster-whisper)", attribution=ATTRIBUTION,
+                            installed=True, version=__version__, models=[
+                                AsrModel(name=cfg.stt.model, description=f"faster-whisper {cfg.stt.model}",
+                                         attribution=ATTRIBUTION, installed=True, version=None,
+                                         languages=list(cfg.stt.languages))])],
+            tts=[TtsProgram(name=name, description="hearthd text to speech (Piper, espeak-ng)", attribution=ATTRIBUTION,
+                            installed=True, version=__version__, voices=voices, supports_synthesize_streaming=True)],
+            wake=[WakeProgram(name=name, description="hearthd wake word (microWakeWord)", attribution=ATTRIBUTION,
+                              installed=True, version=__version__, models=wake_models)],
+            handle=[HandleProgram(name=name, description="hearthd's agent and tools", attribution=ATTRIBUTION,
+                                  installed=True, version=__version__, supports_home_control=cfg.mqtt.enabled,
+                                  models=[HandleModel(name="hearthd", description="hearthd's agent",
+                                                      attribution=ATTRIBUTION, installed=True, version=__version__,
+                                                      languages=list(cfg.stt.languages))])],
+        )
+
+    async def transcribe(self, audio: np.ndarray, language: str | None) -> Any:
+        """Speech to text as a turn: under the turn lock and the CPU gate, so no other decode runs beside it."""
+        if self.closing.is_set():
+            raise BadEvent("hearthd is stopping", "stopping")
+        c = self.components
+
+        def job() -> Any:
+            with c.inference.turn():
+                return c.stt().transcribe(audio, language)
+
+        loop = asyncio.get_running_loop()
+        started = time.monotonic()
+        async with self.turns:
+            future = loop.run_in_executor(None, job)
+            try:
+                return await asyncio.shield(future)
+            except asyncio.CancelledError:  # the decode cannot be stopped: the lock is kept until it ends
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(asyncio.shield(future), 120)
+                raise
+            finally:
+                self.trace.timing("wyoming_stt", time.monotonic() - started)
+
+    async def handle(self, text: str, language: str | None, conversation: str) -> Any:
+        """One turn of hearthd's agent in `conversation`, under the turn lock."""
+        if self.closing.is_set():
+            raise BadEvent("hearthd is stopping", "stopping")
+        async with self.turns:
+            return await self.pipeline.run_text(text, language=language, conversation=conversation)
+
+
+async def start_wyoming(components: Components, pipeline: Pipeline, turns: asyncio.Lock, trace: Trace,
+                        stopping: asyncio.Event) -> WyomingServer | None:
+    """The server started on `wyoming.uri` (None when none is set, or when it cannot listen there: said in the trace,
+    the rest of the daemon runs on). It closes when `stopping` is set; `stop()` ends it."""
+    if not components.cfg.wyoming.uri:
+        return None
+    server = WyomingServer(components, pipeline, turns, trace, stopping)
+    try:
+        await server.start()
+    except (OSError, ValueError) as e:
+        trace.emit(EventType.ERROR, code="wyoming-failed", message=f"cannot serve Wyoming on "
+                   f"{components.cfg.wyoming.uri}: {e}")
+        return None
+    return server
+
+
+async def serve_wyoming(components: Components, pipeline: Pipeline, turns: asyncio.Lock, trace: Trace,
+                        stopping: asyncio.Event) -> None:
+    """Serve until `stopping` is set (nothing when no uri is set, or it cannot listen)."""
+    server = await start_wyoming(components, pipeline, turns, trace, stopping)
+    if server is None:
+        return
+    try:
+        await stopping.wait()
+    finally:
+        await server.stop()
+

@@ -1,0 +1,505 @@
+"""hearthd as Wyoming services (daemon/wyoming.py), driven by the wyoming package's own client (the library Home
+Assistant's Wyoming integration uses) against the real server, with the real models: describe, speech to text in
+English and Russian (any rate, width and channel count), text to speech (one shot and streamed sentence by
+sentence), the wake word, hearthd's agent with its confirmations kept per conversation, bad input that never takes
+the server down, and `hearthd run --headless` serving it on the configured uri."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import wave
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from wyoming.asr import Transcribe, Transcript
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.client import AsyncTcpClient
+from wyoming.error import Error
+from wyoming.event import Event, async_read_event
+from wyoming.handle import Handled, NotHandled
+from wyoming.info import Describe, Info
+from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop, SynthesizeStopped, SynthesizeVoice
+from wyoming.wake import Detect, Detection, NotDetected
+
+from hearthd.audio.io import resample
+from hearthd.audio.wavio import SAMPLE_RATE, read_wav
+from hearthd.config import Config
+from hearthd.daemon.components import Components
+from hearthd.daemon.pipeline import Pipeline
+from hearthd.daemon.wyoming import WyomingServer
+from hearthd.events import Trace
+from hearthd.locale import phrase
+
+pytestmark = pytest.mark.models
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+READ_S = 120.0  # the longest any one answer may take (a cold whisper load on 2 busy cores included)
+AFTER_WAKE_S = 1.3  # the samples' wake word ends at about 1.11 s: what Home Assistant streams to speech to text
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def wy_components(tmp_path_factory: pytest.TempPathFactory, base_config: Config) -> Iterator[Components]:
+    """One set of real models for the module (whisper, the English voice), its own state, no MQTT or D-Bus."""
+    cfg = copy.deepcopy(base_config)
+    cfg.mqtt.enabled = False
+    cfg.dbus.enabled = False
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("wyoming-state")))
+    components = Components(cfg)
+    components.stt(), components.voices.voice("en")  # loaded once for the module
+    yield components
+    patch.undo()
+
+
+class Served:
+    """hearthd's Wyoming server on 127.0.0.1, and what its tests look at."""
+
+    def __init__(self, server: WyomingServer, port: int, components: Components, trace: Trace) -> None:
+        self.server, self.port, self.components, self.trace = server, port, components, trace
+
+    def client(self) -> AsyncTcpClient:
+        return AsyncTcpClient("127.0.0.1", self.port)
+
+
+async def serve(components: Components) -> tuple[WyomingServer, int, Trace]:
+    port = free_port()
+    components.cfg.wyoming.uri = f"tcp://127.0.0.1:{port}"
+    trace = Trace()
+    server = WyomingServer(components, Pipeline(components, trace), asyncio.Lock(), trace)
+    await server.start()
+    return server, port, trace
+
+
+@pytest.fixture
+async def served(wy_components: Components) -> AsyncIterator[Served]:
+    for alarm in wy_components.alarms.pending():  # each test starts without alarms
+        wy_components.alarms.remove(alarm)
+    server, port, trace = await serve(wy_components)
+    try:
+        yield Served(server, port, wy_components, trace)
+    finally:
+        await asyncio.wait_for(server.stop(), 30)
+
+
+async def read_until(client: AsyncTcpClient, *kinds: Any, timeout: float = READ_S) -> tuple[list[Event], Event]:
+    """Every event up to the first of `kinds` (or an Error), and that one."""
+    seen: list[Event] = []
+    while True:
+        event = await asyncio.wait_for(client.read_event(), timeout)
+        assert event is not None, f"the server closed the connection; before that: {[e.type for e in seen]}"
+        if any(k.is_type(event.type) for k in kinds) or Error.is_type(event.type):
+            return seen, event
+        seen.append(event)
+
+
+async def ask(client: AsyncTcpClient, text: str, context: dict[str, Any] | None = None) -> Handled | NotHandled:
+    await client.write_event(Transcript(text=text, language="en", context=context).event())
+    _, event = await read_until(client, Handled, NotHandled)
+    assert not Error.is_type(event.type), Error.from_event(event)
+    return Handled.from_event(event) if Handled.is_type(event.type) else NotHandled.from_event(event)
+
+
+async def describe(client: AsyncTcpClient) -> Info:
+    await client.write_event(Describe().event())
+    _, event = await read_until(client, Info, timeout=30)
+    return Info.from_event(event)
+
+
+def pcm(audio: np.ndarray, rate: int = SAMPLE_RATE, channels: int = 1) -> tuple[bytes, int, int, int]:
+    """16 kHz mono int16 as (bytes, rate, width, channels) at another rate and channel count (hearthd's resampler)."""
+    data = resample(np.asarray(audio, dtype=np.int16), SAMPLE_RATE, rate)
+    frames = np.repeat(data[:, None], channels, axis=1) if channels > 1 else data
+    return np.ascontiguousarray(frames, dtype="<i2").tobytes(), rate, 2, channels
+
+
+async def send_audio(client: AsyncTcpClient, raw: bytes, rate: int, width: int, channels: int,
+                     chunk_bytes: int = 2048) -> None:
+    await client.write_event(AudioStart(rate=rate, width=width, channels=channels).event())
+    for i in range(0, len(raw), chunk_bytes):
+        await client.write_event(AudioChunk(rate=rate, width=width, channels=channels,
+                                            audio=raw[i:i + chunk_bytes]).event())
+    await client.write_event(AudioStop().event())
+
+
+async def transcribe(client: AsyncTcpClient, raw: bytes, rate: int, width: int, channels: int,
+                     language: str | None = None, chunk_bytes: int = 2048) -> Transcript:
+    await client.write_event(Transcribe(language=language).event())
+    await send_audio(client, raw, rate, width, channels, chunk_bytes)
+    _, event = await read_until(client, Transcript)
+    assert Transcript.is_type(event.type), Error.from_event(event)
+    return Transcript.from_event(event)
+
+
+def wav_bytes(path: Path) -> tuple[bytes, int, int, int]:
+    with wave.open(str(path)) as w:
+        return w.readframes(w.getnframes()), w.getframerate(), w.getsampwidth(), w.getnchannels()
+
+
+# -- describe ------------------------------------------------------------------------------------------------------
+
+
+async def test_describe_lists_asr_tts_wake_and_handle_with_their_languages(served: Served) -> None:
+    async with served.client() as client:
+        info = await describe(client)
+    cfg = served.components.cfg
+    (asr,) = info.asr
+    assert asr.installed and [m.name for m in asr.models] == [cfg.stt.model]
+    assert sorted(asr.models[0].languages) == ["en", "hi", "ru"]
+    (tts,) = info.tts
+    assert tts.supports_synthesize_streaming
+    assert sorted(lang for v in tts.voices for lang in v.languages) == sorted(cfg.tts.voices) == ["en", "hi", "ru"]
+    (wake,) = info.wake
+    assert "okay_nabu" in [m.name for m in wake.models]
+    assert next(m for m in wake.models if m.name == "okay_nabu").phrase == "okay nabu"
+    (handle,) = info.handle
+    assert sorted(handle.models[0].languages) == ["en", "hi", "ru"]
+
+
+# -- asr -----------------------------------------------------------------------------------------------------------
+
+
+async def test_transcribes_english_as_home_assistant_streams_it(served: Served) -> None:
+    async with served.client() as client:
+        transcript = await transcribe(client, *wav_bytes(SAMPLES / "en_alarm_0730.wav"), language="en")
+    assert "alarm" in transcript.text.lower() and re.search(r"7[.:]30", transcript.text)
+    assert transcript.language == "en"
+
+
+async def test_transcribes_russian_at_48_khz_stereo_in_odd_sized_chunks(served: Served) -> None:
+    """No language given: Russian is recognised; the chunks split frames (1001 bytes of 4-byte frames)."""
+    speech = read_wav(SAMPLES / "ru_alarm_0700.wav")[int(AFTER_WAKE_S * SAMPLE_RATE):]
+    async with served.client() as client:
+        transcript = await transcribe(client, *pcm(speech, 48000, 2), chunk_bytes=1001)
+    assert "будильник" in transcript.text.lower() and transcript.language == "ru"
+
+
+async def test_two_clients_transcribing_at_once_both_get_their_own_words(served: Served) -> None:
+    """The decodes take turns (one at a time on the CPU); each client hears its own transcript."""
+    en = wav_bytes(SAMPLES / "en_wakeup_0600.wav")
+    ru = pcm(read_wav(SAMPLES / "ru_alarm_0700.wav")[int(AFTER_WAKE_S * SAMPLE_RATE):])
+
+    async def one(audio: tuple[bytes, int, int, int]) -> Transcript:
+        async with served.client() as client:
+            return await transcribe(client, *audio)
+
+    first, second = await asyncio.gather(one(en), one(ru))
+    assert "wake me up" in first.text.lower() and first.language == "en"
+    assert "будильник" in second.text.lower() and second.language == "ru"
+    assert not served.components.inference.busy
+
+
+async def test_audio_past_the_limit_is_refused_and_the_connection_goes_on(served: Served,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(served.components.cfg.audio, "max_input_s", 1.0)
+    raw, rate, width, channels = wav_bytes(SAMPLES / "en_alarm_0730.wav")
+    async with served.client() as client:
+        await client.write_event(Transcribe(language="en").event())
+        await send_audio(client, raw, rate, width, channels)
+        _, event = await read_until(client, Transcript, timeout=30)
+        assert Error.is_type(event.type) and Error.from_event(event).code == "audio-too-long"
+        monkeypatch.undo()
+        transcript = await transcribe(client, raw, rate, width, channels, language="en")
+    assert "alarm" in transcript.text.lower()
+
+
+# -- tts -----------------------------------------------------------------------------------------------------------
+
+
+async def synthesize(client: AsyncTcpClient, request: Event) -> tuple[AudioStart, list[AudioChunk], list[Event]]:
+    await client.write_event(request)
+    events, stop = await read_until(client, AudioStop)
+    assert AudioStop.is_type(stop.type), Error.from_event(stop)
+    assert AudioStart.is_type(events[0].type)
+    chunks = [AudioChunk.from_event(e) for e in events if AudioChunk.is_type(e.type)]
+    return AudioStart.from_event(events[0]), chunks, events
+
+
+async def test_synthesize_sends_the_voice_s_audio_in_chunks(served: Served) -> None:
+    rate = served.components.voices.synthesize("Hello.", "en").rate
+    async with served.client() as client:
+        start, chunks, _ = await synthesize(client, Synthesize(text="Your alarm is set for seven thirty.").event())
+    assert start.rate == rate and start.width == 2 and start.channels == 1
+    samples = sum(c.samples for c in chunks)
+    assert samples > rate * 0.8  # a sentence is more than a click
+    assert all(c.rate == rate and 0 < c.samples <= 1024 for c in chunks)
+    audio = np.frombuffer(b"".join(c.audio for c in chunks), dtype="<i2")
+    assert np.abs(audio.astype(np.int32)).max() > 1000  # speech, not silence
+
+
+async def test_synthesize_speaks_russian_text_and_a_voice_asked_for_by_name(served: Served) -> None:
+    ru_rate = served.components.voices.synthesize("Привет.", "ru").rate
+    async with served.client() as client:
+        start, chunks, _ = await synthesize(client, Synthesize(text="Будильник поставлен на семь утра.").event())
+        assert start.rate == ru_rate and sum(c.samples for c in chunks) > ru_rate * 0.5
+        info = await describe(client)
+        en_voice = next(v.name for v in info.tts[0].voices if v.languages == ["en"])
+        start, chunks, _ = await synthesize(client, Synthesize(text="Done.",
+                                                               voice=SynthesizeVoice(name=en_voice)).event())
+    assert start.rate == served.components.voices.synthesize("Hello.", "en").rate and chunks
+
+
+async def test_an_unknown_voice_is_an_error_and_the_connection_goes_on(served: Served) -> None:
+    async with served.client() as client:
+        await client.write_event(Synthesize(text="Hello.", voice=SynthesizeVoice(name="no-such-voice")).event())
+        _, event = await read_until(client, AudioStop, timeout=30)
+        assert Error.is_type(event.type) and Error.from_event(event).code == "tts-voice-unknown"
+        assert (await describe(client)).tts
+
+
+async def test_streamed_text_is_spoken_sentence_by_sentence_as_it_arrives(served: Served) -> None:
+    """Home Assistant's order: synthesize-start, the reply in pieces as a model writes it, the whole text again (as
+    `synthesize`, for servers without streaming: not spoken twice), synthesize-stop."""
+    whole = "The bed light is off. The kitchen lights are on. Anything else?"
+    async with served.client() as client:
+        _, one_shot, _ = await synthesize(client, Synthesize(text=whole).event())
+        await client.write_event(SynthesizeStart().event())
+        for piece in ("The bed ", "light is off. ", "The kitch"):
+            await client.write_event(SynthesizeChunk(text=piece).event())
+        # the first sentence is complete: its audio comes before the rest of the text is even sent
+        early, chunk = await read_until(client, AudioChunk, timeout=60)
+        assert [e.type for e in early] == ["audio-start"] and AudioChunk.is_type(chunk.type)
+        for piece in ("en lights are on", ". Anything else?"):
+            await client.write_event(SynthesizeChunk(text=piece).event())
+        await client.write_event(Synthesize(text=whole).event())
+        await client.write_event(SynthesizeStop().event())
+        events, stopped = await read_until(client, SynthesizeStopped)
+        assert SynthesizeStopped.is_type(stopped.type), Error.from_event(stopped)
+    assert AudioStop.is_type(events[-1].type) and not any(AudioStart.is_type(e.type) for e in events)
+    streamed = sum(AudioChunk.from_event(e).samples for e in [chunk, *events] if AudioChunk.is_type(e.type))
+    expected = sum(c.samples for c in one_shot)
+    assert 0.8 * expected < streamed < 1.2 * expected  # all three sentences, each once ("The kitchen", not "kitch")
+
+
+# -- wake ----------------------------------------------------------------------------------------------------------
+
+
+async def test_the_wake_word_is_detected_in_a_recording_that_starts_with_it(served: Served) -> None:
+    async with served.client() as client:
+        await client.write_event(Detect(names=["okay_nabu"]).event())
+        await send_audio(client, *wav_bytes(SAMPLES / "en_alarm_0730.wav"))
+        _, event = await read_until(client, Detection, NotDetected, timeout=60)
+        assert Detection.is_type(event.type), event
+        detection = Detection.from_event(event)
+        assert detection.name == "okay_nabu" and 900 <= (detection.timestamp or 0) <= 1700  # "Nabu" ends at ~1.1 s
+        # the same connection, a stream of room noise (as 44.1 kHz stereo): nothing fires
+        await client.write_event(Detect().event())
+        await send_audio(client, *pcm(read_wav(SAMPLES / "en_noise_only.wav"), 44100, 2))
+        _, event = await read_until(client, Detection, NotDetected, timeout=60)
+        assert NotDetected.is_type(event.type), event
+
+
+async def test_each_connection_has_its_own_wake_word_detector(served: Served) -> None:
+    """Two streams at once, interleaved chunk by chunk: one with the wake word, one of silence."""
+    speech = wav_bytes(SAMPLES / "en_alarm_0730.wav")[0]
+    quiet = bytes(len(speech))
+    async with served.client() as a, served.client() as b:
+        for client in (a, b):
+            await client.write_event(Detect(names=["okay_nabu"]).event())
+            await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
+        for i in range(0, len(speech), 640):
+            await a.write_event(AudioChunk(rate=16000, width=2, channels=1, audio=speech[i:i + 640]).event())
+            await b.write_event(AudioChunk(rate=16000, width=2, channels=1, audio=quiet[i:i + 640]).event())
+        for client in (a, b):
+            await client.write_event(AudioStop().event())
+        _, heard = await read_until(a, Detection, NotDetected, timeout=60)
+        _, silence = await read_until(b, Detection, NotDetected, timeout=60)
+    assert Detection.is_type(heard.type) and NotDetected.is_type(silence.type)
+
+
+async def test_an_unknown_wake_word_is_an_error(served: Served) -> None:
+    async with served.client() as client:
+        await client.write_event(Detect(names=["hey_toaster"]).event())
+        _, event = await read_until(client, Detection, NotDetected, timeout=30)
+        assert Error.is_type(event.type) and Error.from_event(event).code == "wake-word-unknown"
+
+
+# -- handle --------------------------------------------------------------------------------------------------------
+
+
+async def test_a_text_request_is_handled_by_hearthd(served: Served) -> None:
+    async with served.client() as client:
+        answer = await ask(client, "what time is it")
+        assert isinstance(answer, Handled) and re.search(r"\d{1,2}:\d\d", answer.text or "")
+        answer = await ask(client, "set an alarm for 6 am")
+    assert isinstance(answer, Handled) and "6" in (answer.text or "")
+    assert [a.hhmm for a in served.components.alarms.pending()] == ["06:00"]
+
+
+async def test_a_question_is_answered_only_in_its_own_connection(served: Served) -> None:
+    served.components.alarms.add("06:00")
+    question = phrase("en", "confirm.cancel_all_alarms")
+    async with served.client() as a:
+        assert (await ask(a, "cancel all my alarms")).text == question
+        async with served.client() as b:  # another client's "yes" is its own turn: nothing to confirm there
+            answer = await ask(b, "yes")
+        assert isinstance(answer, NotHandled) and answer.text == phrase("en", "confirm.nothing_open")
+        assert len(served.components.alarms.pending()) == 1
+        answer = await ask(a, "no")
+        assert isinstance(answer, Handled) and answer.text == phrase("en", "confirm.cancelled")
+        assert len(served.components.alarms.pending()) == 1
+        assert (await ask(a, "cancel all my alarms")).text == question
+        answer = await ask(a, "yes")
+    assert isinstance(answer, Handled) and served.components.alarms.pending() == []
+
+
+async def test_home_assistant_s_conversation_id_carries_a_question_across_connections(served: Served) -> None:
+    """Home Assistant opens a connection per turn and names the conversation in the context."""
+    served.components.alarms.add("07:00")
+    ours, theirs = {"conversation_id": "01HWYOMINGTEST0001"}, {"conversation_id": "01HWYOMINGTEST0002"}
+    async with served.client() as client:
+        answer = await ask(client, "cancel all my alarms", ours)
+    assert answer.text == phrase("en", "confirm.cancel_all_alarms") and answer.context == ours
+    async with served.client() as client:
+        assert isinstance(await ask(client, "yes", theirs), NotHandled)
+    assert len(served.components.alarms.pending()) == 1
+    async with served.client() as client:
+        answer = await ask(client, "yes", ours)
+    assert isinstance(answer, Handled) and served.components.alarms.pending() == []
+
+
+async def test_what_hearthd_cannot_do_is_not_handled(served: Served) -> None:
+    async with served.client() as client:
+        answer = await ask(client, "what's the weather")
+    assert isinstance(answer, NotHandled) and answer.text
+
+
+# -- bad input -----------------------------------------------------------------------------------------------------
+
+
+async def test_malformed_and_unknown_events_leave_the_connection_working(served: Served) -> None:
+    async with served.client() as client:
+        await client.write_event(Event(type="frobnicate", data={"x": 1}))  # unknown: dropped, no answer
+        await client.write_event(Event(type="audio-chunk", data={"width": 2}, payload=b"\x00\x01\x02"))
+        _, event = await read_until(client, Info, timeout=30)
+        assert Error.is_type(event.type) and Error.from_event(event).code == "bad-event"
+        await client.write_event(Event(type="transcript", data={"txt": "hello"}))
+        _, event = await read_until(client, Info, timeout=30)
+        assert Error.is_type(event.type)
+        await client.write_event(AudioStart(rate=7, width=2, channels=1).event())
+        _, event = await read_until(client, Info, timeout=30)
+        assert Error.is_type(event.type) and Error.from_event(event).code == "audio-format-invalid"
+        await client.write_event(AudioStop().event())  # the end of the refused stream: no transcript for it
+        await client.write_event(SynthesizeStop().event())  # a stop with nothing started
+        _, event = await read_until(client, Info, timeout=30)
+        assert Error.is_type(event.type)
+        assert (await describe(client)).asr  # and the connection still answers
+        transcript = await transcribe(client, *wav_bytes(SAMPLES / "en_wakeup_0600.wav"), language="en")
+        assert "wake me up" in transcript.text.lower()
+
+
+async def raw_connection(port: int, data: bytes) -> list[Event]:
+    """Bytes that are not Wyoming events; the events that come back (read by the wyoming package), until the server
+    hangs up."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(data)
+        await writer.drain()
+        writer.write_eof()  # nothing more is coming
+        replies = []
+        while (event := await asyncio.wait_for(async_read_event(reader), 30)) is not None:
+            replies.append(event)
+        return replies  # the server closed this connection
+    finally:
+        writer.close()
+
+
+async def test_garbage_and_oversized_events_close_only_that_connection(served: Served) -> None:
+    replies = await raw_connection(served.port, b"this is not json\n")
+    assert [Error.from_event(e).code for e in replies] == ["bad-stream"]
+    huge = json.dumps({"type": "audio-chunk", "data": {"rate": 16000, "width": 2, "channels": 1},
+                       "payload_length": 10**10}).encode() + b"\n"
+    replies = await raw_connection(served.port, huge)  # 10 GB announced: refused before a byte is read
+    assert [Error.from_event(e).code for e in replies] == ["bad-stream"]
+    replies = await raw_connection(served.port, b'{"type": "describe", "data_length": 50}\n{"a": ')  # cut short
+    assert [Error.from_event(e).code for e in replies] == ["bad-stream"]
+    async with served.client() as client:  # the server and new connections are fine
+        assert (await describe(client)).handle
+        assert isinstance(await ask(client, "what time is it"), Handled)
+
+
+async def test_a_stage_that_fails_is_an_error_and_the_server_goes_on(wy_components: Components) -> None:
+    """A voice that cannot load (its file is gone): that request is an Error, the next one is spoken."""
+    cfg = copy.deepcopy(wy_components.cfg)
+    cfg.tts.voices["ru"] = "piper:/nonexistent/ru_RU-missing.onnx"
+    components = Components(cfg)
+    server, port, _ = await serve(components)
+    try:
+        async with AsyncTcpClient("127.0.0.1", port) as client:
+            await client.write_event(Synthesize(text="Будильник поставлен.").event())
+            _, event = await read_until(client, AudioStop, timeout=60)
+            assert Error.is_type(event.type) and Error.from_event(event).code == "tts-unavailable"
+            start, chunks, _ = await synthesize(client, Synthesize(text="Hello there.").event())
+            assert start.rate and chunks
+            await client.write_event(SynthesizeStart(voice=SynthesizeVoice(language="ru")).event())
+            await client.write_event(SynthesizeChunk(text="Привет. ").event())
+            await client.write_event(SynthesizeStop().event())
+            events, stopped = await read_until(client, SynthesizeStopped, timeout=60)
+            while not SynthesizeStopped.is_type(stopped.type):  # the error, then the stream's end all the same
+                assert Error.is_type(stopped.type)
+                more, stopped = await read_until(client, SynthesizeStopped, timeout=60)
+                events += more
+    finally:
+        await asyncio.wait_for(server.stop(), 30)
+
+
+# -- the daemon ----------------------------------------------------------------------------------------------------
+
+
+def test_hearthd_run_headless_serves_wyoming_on_the_configured_uri(tmp_path: Path) -> None:
+    """`hearthd run --headless` with `[wyoming] uri` set: the wyoming client describes it; SIGTERM ends it."""
+    port = free_port()
+    (tmp_path / "config" / "hearthd").mkdir(parents=True)
+    (tmp_path / "state").mkdir()
+    (tmp_path / "config" / "hearthd" / "config.toml").write_text(
+        f'[wyoming]\nuri = "tcp://127.0.0.1:{port}"\n\n[mqtt]\nenabled = false\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HEARTHD_", "DBUS_", "NOTIFY_SOCKET"))}
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_STATE_HOME=str(tmp_path / "state"),
+               DBUS_SESSION_BUS_ADDRESS=f"unix:path={tmp_path}/no-bus")
+    out, err = (tmp_path / "run.out").open("wb"), (tmp_path / "run.err").open("wb")  # files: a full pipe blocks
+    proc = subprocess.Popen([sys.executable, "-m", "hearthd", "run", "--headless"], cwd=ROOT, env=env,
+                            stdout=out, stderr=err)
+
+    async def check() -> Info:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, "hearthd exited before serving"
+            try:
+                async with AsyncTcpClient("127.0.0.1", port) as client:
+                    return await describe(client)
+            except OSError:
+                assert time.monotonic() < deadline, "no Wyoming server on the configured uri"
+                await asyncio.sleep(0.5)
+
+    try:
+        info = asyncio.run(check())
+        assert info.asr and info.tts and info.wake and info.handle
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=90)
+        assert proc.returncode == 0, (tmp_path / "run.err").read_text(errors="replace")[-2000:]
+        with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
+            pass  # and the port is let go
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+        out.close()
+        err.close()
