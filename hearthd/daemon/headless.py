@@ -139,6 +139,12 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
         trace.listen(_publish_state(link, lambda: components.problems))
         link.on_metrics = lambda counts: trace.emit(EventType.METRICS, source="mqtt", **counts)
 
+    wyoming = None
+    if cfg.wyoming.uri:  # hearthd's ears, voice and agent for Home Assistant (daemon/wyoming.py)
+        from .wyoming import start_wyoming
+
+        wyoming = await start_wyoming(components, pipeline, turns, trace, stopping)
+
     background: set[asyncio.Task[Any]] = set()
 
     def later(coro: Any) -> None:
@@ -215,6 +221,8 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
         components.stop_preparing()
         await preparing
         try:
+            if wyoming is not None:
+                await wyoming.stop()
             if bus is not None:
                 bus.disconnect()
             await components.close()
