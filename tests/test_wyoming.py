@@ -464,6 +464,33 @@ async def test_a_stage_that_fails_is_an_error_and_the_server_goes_on(wy_componen
 # -- the daemon ----------------------------------------------------------------------------------------------------
 
 
+async def test_stopping_lets_the_request_in_progress_answer_then_closes(wy_components: Components) -> None:
+    """SIGTERM while a decode runs: its transcript still arrives, then the connection ends and nothing listens."""
+    stopping = asyncio.Event()
+    port = free_port()
+    wy_components.cfg.wyoming.uri = f"tcp://127.0.0.1:{port}"
+    trace, turns = Trace(), asyncio.Lock()
+    server = WyomingServer(wy_components, Pipeline(wy_components, trace), turns, trace, stopping)
+    await server.start()
+    try:
+        async with AsyncTcpClient("127.0.0.1", port) as client:
+            await client.write_event(Transcribe(language="en").event())
+            await send_audio(client, *wav_bytes(SAMPLES / "en_alarm_0730.wav"))
+            async with asyncio.timeout(30):
+                while not turns.locked():  # the decode is under way
+                    await asyncio.sleep(0.01)
+            stopping.set()
+            _, event = await read_until(client, Transcript)
+            assert Transcript.is_type(event.type) and "alarm" in Transcript.from_event(event).text.lower()
+            assert await asyncio.wait_for(client.read_event(), 30) is None
+        await asyncio.wait_for(server.stop(), 30)
+        with pytest.raises(OSError):
+            async with AsyncTcpClient("127.0.0.1", port):
+                pass
+    finally:
+        await asyncio.wait_for(server.stop(), 30)
+
+
 def test_hearthd_run_headless_serves_wyoming_on_the_configured_uri(tmp_path: Path) -> None:
     """`hearthd run --headless` with `[wyoming] uri` set: the wyoming client describes it; SIGTERM ends it."""
     port = free_port()

@@ -434,6 +434,8 @@ class WyomingHandler(AsyncEventHandler):
     async def _detect(self, request: Detect) -> None:
         available = builtin_models()
         names = request.names if request.names else [self.cfg.wake.model]
+        if isinstance(names, str):
+            names = [names]
         if not isinstance(names, list):
             raise BadEvent(f"names {names!r} is not a list")
         wanted = [n for n in (str(x).strip().lower().replace(" ", "_") for x in names) if n in available]
@@ -779,6 +781,8 @@ class WyomingServer:
         loop = asyncio.get_running_loop()
         started = time.monotonic()
         async with self.turns:
+            if self.closing.is_set():
+                raise BadEvent("hearthd is stopping", "stopping")
             future = loop.run_in_executor(None, job)
             try:
                 return await asyncio.shield(future)
@@ -794,6 +798,8 @@ class WyomingServer:
         if self.closing.is_set():
             raise BadEvent("hearthd is stopping", "stopping")
         async with self.turns:
+            if self.closing.is_set():  # it closed while this waited: the shutdown does not wait for new turns
+                raise BadEvent("hearthd is stopping", "stopping")
             return await self.pipeline.run_text(text, language=language, conversation=conversation)
 
 
