@@ -201,6 +201,12 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
     for alarm in scheduler.start():
         trace.emit(EventType.ALARM_MISSED, id=alarm.id, time=alarm.hhmm, label=alarm.label,
                    text=phrase(alarm.lang, "alarm.missed", time=spoken_time(alarm.hhmm)))
+    satellites = None
+    if cfg.satellites:  # the rooms' Wyoming satellites, each served in its own room (daemon/satellites.py)
+        from .satellites import SatelliteHub
+
+        satellites = SatelliteHub(components, trace, pipeline, turns, stopping=stopping)
+        await satellites.start()
     if live is not None:
         await live.prepare()  # the microphone is open before anyone is told hearthd is ready
     trace.emit(EventType.READY, pending=len(components.alarms.pending()) + len(components.alarms.pending("timer")),
@@ -218,6 +224,8 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
             await scheduler.run(stopping)
         await life.finish()  # the turn in progress (a D-Bus or MQTT request) completes before the parts close
     finally:
+        if satellites is not None:  # a satellite's turn in progress was finished by life.finish()
+            await satellites.stop()
         components.stop_preparing()
         await preparing
         try:
