@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
@@ -20,6 +21,10 @@ from .agent import Decision
 from .parsing import ToolCall
 
 log = logging.getLogger(__name__)
+
+# The room of the device that heard this turn (a room's satellite), when it is not the daemon's own
+# (`general.area`): set around one turn, it is that turn's "here"; unset, every turn keeps the configured area.
+turn_area: ContextVar[str] = ContextVar("turn_area", default="")
 
 LIBRARY_LANGUAGES = ("en", "ru", "hi")
 
@@ -64,8 +69,17 @@ class Library:
         self.registry = registry
         self.catalogue = catalogue
         self.floors = dict(floors or {})
-        self.here = here  # the area of the speaking device: "the lights in here"
+        self._here = here  # the area of the speaking device: "the lights in here"
         self._lists: tuple[Any, dict[str, Any]] | None = None
+
+    @property
+    def here(self) -> str:
+        """The speaking device's room: this turn's own (`turn_area`), else the configured one."""
+        return turn_area.get() or self._here
+
+    @here.setter
+    def here(self, value: str) -> None:
+        self._here = value
 
     def slot_lists(self) -> dict[str, Any]:
         """name, area and floor lists from the catalogue (rebuilt when its entities change)."""

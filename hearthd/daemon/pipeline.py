@@ -6,6 +6,7 @@ Every step emits an event on the Trace; blocking inference runs in executor thre
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -96,8 +97,8 @@ class Pipeline:
 
     async def _blocking(self, stage: str, fn: Callable[..., T], *args: Any) -> T:
         started = time.monotonic()
-        try:
-            return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+        try:  # in this turn's context: what it carries (its room, library.turn_area) reaches the executor thread
+            return await asyncio.get_running_loop().run_in_executor(None, contextvars.copy_context().run, fn, *args)
         finally:
             self.trace.timing(stage, time.monotonic() - started)
 

@@ -1,0 +1,600 @@
+"""hearthd as the hub of the rooms' Wyoming satellites (the stock `wyoming-satellite` program).
+
+As in Home Assistant's design the satellite is the Wyoming *server* and the hub connects to it: for each configured
+satellite (`[[satellites]]`: uri, area, name) hearthd connects, sends `describe` (the `info` answer names the
+satellite and its own area), then `run-satellite`. From then on the satellite starts pipelines itself:
+
+- `run-pipeline` with `start_stage` "wake": it streams its microphone and the hub listens for the wake word
+  (hearthd's own detector, `wake.model`; with `wake.enabled = false` every utterance the VAD finds is a request).
+  An always-streaming satellite sends this once and streams for ever; a VAD satellite once per burst of speech,
+  ending it with `audio-stop`.
+- `run-pipeline` with `start_stage` "asr": the satellite heard its own wake word; what it streams is the request.
+
+The audio (any rate, width and channels) becomes 16 kHz mono int16 and goes through hearthd's endpointer; the
+end of speech (or the satellite's `audio-stop`) ends the utterance. Under the daemon's turn lock (one turn at a
+time, whoever asks) and the CPU gate, whisper transcribes it; the hub answers with `transcript`, runs the turn
+in the satellite's own conversation (`satellite:<name>`, daemon/dialogue.py) *in the satellite's room*
+(`library.turn_area`: "turn on the light" said in the kitchen is the kitchen light), then `synthesize` and the reply
+as `audio-start`/`audio-chunk`/`audio-stop`, to that satellite only. While the reply plays (its length, or until
+the satellite says `played`) what its microphone hears is not listened to: that is hearthd's own voice.
+
+Each satellite has its own connection task: one that drops (or never answers) is reconnected with a bounded
+backoff (1 s doubling to 30 s) and never affects another satellite, a turn or the daemon. Its availability is a
+`listening` trace event with `satellite`, `area` and `available` (and `on_availability(name, available)`, for the
+MQTT side to show).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+from wyoming.asr import Transcript
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.client import AsyncClient
+from wyoming.error import Error
+from wyoming.event import Event
+from wyoming.info import Describe, Info
+from wyoming.pipeline import PipelineStage, RunPipeline
+from wyoming.satellite import PauseSatellite, RunSatellite
+from wyoming.snd import Played
+from wyoming.tts import Synthesize
+from wyoming.vad import VoiceStarted, VoiceStopped
+from wyoming.wake import Detection
+
+from ..agent.library import turn_area
+from ..audio.io import Resampler, resample
+from ..audio.vad import Endpointer, EndpointState, SpeechProbability
+from ..audio.wavio import SAMPLE_RATE
+from ..config import SatelliteConfig
+from ..events import EventType, Trace
+from .components import Components
+from .pipeline import Pipeline
+
+log = logging.getLogger(__name__)
+
+BACKOFF_FIRST_S = 1.0
+BACKOFF_MAX_S = 30.0
+CONNECT_TIMEOUT_S = 5.0
+DESCRIBE_TIMEOUT_S = 5.0
+CONTINUOUS_TIMEOUT_S = 60.0  # listening with no wake word: the endpointer starts afresh after this much silence
+ECHO_TAIL_S = 0.5  # after the reply's length, a little more of the satellite's microphone is not listened to
+REPLY_CHUNK = 1024  # samples per audio-chunk of the reply
+STABLE_S = 5.0  # a connection that lasted this long was a working one: the next try starts at BACKOFF_FIRST_S
+STOP_GRACE_S = 30.0  # a turn in progress when the hub stops is finished (at most this long), not cut in half
+
+Availability = Callable[[str, bool], None]
+
+
+class Mode(StrEnum):
+    IDLE = "idle"  # no pipeline, or it ended: audio is not listened to
+    WAKE = "wake"  # listening for the wake word
+    LISTEN = "listen"  # the request: the endpointer runs
+    BUSY = "busy"  # a turn runs, or its reply plays
+
+
+def satellite_name(cfg: SatelliteConfig) -> str:
+    """How hearthd names a satellite: `name`, else its area, else its uri."""
+    return cfg.name or cfg.area or cfg.uri
+
+
+@dataclass
+class Utterance:
+    """One request a satellite heard, cut out at 16 kHz."""
+
+    audio: np.ndarray
+    pipeline: RunPipeline
+
+
+class SatelliteLink:
+    """One satellite: connect, describe, run-satellite, serve its pipelines; reconnect when it drops."""
+
+    def __init__(self, hub: SatelliteHub, cfg: SatelliteConfig) -> None:
+        self.hub = hub
+        self.c = hub.c
+        self.cfg = cfg
+        self.name = satellite_name(cfg)
+        self.area = cfg.area  # the configured room; else the one the satellite reports (its --area)
+        self.conversation = f"satellite:{self.name}"
+        self.available: bool | None = None  # unknown until the first connection succeeds or fails
+        self.connections = 0  # successful connections so far (a test can see a reconnect)
+        self.turns_done = 0
+        self.info: dict[str, Any] = {}
+        self.pipeline: RunPipeline | None = None  # the pipeline the satellite runs now
+        self.mode = Mode.IDLE
+        self._client: AsyncClient | None = None
+        self._write_lock = asyncio.Lock()
+        self._task: asyncio.Task[None] | None = None
+        self._turn: asyncio.Task[None] | None = None
+        self._endpointer: Endpointer | None = None
+        self._wake: Any = None
+        self._utterance: list[np.ndarray] = []
+        self._voice_started = False
+        self._continuous = False  # listening without a wake word (no trigger before the request)
+        self._quiet_until = 0.0  # the reply plays until then: the microphone hears hearthd itself
+        self._resampler: tuple[int, Resampler] | None = None
+        self._stopping = False
+        self._turn_started = False  # the turn in `_turn` holds the turn lock (one still waiting is just cancelled)
+
+    # -- the connection ------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"satellite {self.name}")
+
+    async def stop(self) -> None:
+        """Stop listening and reconnecting; a turn in progress is finished first (bounded), then the connection
+        is closed (the satellite is told to pause)."""
+        self._stopping = True
+        if self._turn is not None and not self._turn.done() and self._turn_started:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(self._turn), STOP_GRACE_S)
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._write(PauseSatellite().event()), 1.0)
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        if self._turn is not None and not self._turn.done():
+            self._turn.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._turn
+
+    async def _run(self) -> None:
+        delay = BACKOFF_FIRST_S
+        while not self._stopping:
+            served = False
+            since: float | None = None
+            try:
+                await self._prepare()
+                client = AsyncClient.from_uri(self.cfg.uri, connect_timeout=CONNECT_TIMEOUT_S)
+                await client.connect()
+                self._client = client
+                try:
+                    await self._describe()
+                    since = time.monotonic()
+                    self.connections += 1
+                    self._set_available(True)
+                    await self._write(RunSatellite().event())
+                    await self._serve()
+                    reason = "the satellite closed the connection"
+                finally:
+                    # a connection it drops at once (it still serves an old one) does not reset the backoff
+                    served = since is not None and time.monotonic() - since >= STABLE_S
+                    self._client = None
+                    with contextlib.suppress(Exception):
+                        await client.disconnect()
+            except asyncio.CancelledError:
+                self._set_available(False, "hearthd stops")
+                raise
+            except Exception as e:  # noqa: BLE001 — whatever goes wrong here is this satellite's alone
+                reason = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            self._reset()
+            if served:
+                delay = BACKOFF_FIRST_S
+            self._set_available(False, reason, retry_s=None if self._stopping else delay)
+            if self._stopping:
+                return
+            await asyncio.sleep(delay)
+            delay = min(BACKOFF_MAX_S, delay * 2)
+
+    async def _prepare(self) -> None:
+        """This satellite's own endpointer (the VAD is stateful: one per stream), loaded off the loop once."""
+        if self._endpointer is None:
+            loop = asyncio.get_running_loop()
+            self._endpointer = await loop.run_in_executor(None, lambda: Endpointer(self.c.cfg.vad,
+                                                                                  SpeechProbability()))
+
+    async def _describe(self) -> None:
+        assert self._client is not None
+        await self._write(Describe().event())
+        async with asyncio.timeout(DESCRIBE_TIMEOUT_S):
+            while True:
+                event = await self._client.read_event()
+                if event is None:
+                    raise ConnectionError("the satellite closed the connection before describing itself")
+                if Info.is_type(event.type):
+                    break
+        satellite = dict((event.data or {}).get("satellite") or {})
+        self.info = satellite
+        if not self.area and satellite.get("area"):
+            self.area = str(satellite["area"])
+
+    async def _serve(self) -> None:
+        assert self._client is not None
+        while True:
+            event = await self._client.read_event()
+            if event is None:
+                return
+            self._on_event(event)
+
+    async def _write(self, event: Event) -> None:
+        client = self._client
+        if client is None:
+            return
+        async with self._write_lock:
+            await client.write_event(event)
+
+    def _send(self, event: Event) -> None:
+        """Write in the background (from the audio path, which must not wait); a failed write shows as the
+        connection ending."""
+        self.hub.background(self._send_quietly(event))
+
+    async def _send_quietly(self, event: Event) -> None:
+        with contextlib.suppress(Exception):
+            await self._write(event)
+
+    def _set_available(self, available: bool, reason: str = "", retry_s: float | None = None) -> None:
+        """Report a change of availability (the first failure to connect counts as one)."""
+        if available == self.available:
+            return
+        self.available = available
+        fields: dict[str, Any] = {"satellite": self.name, "area": self.area, "uri": self.cfg.uri,
+                                  "available": available}
+        if reason:
+            fields["reason"] = reason
+        if retry_s is not None:
+            fields["retry_s"] = retry_s
+        self.hub.trace.emit(EventType.LISTENING, **fields)
+        log.info("satellite %s %s%s", self.name, "connected" if available else "unavailable",
+                 f" ({reason})" if reason else "")
+        if self.hub.on_availability is not None:
+            try:
+                self.hub.on_availability(self.name, available)
+            except Exception:  # a listener's bug never ends the link
+                log.exception("the satellite availability listener failed")
+
+    def _reset(self) -> None:
+        self.pipeline = None
+        self.mode = Mode.IDLE if self._turn is None or self._turn.done() else Mode.BUSY
+        self._utterance = []
+        self._resampler = None
+
+    # -- events from the satellite --------------------------------------------------------------------------
+
+    def _on_event(self, event: Event) -> None:
+        if AudioChunk.is_type(event.type):
+            self._on_audio(AudioChunk.from_event(event))
+        elif RunPipeline.is_type(event.type):
+            try:
+                pipeline = RunPipeline.from_event(event)
+            except (KeyError, ValueError) as e:
+                self._send(Error(text=f"bad run-pipeline: {e}", code="bad-pipeline").event())
+                return
+            self._begin_pipeline(pipeline)
+        elif AudioStop.is_type(event.type):
+            self._on_audio_stop()
+        elif Played.is_type(event.type):
+            self._quiet_until = 0.0  # the reply has played: the microphone is the room again
+        # audio-start, streaming-started/-stopped, pong, ...: nothing to do
+
+    def _begin_pipeline(self, pipeline: RunPipeline) -> None:
+        self.pipeline = pipeline
+        if self.mode == Mode.BUSY:
+            return  # the turn in progress ends first; the pipeline is taken up after it (`_after_turn`)
+        self._start_stage(pipeline)
+
+    def _start_stage(self, pipeline: RunPipeline) -> None:
+        stage = pipeline.start_stage
+        if stage == PipelineStage.WAKE:
+            if self.c.cfg.wake.enabled:
+                if not self._load_wake():
+                    self.mode = Mode.IDLE
+                    return
+                self._wake.reset()
+                self.mode = Mode.WAKE
+            else:
+                self._listen(continuous=True)
+        elif stage == PipelineStage.ASR:
+            self._listen(continuous=False)
+        elif stage == PipelineStage.TTS and pipeline.announce_text:
+            self.mode = Mode.BUSY
+            self._turn = asyncio.get_running_loop().create_task(self._announce(pipeline.announce_text))
+        else:
+            self.mode = Mode.IDLE
+            self._send(Error(text=f"hearthd cannot start a pipeline at {stage.value}",
+                             code="unsupported-pipeline").event())
+
+    def _load_wake(self) -> bool:
+        if self._wake is not None and getattr(self._wake, "name", None) == self.c.cfg.wake.model:
+            return True
+        from ..audio.wake import MicroWakeWordDetector
+
+        try:
+            self._wake = MicroWakeWordDetector(self.c.cfg.wake.model)  # one per stream: it keeps its state
+        except Exception as e:  # noqa: BLE001 — an unknown model: said, and this satellite does not listen
+            self.hub.trace.emit(EventType.ERROR, code="wake-word-failed", message=str(e), satellite=self.name)
+            self._send(Error(text=str(e), code="wake-word-failed").event())
+            return False
+        return True
+
+    def _listen(self, continuous: bool) -> None:
+        assert self._endpointer is not None
+        vad = self.c.cfg.vad
+        if continuous:  # no trigger before it: silence is no failure, the endpointer just starts afresh
+            vad = replace(vad, no_speech_timeout_s=CONTINUOUS_TIMEOUT_S)
+        self._endpointer.cfg = vad
+        self._endpointer.reset()
+        self._utterance = []
+        self._voice_started = False
+        self._continuous = continuous
+        self.mode = Mode.LISTEN
+
+    def _pcm(self, chunk: AudioChunk) -> np.ndarray:
+        """The chunk as 16 kHz mono int16 (hearthd's resampler, its filter state kept across chunks)."""
+        width, channels = chunk.width or 2, max(1, chunk.channels or 1)
+        raw = chunk.audio[: len(chunk.audio) - len(chunk.audio) % (width * channels)]
+        if width == 2:
+            data = np.frombuffer(raw, dtype="<i2").astype(np.int16)
+        elif width == 4:
+            data = (np.frombuffer(raw, dtype="<i4") >> 16).astype(np.int16)
+        elif width == 1:
+            data = ((np.frombuffer(raw, dtype=np.uint8).astype(np.int16) - 128) << 8).astype(np.int16)
+        else:
+            return np.zeros(0, dtype=np.int16)
+        if channels > 1:
+            data = data.reshape(-1, channels).mean(axis=1).astype(np.int16)
+        rate = chunk.rate or SAMPLE_RATE
+        if rate == SAMPLE_RATE:
+            return data
+        if self._resampler is None or self._resampler[0] != rate:
+            self._resampler = (rate, Resampler(rate, SAMPLE_RATE))
+        return np.asarray(self._resampler[1].process(data), dtype=np.int16)
+
+    def _on_audio(self, chunk: AudioChunk) -> None:
+        block = self._pcm(chunk)
+        if self.mode in (Mode.IDLE, Mode.BUSY) or len(block) == 0:
+            return
+        if time.monotonic() < self._quiet_until:
+            return  # hearthd's own reply, heard by the satellite's microphone
+        if self.mode == Mode.WAKE:
+            detection = self._wake.process(block)
+            if detection is not None:
+                self._wake.reset()
+                self.hub.trace.emit(EventType.WAKE, name=detection.name, score=detection.score,
+                                    satellite=self.name)
+                self._send(Detection(name=detection.name).event())
+                self._listen(continuous=False)
+            return
+        self._feed(block)
+
+    def _feed(self, block: np.ndarray) -> None:
+        assert self._endpointer is not None
+        self._utterance.append(block)
+        state = self._endpointer.feed(block)
+        if state == EndpointState.SPEAKING and not self._voice_started:
+            self._voice_started = True
+            self._send(VoiceStarted().event())
+        if state == EndpointState.DONE and self._endpointer.segment is not None:
+            self._utterance_done()
+        elif state == EndpointState.TIMEOUT:
+            if self._continuous:
+                self._listen(continuous=True)
+                return
+            self.hub.trace.emit(EventType.ERROR, code="stt-no-speech", message="no speech after the wake word",
+                                satellite=self.name)
+            self._send(Error(text="no speech after the wake word", code="stt-no-speech").event())
+            self._after_turn()
+
+    def _on_audio_stop(self) -> None:
+        """The satellite stopped streaming: an utterance in progress ends here; else the pipeline is over."""
+        ended = self.mode == Mode.LISTEN and self._endpointer is not None and \
+            self._endpointer.flush() == EndpointState.DONE and self._endpointer.segment is not None
+        if ended:
+            self._utterance_done()
+            return
+        if self.mode != Mode.BUSY:
+            self.mode = Mode.IDLE
+            self.pipeline = None
+
+    def _utterance_done(self) -> None:
+        assert self._endpointer is not None and self._endpointer.segment is not None and self.pipeline is not None
+        seg = self._endpointer.segment
+        audio = np.concatenate(self._utterance)[seg.start:seg.end]
+        self._utterance = []
+        self._send(VoiceStopped().event())
+        self.hub.trace.emit(EventType.SPEECH_END, at_s=round(seg.end / SAMPLE_RATE, 3), satellite=self.name)
+        self.mode = Mode.BUSY
+        if self.hub.stopping is not None and self.hub.stopping.is_set():  # hearthd stops: no new turn begins
+            self.mode = Mode.IDLE
+            return
+        self._turn = asyncio.get_running_loop().create_task(
+            self._run_turn(Utterance(audio, self.pipeline), time.monotonic()), name=f"turn {self.name}")
+
+    # -- the turn -----------------------------------------------------------------------------------------
+
+    async def _run_turn(self, utterance: Utterance, end_of_speech: float) -> None:
+        trace = self.hub.trace
+        reply: Any = None
+        try:
+            async with self.hub.turns:
+                self._turn_started = True
+                reply = await self._turn_body(utterance, end_of_speech)
+            if reply is not None:
+                await self._play(*reply)
+            self.turns_done += 1
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # noqa: BLE001 — whatever a stage let escape ends this turn only
+            log.exception("satellite %s: the turn failed", self.name)
+            trace.emit(EventType.ERROR, code=getattr(e, "code", "internal"), message=str(e), satellite=self.name)
+            with contextlib.suppress(Exception):
+                await self._write(Error(text=str(e) or type(e).__name__, code="internal").event())
+        finally:
+            self._turn_started = False
+            self._after_turn()
+
+    async def _turn_body(self, utterance: Utterance, end_of_speech: float) -> tuple[list[Any], str] | None:
+        """Speech to text, the turn in this satellite's room, the reply's audio (under the turn lock)."""
+        c, trace = self.c, self.hub.trace
+        loop = asyncio.get_running_loop()
+        dialogue = c.dialogues.get(self.conversation)
+        await self._enter_gate(end_of_speech)
+        try:
+            started = time.monotonic()
+            transcript = await loop.run_in_executor(None, lambda: c.stt().transcribe(utterance.audio, None,
+                                                                                    dialogue.lang))
+            trace.timing("stt", time.monotonic() - started)
+            await self._write(Transcript(text=transcript.text, language=transcript.lang).event())
+            if not transcript.text.strip():
+                trace.emit(EventType.ERROR, code="stt-no-text-recognized",
+                           message="speech was heard but no words recognised", satellite=self.name)
+                await self._write(Error(text="no words recognised", code="stt-no-text-recognized").event())
+                return None
+            if utterance.pipeline.end_stage == PipelineStage.ASR:
+                return None
+            token = turn_area.set(self.area)  # this turn's "here" is the satellite's room
+            try:
+                result = await self.hub.pipeline.run_text(transcript.text, language=transcript.lang,
+                                                          conversation=self.conversation)
+            finally:
+                turn_area.reset(token)
+        finally:
+            c.inference.leave(end_of_speech)
+        trace.timing("end_of_speech_to_action", time.monotonic() - end_of_speech)
+        if utterance.pipeline.end_stage != PipelineStage.TTS or not result.reply:
+            return None
+        return await self._synthesize(result.reply, result.lang), result.reply
+
+    async def _enter_gate(self, end_of_speech: float) -> None:
+        """Hold the inference gate for this turn (as the live loop does): whisper and the model never overlap."""
+        gate = self.c.inference
+        entered = asyncio.get_running_loop().run_in_executor(None, gate.enter, end_of_speech)
+        try:
+            await asyncio.shield(entered)
+        except asyncio.CancelledError:
+            entered.add_done_callback(lambda _: gate.leave(end_of_speech))
+            raise
+
+    async def _synthesize(self, text: str, lang: str) -> list[Any]:
+        from .live import sentences
+
+        loop = asyncio.get_running_loop()
+        speeches = []
+        for part in sentences(text) or [text]:
+            try:
+                speeches.append(await loop.run_in_executor(None, self.c.voices.synthesize, part, lang))
+            except Exception as e:  # no voice: the transcript and the action stand; the satellite hears why
+                self.hub.trace.emit(EventType.ERROR, code="tts-failed", message=str(e), satellite=self.name)
+                await self._write(Error(text=str(e), code="tts-failed").event())
+                break
+        return speeches
+
+    async def _announce(self, text: str) -> None:
+        try:
+            async with self.hub.turns:  # Piper runs one at a time with the turns
+                self._turn_started = True
+                speeches = await self._synthesize(text, self.c.cfg.general.language)
+            await self._play(speeches, text)
+        except Exception as e:  # noqa: BLE001
+            self.hub.trace.emit(EventType.ERROR, code="tts-failed", message=str(e), satellite=self.name)
+        finally:
+            self._turn_started = False
+            self._after_turn()
+
+    async def say(self, text: str, lang: str) -> None:
+        """Speak `text` on this satellite (an announcement, an alarm ringing here)."""
+        async with self.hub.turns:
+            speeches = await self._synthesize(text, lang)
+        await self._play(speeches, text)
+
+    async def _play(self, speeches: list[Any], text: str) -> None:
+        """The reply to this satellite's speaker: synthesize (its text), then one audio stream."""
+        if not speeches:
+            return
+        rate = speeches[0].rate
+        await self._write(Synthesize(text=text).event())
+        await self._write(AudioStart(rate=rate, width=2, channels=1).event())
+        seconds = 0.0
+        for speech in speeches:
+            audio = np.asarray(speech.audio, dtype=np.int16)
+            if speech.rate != rate:
+                audio = resample(audio, speech.rate, rate)
+            for start in range(0, len(audio), REPLY_CHUNK):
+                piece = audio[start:start + REPLY_CHUNK]
+                await self._write(AudioChunk(rate=rate, width=2, channels=1, audio=piece.tobytes()).event())
+            seconds += len(audio) / rate
+        await self._write(AudioStop().event())
+        self._quiet_until = time.monotonic() + seconds + ECHO_TAIL_S
+        self.hub.trace.emit(EventType.AUDIO_OUT, seconds=round(seconds, 2), rate=rate, satellite=self.name)
+
+    def _after_turn(self) -> None:
+        """Back to what the satellite's pipeline listens for: the wake word again (a streaming satellite), the
+        answer without it when a question is open, or nothing until its next run-pipeline."""
+        self._turn = None if self._turn is not None and self._turn.done() else self._turn
+        pipeline = self.pipeline
+        if self._client is None or pipeline is None or self._stopping:
+            self.mode = Mode.IDLE
+            return
+        asked = self.c.dialogues.get(self.conversation).is_open()
+        if pipeline.start_stage == PipelineStage.WAKE and asked and self.c.cfg.wake.enabled:
+            self._listen(continuous=False)  # the answer to its question needs no wake word
+        elif pipeline.start_stage == PipelineStage.WAKE or pipeline.restart_on_end:
+            self._start_stage(pipeline)
+        else:
+            self.mode = Mode.IDLE
+            self.pipeline = None
+
+
+class SatelliteHub:
+    """Serves every configured satellite, each on its own connection; `start()` returns at once."""
+
+    def __init__(self, components: Components, trace: Trace, pipeline: Pipeline | None = None,
+                 turns: asyncio.Lock | None = None, on_availability: Availability | None = None,
+                 satellites: list[SatelliteConfig] | None = None, stopping: asyncio.Event | None = None) -> None:
+        self.c = components
+        self.stopping = stopping  # set: hearthd is stopping, no new turn begins (the one in progress ends)
+        self.trace = trace
+        self.pipeline = pipeline or Pipeline(components, trace)
+        self.turns = turns or asyncio.Lock()
+        self.on_availability = on_availability
+        configured = components.cfg.satellites if satellites is None else satellites
+        self.links: dict[str, SatelliteLink] = {}
+        for cfg in configured:
+            link = SatelliteLink(self, cfg)
+            if not cfg.uri or link.name in self.links:
+                trace.emit(EventType.ERROR, code="satellite-config",
+                           message=f"satellite {link.name!r}: " + ("no uri" if not cfg.uri else "a second one "
+                                                                     "of that name is left out"))
+                continue
+            self.links[link.name] = link
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    @property
+    def available(self) -> dict[str, bool]:
+        return {name: bool(link.available) for name, link in self.links.items()}
+
+    async def start(self) -> None:
+        for link in self.links.values():
+            link.start()
+
+    async def stop(self) -> None:
+        await asyncio.gather(*(link.stop() for link in self.links.values()), return_exceptions=True)
+        for task in list(self._tasks):
+            task.cancel()
+
+    async def run(self, stopping: asyncio.Event) -> None:
+        """Serve until `stopping` is set."""
+        self.stopping = stopping
+        await self.start()
+        try:
+            await stopping.wait()
+        finally:
+            await self.stop()
+
+    async def say(self, text: str, lang: str, satellite: str | None = None) -> None:
+        """Speak on one satellite (by name), or on every one that is connected."""
+        links = [self.links[satellite]] if satellite is not None else list(self.links.values())
+        await asyncio.gather(*(link.say(text, lang) for link in links if link.available), return_exceptions=True)
+
+    def background(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)

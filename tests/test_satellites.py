@@ -1,0 +1,384 @@
+"""hearthd as the hub of real Wyoming satellites: the stock `wyoming-satellite` 1.0.0 program (in a virtual
+environment of its own: it pins an older `wyoming`), a microphone that plays a WAV (tests/satellite_mic.py), a
+speaker that keeps what it plays (tests/satellite_snd.py), a real mosquitto and the simulated home.
+
+The satellites run without a wake service, streaming all the time; hearthd hears the wake word ("Okay Nabu", from
+samples/), the endpointer finds the end of the request, whisper transcribes it, the fast path acts in the
+satellite's room, and Piper's reply is played by that satellite's speaker."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import wave
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hearthd.audio.io import resample
+from hearthd.audio.wavio import read_wav
+from hearthd.config import Config, SatelliteConfig
+from hearthd.daemon.components import Components
+from hearthd.daemon.satellites import Mode, SatelliteHub
+from hearthd.events import EventType, Trace
+
+from .conftest import SAMPLES
+from .mqtt_sim import DEVICES, DeviceSimulator, SimDevice, simulator
+from .services import Broker, free_port, wait_port
+
+HERE = Path(__file__).resolve().parent
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+SATELLITE_VENV = Path(os.environ.get("HEARTHD_SATELLITE_VENV") or CACHE / "hearthd" / "satellite-venv")
+SATELLITE_VERSION = "1.0.0"
+UNREACHABLE = ("No matching distribution", "NewConnectionError", "Temporary failure in name resolution",
+               "Network is unreachable", "Max retries exceeded", "Could not fetch URL", "ConnectTimeout")
+
+# A second light, in the bedroom, for this test only (the shared simulated home has none there).
+_BEDROOM = "zigbee2mqtt/bedroom_light"
+_BEDROOM_IEEE = "0x00158d0001b4c5d6"
+BEDROOM_LIGHT = SimDevice(
+    id="bedroom_light", name="Bedroom Light", area="Bedroom", kind="z2m_light",
+    discovery=f"light/{_BEDROOM_IEEE}/light/config",
+    config={
+        "schema": "json", "command_topic": f"{_BEDROOM}/set", "state_topic": _BEDROOM, "brightness": True,
+        "brightness_scale": 254, "supported_color_modes": ["color_temp"], "max_mireds": 454, "min_mireds": 250,
+        "unique_id": f"{_BEDROOM_IEEE}_light_zigbee2mqtt", "name": None,
+        "device": {"identifiers": [f"zigbee2mqtt_{_BEDROOM_IEEE}"], "name": "Bedroom Light", "manufacturer": "IKEA",
+                   "model": "LED1545G12", "suggested_area": "Bedroom"},
+        "origin": {"name": "Zigbee2MQTT"},
+    },
+    commands={"command": f"{_BEDROOM}/set", "get": f"{_BEDROOM}/get"},
+    topics={"state": _BEDROOM},
+    initial={"state": "OFF", "brightness": 254, "color_temp": 300, "color_mode": "color_temp"},
+)
+
+
+# -- the satellite program ---------------------------------------------------------------------------------------
+
+
+def _satellite_works(python: Path) -> bool:
+    if not python.exists():
+        return False
+    probe = subprocess.run([str(python), "-c", "import importlib.metadata as m; "
+                            f"assert m.version('wyoming-satellite') == {SATELLITE_VERSION!r}"],
+                           capture_output=True, timeout=60)
+    return probe.returncode == 0
+
+
+@pytest.fixture(scope="session")
+def satellite_python() -> Path:
+    """The python of a virtual environment with wyoming-satellite 1.0.0 from the package registry, made once
+    (and kept in the cache: later runs reuse it)."""
+    python = SATELLITE_VENV / "bin" / "python"
+    if _satellite_works(python):
+        return python
+    SATELLITE_VENV.parent.mkdir(parents=True, exist_ok=True)
+    building = SATELLITE_VENV.with_name(f"satellite-venv.{os.getpid()}")
+    shutil.rmtree(building, ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "venv", str(building)], check=True, timeout=120)
+    install = subprocess.run([str(building / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                              f"wyoming-satellite=={SATELLITE_VERSION}"], capture_output=True, text=True, timeout=600)
+    if install.returncode != 0:
+        shutil.rmtree(building, ignore_errors=True)
+        said = install.stdout + install.stderr
+        if any(word in said for word in UNREACHABLE):
+            pytest.skip(f"the package registry cannot be reached to install wyoming-satellite: {said[-300:]}")
+        raise RuntimeError(f"pip install wyoming-satellite=={SATELLITE_VERSION} failed: {said[-2000:]}")
+    # made aside, then moved into place whole (an interrupted install never looks like a finished one)
+    shutil.rmtree(SATELLITE_VENV, ignore_errors=True)
+    try:
+        building.rename(SATELLITE_VENV)
+    except OSError:  # another run put one there meanwhile
+        shutil.rmtree(building, ignore_errors=True)
+    # a venv's scripts name their own path: the moved one is used through `python -m`, which does not care
+    if not _satellite_works(python):
+        raise RuntimeError(f"{SATELLITE_VENV} has no working wyoming-satellite")
+    return python
+
+
+class Satellite:
+    """One wyoming-satellite process: a room, a port, a microphone folder and a speaker folder."""
+
+    def __init__(self, python: Path, root: Path, name: str, area: str) -> None:
+        self.python, self.name, self.area = python, name, area
+        self.port = free_port()
+        self.mic = root / name / "mic"
+        self.speaker = root / name / "speaker"
+        self.log = root / name / "satellite.log"
+        self.mic.mkdir(parents=True)
+        self.speaker.mkdir(parents=True)
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"tcp://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        command = [
+            str(self.python), "-m", "wyoming_satellite", "--uri", f"tcp://127.0.0.1:{self.port}",
+            "--name", self.name, "--area", self.area, "--no-zeroconf", "--debug",
+            "--mic-command", f"{sys.executable} {HERE / 'satellite_mic.py'} {self.mic}",
+            "--snd-command", f"{sys.executable} {HERE / 'satellite_snd.py'} {self.speaker} 22050",
+            "--snd-command-rate", "22050",
+        ]
+        with self.log.open("ab") as log:
+            # a session of its own: the microphone and speaker programs it starts go with it (killpg by its pid)
+            self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        if not wait_port(self.port, timeout=20):
+            raise RuntimeError(f"wyoming-satellite {self.name} did not listen on {self.port}: {self.log_tail()}")
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        with _suppress_lookup():
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            with _suppress_lookup():
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+    def say(self, wav: Path) -> None:
+        """The microphone plays `wav` (once, then silence again)."""
+        part = self.mic / "say.wav.part"
+        shutil.copyfile(wav, part)
+        part.rename(self.mic / "say.wav")
+
+    def replies(self) -> list[Path]:
+        return sorted(self.speaker.glob("reply-*.wav"))
+
+    async def wait_replies(self, n: int, timeout: float) -> list[Path]:
+        deadline = time.monotonic() + timeout
+        while len(self.replies()) < n:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.name}: {len(self.replies())} replies played, {n} expected; "
+                                   f"{self.log_tail()}")
+            await asyncio.sleep(0.1)
+        return self.replies()
+
+    def log_tail(self) -> str:
+        return self.log.read_text(errors="replace")[-3000:] if self.log.exists() else ""
+
+
+class _suppress_lookup:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> bool:
+        return exc[0] is not None and issubclass(exc[0], ProcessLookupError)
+
+
+@pytest.fixture
+def satellites(satellite_python: Path, tmp_path: Path) -> Iterator[dict[str, Satellite]]:
+    made = {name: Satellite(satellite_python, tmp_path / "satellites", name, area)
+            for name, area in (("kitchen", "Kitchen"), ("bedroom", "Bedroom"))}
+    try:
+        yield made
+    finally:
+        for sat in made.values():
+            sat.kill(signal.SIGTERM)
+
+
+# -- what they hear ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def utterances(components: Components, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """"Okay Nabu" (the wake word as samples/ has it), then a request in hearthd's own Piper voice, as WAVs."""
+    out = tmp_path_factory.mktemp("utterances")
+    wake = read_wav(SAMPLES / "en_alarm_0730.wav")[: int(1.3 * 16000)]  # noise, "Okay Nabu.", a little pause
+    made = {}
+    for key, text in (("on", "Turn on the light."), ("off", "Turn off the light.")):
+        speech = components.voices.synthesize(text, "en")
+        request = resample(np.asarray(speech.audio, dtype=np.int16), speech.rate, 16000)
+        audio = np.concatenate([np.zeros(3200, np.int16), wake, np.zeros(4800, np.int16), request,
+                                np.zeros(int(1.5 * 16000), np.int16)])
+        path = made[key] = out / f"{key}.wav"
+        with wave.open(str(path), "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(16000)
+            w.writeframes(audio.astype("<i2").tobytes())
+    return made
+
+
+# -- hearthd -----------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[Broker]:
+    broker = Broker(tmp_path)
+    if broker.binary is None:
+        pytest.skip("mosquitto is not installed")
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+async def home(broker: Broker, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[DeviceSimulator]:
+    monkeypatch.setitem(DEVICES, BEDROOM_LIGHT.id, BEDROOM_LIGHT)
+    async with simulator(broker.port) as sim:
+        await sim.update("kitchen_light", state="OFF")
+        yield sim
+
+
+def hub_config(base_config: Config, broker: Broker, sats: list[Satellite]) -> Config:
+    cfg = copy.deepcopy(base_config)
+    cfg.mqtt.port = broker.port
+    cfg.mqtt.node_id = "testnode"
+    cfg.mqtt.command_timeout_s = 5.0
+    cfg.mqtt.settle_s = 0.15
+    cfg.dbus.enabled = False
+    cfg.agent.fast_path = True
+    cfg.wake.enabled = True
+    cfg.wake.model = "okay_nabu"
+    cfg.satellites = [SatelliteConfig(uri=s.uri, area=s.area, name=s.name) for s in sats]
+    return cfg
+
+
+class Hub:
+    """hearthd's satellite hub over the test's components (the real whisper, Piper, fast path and MQTT link)."""
+
+    def __init__(self, components: Components) -> None:
+        self.components = components
+        self.trace = Trace()
+        self.seen: list[tuple[str, bool]] = []
+        self.hub = SatelliteHub(components, self.trace, on_availability=lambda n, a: self.seen.append((n, a)))
+
+    async def wait(self, what: Any, timeout: float, why: str) -> None:
+        deadline = time.monotonic() + timeout
+        while not what():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{why} within {timeout} s; availability {self.seen}; "
+                                   f"errors {[e.fields for e in self.trace.of_type(EventType.ERROR)]}")
+            await asyncio.sleep(0.05)
+
+    async def wait_listening(self, name: str, connections: int = 1, timeout: float = 20) -> None:
+        link = self.hub.links[name]
+        await self.wait(lambda: link.available and link.connections >= connections and link.mode == Mode.WAKE,
+                        timeout, f"{name} is not listening for the wake word")
+
+    def transcripts(self, name: str) -> list[str]:
+        return [e.fields["text"] for e in self.trace.of_type(EventType.TRANSCRIPT)
+                if e.fields.get("conversation") == f"satellite:{name}"]
+
+
+@pytest.fixture
+async def hub_for(base_config: Config, broker: Broker, monkeypatch: pytest.MonkeyPatch,
+                  tmp_path: Path) -> AsyncIterator[Any]:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # a device catalogue of this test's own
+    made: list[Hub] = []
+
+    async def make(*sats: Satellite) -> Hub:
+        hub = Hub(Components(hub_config(base_config, broker, list(sats))))
+        made.append(hub)
+        await hub.hub.start()
+        return hub
+
+    yield make
+    for hub in made:
+        async with asyncio.timeout(40):
+            await hub.hub.stop()
+        await hub.components.close()
+
+
+def played_text(components: Components, wav: Path) -> str:
+    """What a reply the satellite played says (whisper on the speaker's file)."""
+    with wave.open(str(wav), "rb") as w:
+        rate = w.getframerate()
+        audio = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.int16)
+    assert len(audio) > rate // 2, f"{wav} holds {len(audio) / rate:.2f} s"
+    return components.stt().transcribe(resample(audio, rate, 16000), "en").text.lower()
+
+
+# -- the tests ---------------------------------------------------------------------------------------------------
+
+
+async def test_the_kitchen_satellite_turns_on_the_kitchen_light(satellites: dict[str, Satellite],
+                                                                 home: DeviceSimulator, hub_for: Any,
+                                                                 utterances: dict[str, Path]) -> None:
+    kitchen = satellites["kitchen"]
+    kitchen.start()
+    hub = await hub_for(kitchen)
+    await hub.wait_listening("kitchen")
+    assert hub.seen == [("kitchen", True)]
+    available = [e.fields for e in hub.trace.of_type(EventType.LISTENING)]
+    assert available[0]["satellite"] == "kitchen" and available[0]["available"] is True
+    assert hub.hub.links["kitchen"].info.get("area") == "Kitchen"  # what the satellite said of itself
+
+    kitchen.say(utterances["on"])
+    await home.wait_for_state("kitchen_light", state="ON", timeout=60)
+    [reply] = await kitchen.wait_replies(1, timeout=30)
+    assert [t for t in hub.transcripts("kitchen") if "turn on the light" in t.lower()]
+    [call] = [e.fields for e in hub.trace.of_type(EventType.TOOL_CALL)]
+    assert call["source"] == "fastpath" and "Kitchen" in str(call["arguments"])
+    assert home.commands_to("bedroom_light") == []
+    assert "kitchen" in played_text(hub.components, reply)
+    await hub.wait_listening("kitchen")  # and it listens for the wake word again
+
+
+async def test_two_satellites_at_once_are_each_answered_in_their_own_room(satellites: dict[str, Satellite],
+                                                                           home: DeviceSimulator, hub_for: Any,
+                                                                           utterances: dict[str, Path]) -> None:
+    kitchen, bedroom = satellites["kitchen"], satellites["bedroom"]
+    kitchen.start()
+    bedroom.start()
+    hub = await hub_for(kitchen, bedroom)
+    await hub.wait_listening("kitchen")
+    await hub.wait_listening("bedroom")
+
+    kitchen.say(utterances["on"])
+    bedroom.say(utterances["on"])
+    await home.wait_for_state("kitchen_light", state="ON", timeout=90)
+    await home.wait_for_state("bedroom_light", state="ON", timeout=90)
+    [kitchen_reply] = await kitchen.wait_replies(1, timeout=40)
+    [bedroom_reply] = await bedroom.wait_replies(1, timeout=40)
+    assert len(home.commands_to("kitchen_light")) == 1
+    assert len(home.commands_to("bedroom_light")) == 1
+    kitchen_said, bedroom_said = played_text(hub.components, kitchen_reply), played_text(hub.components, bedroom_reply)
+    assert "kitchen" in kitchen_said and "bedroom" not in kitchen_said
+    assert "bedroom" in bedroom_said and "kitchen" not in bedroom_said
+    await asyncio.sleep(1.0)
+    assert len(kitchen.replies()) == 1 and len(bedroom.replies()) == 1  # nothing else was played to either
+
+
+async def test_a_satellite_killed_and_started_again_is_served_again(satellites: dict[str, Satellite],
+                                                                    home: DeviceSimulator, hub_for: Any,
+                                                                    utterances: dict[str, Path]) -> None:
+    kitchen, bedroom = satellites["kitchen"], satellites["bedroom"]
+    kitchen.start()
+    bedroom.start()
+    hub = await hub_for(kitchen, bedroom)
+    await hub.wait_listening("kitchen")
+    await hub.wait_listening("bedroom")
+
+    kitchen.kill()
+    await hub.wait(lambda: ("kitchen", False) in hub.seen, 10, "the lost satellite is not reported")
+    gone = [e.fields for e in hub.trace.of_type(EventType.LISTENING) if e.fields.get("available") is False]
+    assert gone[0]["satellite"] == "kitchen" and gone[0]["retry_s"] >= 1
+    await asyncio.sleep(2.5)  # a try or two that finds nobody: the backoff grows, bounded
+    assert hub.hub.links["bedroom"].available  # the other one never noticed
+
+    bedroom.say(utterances["on"])  # served while the kitchen is away
+    await home.wait_for_state("bedroom_light", state="ON", timeout=60)
+
+    kitchen.start()
+    await hub.wait_listening("kitchen", connections=2, timeout=40)
+    assert hub.seen.count(("kitchen", True)) == 2
+    kitchen.say(utterances["on"])
+    await home.wait_for_state("kitchen_light", state="ON", timeout=60)
+    await kitchen.wait_replies(1, timeout=30)
+    await bedroom.wait_replies(1, timeout=30)
+    assert len(home.commands_to("kitchen_light")) == 1 and len(home.commands_to("bedroom_light")) == 1
