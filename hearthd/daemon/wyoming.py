@@ -211,7 +211,7 @@ class AudioIn:
             return np.zeros(0, dtype=np.int16)
         expected = (self._fed * SAMPLE_RATE + r.src_rate // 2) // r.src_rate
         tail = r.process(np.zeros(r.half_width + 2, dtype=np.int16))[: max(0, expected - self._out)]
-        self._resampler = Resampler(r.src_rate, SAMPLE_RATE)
+        self._format, self._resampler, self._partial = None, None, b""  # more audio starts a stream afresh
         self._fed = self._out = 0
         return tail
 
