@@ -253,7 +253,8 @@ class Config:
         def plain(value: Any) -> Any:
             return [plain(v) for v in value] if isinstance(value, list) else dataclasses.asdict(value)
 
-        return {f.name: plain(getattr(self, f.name)) for f in dataclasses.fields(self) if not f.metadata.get("internal")}
+        return {f.name: plain(getattr(self, f.name)) for f in dataclasses.fields(self)
+                if not f.metadata.get("internal")}
 
 
 def xdg_dir(env: str, fallback: str) -> Path:
@@ -480,10 +481,11 @@ def masked_dict(cfg: Config) -> dict[str, Any]:
     """`cfg.to_dict()` with every secret that is set (mqtt.password, any text key named like a password, token or
     secret) shown as MASK; an empty one stays empty, so the output still says whether it is set."""
     data = cfg.to_dict()
-    for values in data.values():
-        for key, value in values.items():
-            if isinstance(value, str) and value and _SECRET.search(key):
-                values[key] = MASK
+    for section in data.values():
+        for values in section if isinstance(section, list) else [section]:
+            for key, value in values.items():
+                if isinstance(value, str) and value and _SECRET.search(key):
+                    values[key] = MASK
     return data
 
 
@@ -491,6 +493,11 @@ def dump_toml(cfg: Config) -> str:
     """The effective config as TOML (what `hearthd config show` prints), its secrets masked."""
     lines = [f"# effective configuration (from {cfg.source})"]
     for section, values in masked_dict(cfg).items():
+        if isinstance(values, list):  # an array of tables: [[satellites]]
+            for item in values:
+                lines.append(f"\n[[{section}]]")
+                lines.extend(f"{k} = {_toml_value(v)}" for k, v in item.items())
+            continue
         lines.append(f"\n[{section}]")
         tables = []
         for key, value in values.items():

@@ -93,6 +93,19 @@ def test_dump_round_trips(tmp_path: Path) -> None:
     assert tomllib.loads(dump_toml(cfg))["tts"]["voices"]["ru"] == "piper:/voices/ru.onnx"
 
 
+def test_satellites_and_wyoming_round_trip_and_a_wrong_key_is_named(tmp_path: Path) -> None:
+    text = ('[wyoming]\nuri = "tcp://127.0.0.1:10700"\n[[satellites]]\nuri = "tcp://kitchen-pi:10700"\n'
+            'area = "Kitchen"\n[[satellites]]\nuri = "tcp://bedroom-pi:10700"\narea = "Bedroom"\n')
+    cfg = load_config(write(tmp_path, text), environ={})
+    assert [(s.uri, s.area) for s in cfg.satellites] == [("tcp://kitchen-pi:10700", "Kitchen"),
+                                                          ("tcp://bedroom-pi:10700", "Bedroom")]
+    assert cfg.wyoming.uri == "tcp://127.0.0.1:10700" and load_config(environ={}).wyoming.uri == ""  # off by default
+    again = load_config(write(tmp_path, dump_toml(cfg)), environ={})
+    assert again.to_dict() == cfg.to_dict()
+    with pytest.raises(ConfigError, match=r"satellites\[0\]\.room"):
+        load_config(write(tmp_path, '[[satellites]]\nroom = "Kitchen"\n'), environ={})
+
+
 def test_cli_config_show_and_error(tmp_path: Path) -> None:
     good = write(tmp_path, "[vad]\nend_silence_ms = 700\n")
     out = subprocess.run([sys.executable, "-m", "hearthd", "--config", str(good), "config", "show"],

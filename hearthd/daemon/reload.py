@@ -49,6 +49,10 @@ def apply_config(components: Components, new: Config, scheduler: Scheduler | Non
         if sect.metadata.get("internal"):
             continue
         current, wanted = getattr(cfg, sect.name), getattr(new, sect.name)
+        if not dataclasses.is_dataclass(current):  # a list of tables ([[satellites]]): changed as a whole
+            if current != wanted:
+                out.restart.append(sect.name)
+            continue
         for f in dataclasses.fields(current):
             if getattr(current, f.name) == getattr(wanted, f.name):
                 continue
