@@ -74,7 +74,58 @@ def _no_names(lang: str) -> frozenset[str]:
     return frozenset(w.lower() for w in (*table.get("skip_words", []), *table.get("not_names", [])))
 
 
-SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": parse_clock, "seconds": _duration,
+_TIME_SECTIONS = ("units", "minutes", "half", "ordinals", "quarter", "whole", "hours24", "phrases", "periods",
+                  "before_hour", "joiners", "ambiguous")
+
+
+@functools.cache
+def _time_words(lang: str) -> frozenset[str]:
+    """Every word a time of day is said with in `lang` (and English, spoken inside the others): the clock words of
+    locales/<lang>/numbers.toml, number words, and the words around a time of checks.toml [time]."""
+    words: set[str] = set()
+
+    def add(value: Any) -> None:
+        if isinstance(value, str):
+            words.update(value.lower().replace("ё", "е").split())
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                add(k)
+                add(v)
+        elif isinstance(value, list):
+            for v in value:
+                add(v)
+
+    for source in dict.fromkeys((lang, "en")):
+        entry = resources.files("hearthd.locales").joinpath(source, "numbers.toml")
+        numbers = tomllib.loads(entry.read_text(encoding="utf-8")) if entry.is_file() else {}
+        for section in _TIME_SECTIONS:
+            add(numbers.get(section, {}))
+        cardinal = numbers.get("cardinal", {})
+        add(cardinal.get("words", {}))
+        add(cardinal.get("tens", []))
+        checks = resources.files("hearthd.locales").joinpath(source, "checks.toml")
+        if checks.is_file():
+            add(tomllib.loads(checks.read_text(encoding="utf-8")).get("time", {}))
+        add(list(_no_names(source)))  # "please", "um", "ज़रा", "mujhe": said inside a time as anywhere else
+    # the little words of "seven o clock", "6 in the morning", "the 7 a.m.", "सुबह 6 बजे का"
+    add(["in", "the", "of", "a", "o", "clock", "a.m", "p.m", "का", "की", "के", "ka", "ki", "ke"])
+    return frozenset(words)
+
+
+def _clock(text: str, lang: str) -> str | None:
+    """A {time} slot: a time of day when every word of it is one a time is said with ("quarter past seven", "без
+    десяти семь", "सुबह 7 बजे"); never a time picked out of other words ("разбуди меня, когда будет 7 градусов")."""
+    from ..numbers import digits_for_times
+
+    known = _time_words(lang)
+    for token in digits_for_times(text.lower(), lang, in_time_slot=True).replace("ё", "е").split():
+        bare = token.strip(".,!?;:'\"«»()")
+        if bare and not any(ch.isdigit() for ch in bare) and bare not in known and token not in known:
+            return None
+    return parse_clock(text, lang)
+
+
+SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": _clock, "seconds": _duration,
                                                       "percent": _percent, "label": _label, "date": _date,
                                                       "scene": _label}
 
