@@ -259,6 +259,11 @@ class Agent:
             if self._holder == "warm-up":
                 self.model.cut()
 
+    def load(self) -> None:
+        """Open every context a turn may use (the relevance check's side context too), without evaluating."""
+        if self._relevance is not None:
+            self.model.side(SIDE_CONTEXT_TOKENS)
+
     def prepare(self, langs: list[str], stop: threading.Event | None = None) -> dict[str, str]:
         """Make the catalogue prefix of each language ready (evaluated, or restored from its saved state) and the
         relevance check's examples, so a first turn pays for neither. The last language stays in the cache (put

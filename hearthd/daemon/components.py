@@ -75,6 +75,7 @@ class Components:
         self.clock = Clock(zone=cfg.general.timezone)  # the time and date, read in the configured zone
         self.tools = ToolRegistry(self.alarms.tools() + self.clock.tools() + self.desktop_tools() + home)
         self._cache: dict[str, Any] = {}
+        self._warmed = False  # warm_templates has run (the live loop runs it before the microphone opens)
         self._lock = threading.Lock()
         self._load_problems: dict[str, str] = {}  # a part that failed to load → why (reported once, see `problems`)
         self.last_problem = ""  # the newest problem recorded, "<part>: <message>" ("" while there is none)
@@ -232,7 +233,8 @@ class Components:
         from their saved states), so a first model turn pays for neither; turns that come meanwhile go first. A
         model that cannot load is left for the turn that needs it to report. The sentence templates are compiled
         first (a few hundred ms per language, once per process), so no first turn pays for them either."""
-        self.warm_templates()
+        if not self._warmed:  # the live loop warmed them before the microphone opened: not again beside it
+            self.warm_templates()
         if not self.cfg.agent.model and not self.cfg.agent.model_path:
             return {}
         try:
@@ -244,6 +246,19 @@ class Components:
 
             logging.getLogger(__name__).warning("the model's prompt was not prepared: %s", e)
             return {}
+
+    def load_model(self) -> None:
+        """Blocking: load the agent model now (not its prompt prefixes), or leave a model that cannot load to the
+        turn that needs it. The live loop calls it before the microphone opens: beside a running stream the load
+        cost the reader a block (512 frames dropped on a dummy JACK device)."""
+        if not self.cfg.agent.model and not self.cfg.agent.model_path:
+            return
+        try:
+            self.agent().load()
+        except Exception as e:  # noqa: BLE001 — the turn that needs the model reports it, with its code
+            import logging
+
+            logging.getLogger(__name__).warning("the model did not load: %s", e)
 
     def warm_templates(self) -> None:
         """Match one sentence per language, so hearthd's templates and the sentence library are compiled now."""
@@ -258,6 +273,7 @@ class Components:
                 import logging
 
                 logging.getLogger(__name__).warning("the %s sentence templates did not compile: %s", lang, e)
+        self._warmed = True
 
     def stop_preparing(self) -> None:
         """End a prefix warm-up in progress (shutting down)."""

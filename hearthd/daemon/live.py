@@ -155,6 +155,7 @@ class LiveLoop:
         # The sentence templates are compiled before the microphone opens: compiling is pure Python, and done beside
         # a running stream it cost the reader a block (512 frames dropped on a dummy JACK device).
         await loop.run_in_executor(None, self.c.warm_templates)
+        await loop.run_in_executor(None, self.c.load_model)  # so is loading the model (its prefixes come later)
         await self.source.start()
         self._prepared = True
         self.trace.emit(EventType.LISTENING, state="idle", source=type(self.source).__name__)
