@@ -298,3 +298,26 @@ def test_russian_remarks_and_this_room(home: SuiteHome, text: str, tool: str, ar
 def test_a_russian_remark_that_says_not_to_stops_the_request_beside_it(home: SuiteHome, text: str) -> None:
     decision, _ = decide(home, text, "ru")
     assert not (decision.kind == "call" and any(c.name in ("turn_off", "set_alarm") for c in decision.calls))
+
+
+@pytest.mark.parametrize("lang,text,time", [
+    ("en", "set an alarm for 6:40 so I can catch the train", "06:40"),
+    ("en", "wake me up at 5 for the early shift", "05:00"),
+    ("hi", "6 baje yoga karne ke liye alarm laga do", "06:00"),
+    ("hi", "दवाई लेने के लिए 9 बजे का अलार्म लगा दो", "09:00"),
+])
+def test_an_alarm_and_what_it_is_for(home: SuiteHome, lang: str, text: str, time: str) -> None:
+    ((name, args),) = read(home, text, lang)
+    assert (name, args["time"]) == ("set_alarm", time)
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("ru", "разбуди меня, когда будет 7 градусов"), ("ru", "поставь будильник на 7 минут"),
+    ("en", "set an alarm for 7 minutes"), ("hi", "7 minute ke liye alarm laga do"),
+    ("en", "wake me up when it's 7 degrees outside"),
+])
+def test_a_number_that_is_no_time_of_day_sets_no_alarm_from_the_templates(home: SuiteHome, lang: str,
+                                                                          text: str) -> None:
+    decision, _ = decide(home, text, lang)
+    assert not (decision.kind == "call" and decision.source == "fastpath"
+                and any(c.name == "set_alarm" for c in decision.calls)), decision.calls

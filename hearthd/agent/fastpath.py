@@ -125,12 +125,29 @@ def _clock(text: str, lang: str) -> str | None:
     return parse_clock(text, lang)
 
 
-SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": _clock, "seconds": _duration,
+def _clock_then_purpose(text: str, lang: str) -> str | None:
+    """A time and what it is for, said together before "के लिए" ("7 baje news dekhne"): the time is the words from
+    the start that are all time words, and the rest (no number, no duration) is the purpose, read as nothing."""
+    from ..numbers import parse_duration
+
+    words = text.split()
+    for cut in range(len(words) - 1, 0, -1):
+        head, tail = " ".join(words[:cut]), " ".join(words[cut:])
+        if any(ch.isdigit() for ch in tail) or parse_duration(tail, lang) is not None:
+            return None
+        if (clock := _clock(head, lang)) is not None:
+            return clock
+    return None
+
+
+SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": _clock, "time_for": _clock_then_purpose,
+                                                      "seconds": _duration,
                                                       "percent": _percent, "label": _label, "date": _date,
                                                       "scene": _label}
 
 
 HERE = "@here"  # a template slot value: the speaking device's room
+PURPOSE = "purpose"  # a template wildcard for what a request is for ("… to watch the news"), read as nothing
 EVERY = "every"  # a template slot: the words mean every device of the group, said in the singular or not at all
 MAX_SLOT_WORDS = 6  # "quarter past seven in the evening"; a longer wildcard text is more than a time
 
@@ -278,6 +295,10 @@ class FastPath:
         "set an alarm for 7 every day" is not the time "7 every day")."""
         arguments: dict[str, Any] = {}
         for name, entity in result.entities.items():
+            if name == PURPOSE:  # "set an alarm for 7 to watch the news": why, not what; no argument
+                if not _plausible_slot(str(entity.text), lang):
+                    return None
+                continue
             reader = SLOT_READERS.get(name)
             if reader and not _plausible_slot(str(entity.text), lang):
                 return None  # a wildcard that swallowed a second request: "7 am and tell me a joke"
@@ -288,7 +309,7 @@ class FastPath:
             value = reader(str(entity.text), lang) if reader else entity.value
             if value is None:
                 return None
-            arguments[name] = value
+            arguments["time" if name == "time_for" else name] = value
         return arguments
 
     def _names_a_when(self, text: str, lang: str, dates: bool = False) -> bool:
