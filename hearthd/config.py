@@ -53,6 +53,8 @@ class WakeConfig:
     enabled: bool = True
     model: str = "okay_nabu"  # okay_nabu, hey_jarvis, hey_mycroft, alexa
     refractory_s: float = 2.0
+    engine: str = "micro"  # "micro" (microWakeWord here) or "wyoming" (a Wyoming wake service at `uri`)
+    uri: str = ""  # with engine = "wyoming": tcp://HOST:PORT or unix:///PATH
 
 
 @dataclass
@@ -83,6 +85,8 @@ class SttConfig:
     language: str = ""  # force one language (no detection); empty = detect among `languages`
     min_language_probability: float = 0.5  # below it: the last turn's language, then general.language
     threads: int = 0  # 0 = the cores free when whisper loads (allowed cores less what other processes use)
+    engine: str = "whisper"  # "whisper" (faster-whisper here) or "wyoming" (a Wyoming asr service at `uri`)
+    uri: str = ""  # with engine = "wyoming": tcp://HOST:PORT or unix:///PATH (e.g. a bigger Whisper elsewhere)
 
 
 @dataclass
@@ -125,6 +129,9 @@ class TtsConfig:
         default_factory=lambda: {"en": "piper:piper-en-joe", "hi": "espeak:hi", "ru": "espeak:ru"}
     )
     length_scale: float = 1.0
+    engine: str = "local"  # "local" (the voices above) or "wyoming" (a Wyoming tts service at `uri`)
+    uri: str = ""  # with engine = "wyoming": tcp://HOST:PORT or unix:///PATH
+    voice: str = ""  # with engine = "wyoming": the remote voice's name; empty = the remote's voice for the language
 
 
 @dataclass
@@ -362,11 +369,35 @@ def _validate(cfg: Config) -> None:
         raise ConfigError("must be positive", "audio.max_input_s")
     if cfg.dbus.timeout_s <= 0:
         raise ConfigError("must be positive", "dbus.timeout_s")
+    for section, local in (("stt", "whisper"), ("tts", "local"), ("wake", "micro")):
+        part = getattr(cfg, section)
+        if part.engine not in (local, "wyoming"):
+            raise ConfigError(f"expected \"{local}\" or \"wyoming\", got {part.engine!r}", f"{section}.engine")
+        if part.engine == "wyoming" and not part.uri:
+            raise ConfigError("a Wyoming service needs its uri: tcp://HOST:PORT or unix:///PATH", f"{section}.uri")
+        if part.uri and (problem := wyoming_uri_problem(part.uri)):
+            raise ConfigError(f"{problem}, got {part.uri!r}", f"{section}.uri")
     thinking = cfg.agent.thinking.strip().lower()
     if thinking != "off" and not (thinking.isdigit() and 1 <= int(thinking) <= 4096):
         raise ConfigError(f"expected \"off\" or a token budget from 1 to 4096, got {cfg.agent.thinking!r}",
                           "agent.thinking")
     _check_ranges(cfg)
+
+
+def wyoming_uri_problem(uri: str) -> str:
+    """Why `uri` is not a Wyoming service hearthd can connect to ("" when it is one)."""
+    from urllib.parse import urlparse
+
+    parsed = urlparse(uri)
+    if parsed.scheme == "tcp":
+        try:
+            port = parsed.port
+        except ValueError:
+            port = None
+        return "" if parsed.hostname and port is not None else "expected tcp://HOST:PORT"
+    if parsed.scheme == "unix":
+        return "" if parsed.path else "expected unix:///PATH"
+    return "expected tcp://HOST:PORT or unix:///PATH"
 
 
 # Numbers that take nonsense otherwise (a zero queue that can send nothing, a negative timeout, `nan`): key, lowest,

@@ -44,6 +44,12 @@ def _urdu_tables() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
     return tuple({k: str(v) for k, v in data[key].items()} for key in ("urdu", "urdu_pairs", "urdu_initial"))  # type: ignore[return-value]
 
 
+class SttError(Exception):
+    """Speech to text that cannot run (a remote service that is down, refuses or does not answer in time)."""
+
+    code = "stt-unavailable"
+
+
 @dataclass
 class Transcript:
     """What was said, in which language, and how sure the language guess is."""

@@ -40,6 +40,14 @@ class TextToSpeech(Protocol):
     def synthesize(self, text: str) -> Speech: ...
 
 
+class Voices(Protocol):
+    """The voice of each language (the local VoiceBank, or a remote Wyoming service's voices)."""
+
+    def voice(self, lang: str) -> TextToSpeech: ...
+
+    def synthesize(self, text: str, lang: str) -> Speech: ...
+
+
 class PiperTextToSpeech:
     """A Piper ONNX voice (the .onnx.json config beside it)."""
 

@@ -14,10 +14,10 @@ from ..agent.declines import DeclineFirst
 from ..agent.fastpath import FastPath, Router
 from ..agent.model import ChatModel
 from ..assets import AssetStore
-from ..audio.stt import WhisperSpeechToText
-from ..audio.tts import TtsError, VoiceBank
+from ..audio.stt import SpeechToText, WhisperSpeechToText
+from ..audio.tts import TtsError, VoiceBank, Voices
 from ..audio.vad import Endpointer, SpeechProbability
-from ..audio.wake import MicroWakeWordDetector
+from ..audio.wake import MicroWakeWordDetector, WakeWordDetector
 from ..config import Config, TtsConfig, state_dir, xdg_dir
 from ..tools.alarms import AlarmBook
 from ..tools.battery import Battery
@@ -87,7 +87,7 @@ class Components:
         self.last_lang: str | None = None  # the language last heard, in any conversation (D-Bus `Language`)
         # Each conversation's open question, held confirmation and "which one?", and its language (dialogue.py)
         self.dialogues = Dialogues()
-        self.voices = VoiceBank(cfg.tts.voices, self._piper_voice_path, cfg.tts.length_scale, self._fetched_voice)
+        self.voices: Voices = self._voices()
         self.inference = InferenceGate()  # whisper and the model never run at once (daemon/inference.py)
         self._stop_preparing = threading.Event()
 
@@ -124,6 +124,9 @@ class Components:
             await self.mqtt.stop()
             self.mqtt = None
         await self.bus.close()
+        close = getattr(self._cache.get("wake"), "close", None)  # a remote wake word's open stream
+        if close is not None:
+            close()
 
     @property
     def problems(self) -> dict[str, str]:
@@ -176,17 +179,40 @@ class Components:
             return None
         return self.store.natural_voice(lang)
 
-    def wake(self) -> MicroWakeWordDetector:
-        return self._once("wake", lambda: MicroWakeWordDetector(self.cfg.wake.model))
+    def _voices(self) -> Voices:
+        """The voices of the configured engine (tts.engine): the local voice bank, or a remote Wyoming service's."""
+        tts = self.cfg.tts
+        if tts.engine == "wyoming":
+            from ..audio.remote import WyomingVoices
+
+            return WyomingVoices(tts.uri, tts.voice)
+        return VoiceBank(tts.voices, self._piper_voice_path, tts.length_scale, self._fetched_voice)
+
+    def wake(self) -> WakeWordDetector:
+        return self._once("wake", lambda: self.wake_detector(self.cfg.wake.model))
+
+    def wake_detector(self, name: str) -> WakeWordDetector:
+        """A new detector of the wake word `name` on the configured engine (wake.engine); an unknown local one raises
+        WakeWordError (a remote one says so when it is asked)."""
+        if self.cfg.wake.engine == "wyoming":
+            from ..audio.remote import WyomingWakeWordDetector
+
+            return WyomingWakeWordDetector(self.cfg.wake.uri, name)
+        return MicroWakeWordDetector(name)
 
     def endpointer(self) -> Endpointer:
         return self._once("vad", lambda: Endpointer(self.cfg.vad, SpeechProbability()))
 
-    def stt(self) -> WhisperSpeechToText:
-        def build() -> WhisperSpeechToText:
+    def stt(self) -> SpeechToText:
+        def build() -> SpeechToText:
             from dataclasses import replace
 
             from ..cores import threads_for
+
+            if self.cfg.stt.engine == "wyoming":
+                from ..audio.remote import WyomingSpeechToText
+
+                return WyomingSpeechToText(self.cfg.stt.uri, self.cfg.stt, self.cfg.general.language)
 
             path = self.store.resolve(self.cfg.stt.model, explicit_path=self.cfg.stt.model_path or None)
             # stt.threads = 0: the cores free when it loads (CTranslate2 fixes its pool then)

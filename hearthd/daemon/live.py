@@ -31,7 +31,9 @@ from typing import Any
 import numpy as np
 
 from ..audio.chime import chime
+from ..audio.io import AudioSink, AudioSource
 from ..audio.vad import Endpointer, EndpointState, SpeechProbability
+from ..audio.wake import WakeWordDetector
 from ..audio.wavio import SAMPLE_RATE
 from ..events import EventType, Trace
 from .components import Components
@@ -63,7 +65,7 @@ def sentences(text: str) -> list[str]:
 class LiveLoop:
     """The daemon's conversation loop over one audio source and one sink."""
 
-    def __init__(self, components: Components, trace: Trace, source: Any, sink: Any,
+    def __init__(self, components: Components, trace: Trace, source: AudioSource, sink: AudioSink,
                  pipeline: Pipeline | None = None, turns: asyncio.Lock | None = None) -> None:
         self.c = components
         self.cfg = components.cfg
@@ -88,7 +90,7 @@ class LiveLoop:
         self._barge: Endpointer | None = None  # a second VAD listening for "stop" while hearthd speaks
         self._barge_audio: list[np.ndarray] = []
         self._prepared = False
-        self.wake: Any = None  # the wake word detector (run() loads it; set_wake_word replaces it)
+        self.wake: WakeWordDetector | None = None  # run() loads it; set_wake_word replaces it
 
     # -- states ---------------------------------------------------------------------------------------
 
@@ -103,11 +105,9 @@ class LiveLoop:
     async def set_wake_word(self, name: str) -> None:
         """Listen for another wake word from now on (Home Assistant's Wake word select); the model loads off the
         loop, and the old one listens until the new one is ready. An unknown name raises WakeWordError."""
-        from ..audio.wake import MicroWakeWordDetector
-
         if not self.cfg.wake.enabled:
             return
-        detector = await asyncio.get_running_loop().run_in_executor(None, MicroWakeWordDetector, name)
+        detector = await asyncio.get_running_loop().run_in_executor(None, self.c.wake_detector, name)
         self.wake = detector
         self.trace.emit(EventType.LISTENING, state=self.state.value, wake_word=name)
 

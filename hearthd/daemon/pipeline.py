@@ -20,8 +20,10 @@ from ..agent.declines import decline_phrase
 from ..agent.model import ModelError
 from ..agent.parsing import ToolCall
 from ..assets import AssetError
+from ..audio.stt import SpeechToText, SttError
 from ..audio.tts import Speech
 from ..audio.vad import EndpointState
+from ..audio.wake import WakeWordDetector, WakeWordError
 from ..audio.wavio import SAMPLE_RATE
 from ..events import EventType, Trace
 from ..language import language_of_text
@@ -105,13 +107,17 @@ class Pipeline:
     # -- audio in -------------------------------------------------------------------------------------------
 
     def _find_wake(self, audio: np.ndarray) -> int:
-        detector = self.c.wake()
-        detector.reset()
-        detection = detector.process(audio)
+        try:  # a wake word that cannot load, or a remote one that is down, ends this turn with an apology
+            detector: WakeWordDetector = self.c.wake()
+            detector.reset()
+            detection = detector.process(audio)
+        except WakeWordError as e:
+            raise PipelineError(e.code, str(e), "error.internal") from e
         if detection is None:
+            best = float(getattr(detector, "max_score", 0.0))
             raise PipelineError(
                 "wake-not-detected",
-                f"the wake word {detector.name!r} was not heard (best score {detector.max_score:.2f})",
+                f"the wake word {detector.name!r} was not heard (best score {best:.2f})",
                 "error.no_wake",
             )
         self.trace.emit(EventType.WAKE, name=detection.name, score=detection.score,
@@ -180,7 +186,11 @@ class Pipeline:
                     transcript: Any = None) -> None:
         """The transcript of one endpointed utterance (`transcript`: one already made, e.g. speculatively)."""
         if transcript is None:
-            transcript = await self._blocking(Stage.STT, self.c.stt().transcribe, speech, language, dialogue.lang)
+            stt: SpeechToText = self.c.stt()
+            try:  # a remote speech to text that is down ends this turn with an apology
+                transcript = await self._blocking(Stage.STT, stt.transcribe, speech, language, dialogue.lang)
+            except SttError as e:
+                raise PipelineError(e.code, str(e), "error.internal") from e
         self.trace.emit(EventType.TRANSCRIPT, text=transcript.text, lang=transcript.lang, prob=transcript.prob,
                         lang_source=transcript.source, conversation=dialogue.id)
         self.c.last_lang = dialogue.lang = transcript.lang
