@@ -259,6 +259,38 @@ async def test_a_turn_runs_through_the_remote_stages(remote: str, make_client: A
         await client.tools.get("cancel_all_alarms").handler({})
 
 
+@pytest.mark.models
+async def test_the_live_loop_hears_the_wake_word_through_the_remote(remote: str, make_client: Any) -> None:
+    """The daemon's loop with all three stages remote: the wake word streamed block by block from the reader, the
+    utterance endpointed here, transcribed and spoken there."""
+    client = make_client(remote)
+    client.cfg.agent.model = client.cfg.agent.model_path = ""  # the templates answer: no model is loaded here
+    quiet = np.random.default_rng(3).normal(0, 8, SAMPLE_RATE).astype(np.int16)
+    audio = np.concatenate([quiet, read_wav(SAMPLES / "en_alarm_0730.wav"), quiet])
+    trace = Trace()
+    sink = MemorySink()
+    loop = LiveLoop(client, trace, WavSource(audio, tail_s=None), sink)
+    stopping = asyncio.Event()
+    task = asyncio.create_task(loop.run(stopping))
+    try:
+        async with asyncio.timeout(CALL_S):
+            while not loop.turns_done:
+                await asyncio.sleep(0.05)
+    finally:
+        stopping.set()
+        await asyncio.wait_for(task, 60)
+    try:
+        assert [w["name"] for w in of(trace, EventType.WAKE)] == ["okay_nabu"]
+        assert [(c["name"], c["arguments"].get("time")) for c in of(trace, EventType.TOOL_CALL)] == \
+            [("set_alarm", "07:30")]
+        assert [r for _, r, _ in sink.played if r != 22050] == [] and len(sink.played) >= 2  # the chime, the reply
+        assert not of(trace, EventType.ERROR)
+        assert of(trace, EventType.METRICS)[0]["frames_dropped"] == 0
+    finally:
+        client.wake().close()
+        await client.tools.get("cancel_all_alarms").handler({})
+
+
 # -- a remote that is not there ----------------------------------------------------------------------------------------
 
 
