@@ -10,20 +10,34 @@ The loaded run (`--loaded`) puts a CPU hog (a busy loop) on every core and measu
 mode against its budget (agent.max_turn_s, the default and `--budgets`), idle and loaded in the same run:
 p50 / p95 / worst end of speech → action, and how many turns ended within budget + 1 s.
 
+The satellite run (`--satellite`) puts the stock `wyoming-satellite` program (1.0.0, in the virtual environment
+tests/test_satellites.py makes: ~/.cache/hearthd/satellite-venv) between the microphone and hearthd: it streams a
+microphone that plays the same WAVs (tests/satellite_mic.py, at real-time pace) to hearthd's satellite hub, which
+answers to its speaker (tests/satellite_snd.py). End of speech there is when the satellite's microphone captured the
+sample the endpointer decides on (the mic says when each WAV began, on the clock all processes share), so the hop
+(1024-sample chunks, the satellite, TCP, the hub) counts; → reply audio is when the satellite's speaker program got
+its first audio. The same utterances go through the local live loop in the same run, idle and with a CPU hog per
+core, and the table gives the medians and the ratio (the goal: the hop adds ≤ 15 % to end of speech → action).
+
     .venv/bin/python bench/latency.py -n 3
     .venv/bin/python bench/latency.py --loaded-only -n 3 --budgets 3
+    .venv/bin/python bench/latency.py --satellite -n 3
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,8 +49,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from contention import cpu_hogs  # noqa: E402
 
 from hearthd.audio.io import MemorySink, WavSource, resample  # noqa: E402
-from hearthd.audio.wavio import SAMPLE_RATE, read_wav  # noqa: E402
-from hearthd.config import load_config  # noqa: E402
+from hearthd.audio.wavio import SAMPLE_RATE, read_wav, write_wav  # noqa: E402
+from hearthd.config import SatelliteConfig, load_config  # noqa: E402
 from hearthd.cores import allowed_cores  # noqa: E402
 from hearthd.daemon.components import Components  # noqa: E402
 from hearthd.daemon.live import LiveLoop  # noqa: E402
@@ -140,6 +154,182 @@ async def loaded_run(components: Components, samples: list[tuple[str, np.ndarray
               f"{sum(int(r['cut']) for r in runs)} | {within}/{len(runs)} |")
 
 
+# -- the satellite hop --------------------------------------------------------------------------------------------
+
+FAST_SAMPLES = ("en_alarm_0730", "en_wakeup_0600", "ru_alarm_0700")  # the fast path: the hop is a large share there
+
+
+def satellite_python() -> Path | None:
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    venv = Path(os.environ.get("HEARTHD_SATELLITE_VENV") or cache / "hearthd" / "satellite-venv")
+    python = venv / "bin" / "python"
+    return python if python.exists() else None
+
+
+def decision_sample(components: Components, audio: np.ndarray) -> int:
+    """The sample the endpointer decides the utterance is over on (after the wake word, as the hub listens),
+    to a 32 ms VAD window: the satellite's end of speech is when its microphone captured that sample."""
+    from hearthd.audio.vad import WINDOW, Endpointer, EndpointState, SpeechProbability
+
+    detector = components.wake()
+    detector.reset()
+    detection = detector.process(audio)
+    start = detection.sample if detection is not None else 0
+    endpointer = Endpointer(components.cfg.vad, SpeechProbability())
+    for at in range(start, len(audio) - WINDOW, WINDOW):
+        if endpointer.feed(audio[at:at + WINDOW]) == EndpointState.DONE:
+            return at + WINDOW
+    raise RuntimeError("the endpointer never decided on this sample")
+
+
+class BenchSatellite:
+    """One wyoming-satellite process with the tests' WAV microphone and file speaker."""
+
+    def __init__(self, python: Path, root: Path) -> None:
+        import socket
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = int(sock.getsockname()[1])
+        self.mic, self.speaker = root / "mic", root / "speaker"
+        self.mic.mkdir(parents=True)
+        self.speaker.mkdir(parents=True)
+        tests = ROOT / "tests"
+        self.log = (root / "satellite.log").open("ab")
+        self.proc = subprocess.Popen(
+            [str(python), "-m", "wyoming_satellite", "--uri", f"tcp://127.0.0.1:{self.port}", "--name", "bench",
+             "--area", "Kitchen", "--no-zeroconf", "--mic-command",
+             f"{sys.executable} {tests / 'satellite_mic.py'} {self.mic}",
+             "--snd-command", f"{sys.executable} {tests / 'satellite_snd.py'} {self.speaker} 22050",
+             "--snd-command-rate", "22050"], stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.said = 0
+
+    def say(self, wav: Path) -> None:
+        part = self.mic / "say.wav.part"
+        part.write_bytes(wav.read_bytes())
+        part.rename(self.mic / "say.wav")
+        self.said += 1
+
+    def close(self) -> None:
+        import signal
+
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+        self.log.close()
+
+
+async def satellite_turns(components: Components, sat: BenchSatellite, hub: Any, trace: Trace,
+                          marks: dict[str, list[float]], wav: Path, decided: int) -> dict[str, float]:
+    """One utterance through the satellite: its end of speech → action, → first audio at its speaker."""
+    link = hub.links["bench"]
+    done, replies = link.turns_done, len(list(sat.speaker.glob("reply-*.json")))
+    marks.clear()
+    sat.say(wav)
+    deadline = time.monotonic() + 60
+    while (link.turns_done <= done or len(list(sat.speaker.glob("reply-*.json"))) <= replies) \
+            and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    said = json.loads((sat.mic / f"said-{sat.said}.json").read_text())
+    reply = json.loads(sorted(sat.speaker.glob("reply-*.json"), key=lambda p: int(p.stem.split("-")[1]))[-1]
+                       .read_text())
+    end_of_speech = float(said["t"]) + decided / SAMPLE_RATE
+    calls = [e for e in trace.of_type(EventType.TOOL_CALL)]
+    await components.tools.get("cancel_all_alarms").handler({})
+    await components.tools.get("cancel_timer").handler({})
+    while link.mode != "wake" and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    return {"action": 1000 * (marks["action"][-1] - end_of_speech) if marks.get("action") else float("nan"),
+            "audio": 1000 * (float(reply["first"]) - end_of_speech),
+            "hop": 1000 * (marks["speech_end"][-1] - end_of_speech) if marks.get("speech_end") else float("nan"),
+            "source": str(calls[-1].fields["source"]) if calls else "none"}
+
+
+async def satellite_run(components: Components, samples: list[tuple[str, np.ndarray]], n: int) -> None:
+    """Local live loop and the satellite hop, same utterances, same run: idle, then a CPU hog per core."""
+    from hearthd.daemon.satellites import SatelliteHub
+
+    python = satellite_python()
+    if python is None:
+        print("no wyoming-satellite virtual environment (run tests/test_satellites.py once to make it): skipped")
+        return
+    chosen = [(name, np.concatenate([quiet(0.3), audio, quiet(1.0)])) for name, audio in samples
+              if name in FAST_SAMPLES]
+    root = Path(tempfile.mkdtemp(prefix="hearthd-satellite-bench-"))
+    wavs = {}
+    decided = {}
+    for name, audio in chosen:
+        wavs[name] = root / f"{name}.wav"
+        write_wav(wavs[name], audio, SAMPLE_RATE)
+        decided[name] = decision_sample(components, audio)
+    streaming_ms = components.cfg.vad.speculate_ms
+    sat = BenchSatellite(python, root / "satellite")
+    trace = Trace()
+    marks: dict[str, list[float]] = {}
+
+    def mark(event: Any) -> None:
+        if event.type == EventType.SPEECH_END:
+            marks.setdefault("speech_end", []).append(time.monotonic())
+        elif event.type == EventType.TIMING and event.fields.get("stage") == "end_of_speech_to_action":
+            marks.setdefault("action", []).append(time.monotonic())
+
+    trace.listen(mark)
+    hub = SatelliteHub(components, trace, satellites=[SatelliteConfig(uri=f"tcp://127.0.0.1:{sat.port}",
+                                                                      area="Kitchen", name="bench")])
+    rows: list[tuple[str, str, list[dict[str, float | str]]]] = []
+    cores = len(allowed_cores())
+    try:
+        await hub.start()
+        deadline = time.monotonic() + 30
+        while hub.links["bench"].mode != "wake" and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        if hub.links["bench"].mode != "wake":
+            raise RuntimeError(f"the satellite did not start listening: {(root / 'satellite.log').read_text()}")
+        await satellite_turns(components, sat, hub, trace, marks, wavs[chosen[0][0]], decided[chosen[0][0]])  # warm
+        for label, hogs in (("idle", 0), (f"{cores} hogs", cores)):
+            with cpu_hogs(hogs):
+                await asyncio.sleep(1.5)
+                runs: dict[str, list[dict[str, float | str]]] = {"local batch": [], "local streaming": [],
+                                                                 "satellite": []}
+                for _ in range(n):
+                    for name, audio in chosen:  # interleaved: drift and load hit every path alike
+                        for mode, speculate in (("local batch", 0), ("local streaming", streaming_ms)):
+                            components.cfg.vad.speculate_ms = speculate
+                            runs[mode].append(await one_turn(components, audio))
+                        runs["satellite"].append(await satellite_turns(components, sat, hub, trace, marks,
+                                                                       wavs[name], decided[name]))
+                for path, got in runs.items():
+                    rows.append((label, path, got))
+                    each = [f"{float(r['action']):.0f}/{float(r['audio']):.0f}" for r in got]
+                    print(f"  {label}, {path}: action/reply audio ms " + ", ".join(each), flush=True)
+    finally:
+        components.cfg.vad.speculate_ms = streaming_ms
+        await hub.stop()
+        sat.close()
+    print(f"\nthe satellite hop, {n} runs × {len(chosen)} utterances (fast path), {cores} cores, real-time pace; "
+          "ms, end of speech = the endpointer's sample captured (the satellite: by its microphone)\n")
+    print("| load | path | turns | → action p50 | → action p95 | → reply audio p50 | → reply audio p95 | "
+          "hop to the hub p50 | satellite / local batch, → action |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for label in dict.fromkeys(r[0] for r in rows):
+        batch = statistics.median(float(r["action"]) for lab, p, got in rows if lab == label and p == "local batch"
+                                  for r in got)
+        for lab, path, got in rows:
+            if lab != label:
+                continue
+            action = [float(r["action"]) for r in got]
+            audio = [float(r["audio"]) for r in got]
+            hop = statistics.median(float(r["hop"]) for r in got) if path == "satellite" else float("nan")
+            ratio = f"{statistics.median(action) / batch:.2f}×" if path != "local batch" else "1.00×"
+            print(f"| {label} | {path} | {len(got)} | {statistics.median(action):.0f} | {p95(action):.0f} | "
+                  f"{statistics.median(audio):.0f} | {p95(audio):.0f} | "
+                  f"{'' if hop != hop else f'{hop:.0f}'} | {ratio} |")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-n", type=int, default=3, help="runs per sample and mode")
@@ -147,6 +337,8 @@ async def main() -> None:
     parser.add_argument("--loaded", action="store_true", help="also the model path with a CPU hog per core")
     parser.add_argument("--loaded-only", action="store_true", help="only the loaded run")
     parser.add_argument("--budgets", default="", help="agent.max_turn_s values besides the default, e.g. 3")
+    parser.add_argument("--satellite", action="store_true",
+                        help="only the satellite hop: wyoming-satellite against the local microphone, idle, loaded")
     args = parser.parse_args()
     os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="hearthd-bench-"))
     empty = Path(tempfile.mkdtemp()) / "config.toml"
@@ -158,6 +350,9 @@ async def main() -> None:
     components.prepare_model()  # as the daemon does after READY: the catalogue prefixes ready
     samples = utterances(components)
     await one_turn(components, samples[0][1])  # warm-up: caches, first-call costs
+    if args.satellite:
+        await satellite_run(components, samples, args.n)
+        return
     if args.loaded or args.loaded_only:
         budgets = [cfg.agent.max_turn_s] + [float(b) for b in args.budgets.split(",") if b.strip()]
         await loaded_run(components, samples, args.n, budgets)

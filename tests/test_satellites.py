@@ -4,12 +4,15 @@ speaker that keeps what it plays (tests/satellite_snd.py), a real mosquitto and 
 
 The satellites run without a wake service, streaming all the time; hearthd hears the wake word ("Okay Nabu", from
 samples/), the endpointer finds the end of the request, whisper transcribes it, the fast path acts in the
-satellite's room, and Piper's reply is played by that satellite's speaker."""
+satellite's room, and Piper's reply is played by that satellite's speaker. A timer set from a satellite rings
+there, "stop" said to a satellite stops what it plays (and the alarm ringing there), and the daemon shows each
+satellite's connectivity in Home Assistant over MQTT."""
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import os
 import shutil
 import signal
@@ -21,6 +24,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import aiomqtt
 import numpy as np
 import pytest
 
@@ -28,8 +32,13 @@ from hearthd.audio.io import resample
 from hearthd.audio.wavio import read_wav
 from hearthd.config import Config, SatelliteConfig
 from hearthd.daemon.components import Components
+from hearthd.daemon.ha_device import machine_key
+from hearthd.daemon.headless import run_headless
 from hearthd.daemon.satellites import Mode, SatelliteHub
+from hearthd.daemon.scheduler import Scheduler
 from hearthd.events import EventType, Trace
+from hearthd.locale import phrase
+from hearthd.tools.alarms import AlarmBook, turn_origin
 
 from .conftest import SAMPLES
 from .mqtt_sim import DEVICES, DeviceSimulator, SimDevice, simulator
@@ -199,11 +208,12 @@ def utterances(components: Components, tmp_path_factory: pytest.TempPathFactory)
     out = tmp_path_factory.mktemp("utterances")
     wake = read_wav(SAMPLES / "en_alarm_0730.wav")[: int(1.3 * 16000)]  # noise, "Okay Nabu.", a little pause
     made = {}
-    for key, text in (("on", "Turn on the light."), ("off", "Turn off the light.")):
+    for key, text in (("on", "Turn on the light."), ("off", "Turn off the light."),
+                      ("timer", "Set a timer for six seconds."), ("stop", "Stop.")):
         speech = components.voices.synthesize(text, "en")
         request = resample(np.asarray(speech.audio, dtype=np.int16), speech.rate, 16000)
-        audio = np.concatenate([np.zeros(3200, np.int16), wake, np.zeros(4800, np.int16), request,
-                                np.zeros(int(1.5 * 16000), np.int16)])
+        said = [np.zeros(4800, np.int16)] if key == "stop" else [wake, np.zeros(4800, np.int16)]  # no wake word
+        audio = np.concatenate([np.zeros(3200, np.int16), *said, request, np.zeros(int(1.5 * 16000), np.int16)])
         path = made[key] = out / f"{key}.wav"
         with wave.open(str(path), "wb") as w:
             w.setnchannels(1)
@@ -382,3 +392,272 @@ async def test_a_satellite_killed_and_started_again_is_served_again(satellites: 
     await kitchen.wait_replies(1, timeout=30)
     await bedroom.wait_replies(1, timeout=30)
     assert len(home.commands_to("kitchen_light")) == 1 and len(home.commands_to("bedroom_light")) == 1
+
+
+# -- rings, "stop", Home Assistant --------------------------------------------------------------------------------
+
+LONG = ("The house is quiet now. The lights are off, the doors are closed and every window is shut. Tomorrow will be "
+        "sunny and mild.")
+
+
+def seconds_of(wav: Path) -> float:
+    with wave.open(str(wav), "rb") as w:
+        return w.getnframes() / w.getframerate()
+
+
+def barges(hub: Hub) -> list[dict[str, Any]]:
+    return [e.fields for e in hub.trace.of_type(EventType.BARGE_IN)]
+
+
+def test_alarms_remember_where_they_were_set_and_an_old_store_still_loads(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "alarms.db"
+    old = sqlite3.connect(db)  # a store from before satellites: no origin column
+    old.executescript("""CREATE TABLE alarms (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL DEFAULT 'alarm', at_utc TEXT NOT NULL,
+        zone TEXT NOT NULL, label TEXT NOT NULL DEFAULT '', lang TEXT NOT NULL DEFAULT 'en', seconds INTEGER,
+        state TEXT NOT NULL DEFAULT 'pending', created_utc TEXT NOT NULL, repeat TEXT NOT NULL DEFAULT '',
+        wall TEXT NOT NULL DEFAULT '', left_s INTEGER);""")
+    old.execute("INSERT INTO alarms (kind, at_utc, zone, seconds, created_utc) VALUES ('timer', "
+                "'2099-01-01T00:00:00+00:00', 'UTC', 60, '2026-01-01T00:00:00+00:00')")
+    old.commit()
+    old.close()
+    book = AlarmBook(path=db)
+    assert book.store.moved_aside is None
+    [before] = book.timers()
+    assert before.origin == ""  # set here, as every alarm was then
+    token = turn_origin.set("kitchen")
+    try:
+        kitchen = book.add_timer(30)
+    finally:
+        turn_origin.reset(token)
+    book.close()
+    again = AlarmBook(path=db)  # kept
+    assert {t.id: t.origin for t in again.timers()} == {before.id: "", kitchen.id: "kitchen"}
+    # "stop" said in the kitchen (a stop turn there) stops what rings for the kitchen, not what rings here
+    for timer in again.timers():
+        again.set_state(timer, "ringing")
+    token = turn_origin.set("kitchen")
+    try:
+        result = asyncio.run(again.stop({}))
+    finally:
+        turn_origin.reset(token)
+    assert [a["id"] for a in result.data["stopped"]] == [kitchen.id]
+    assert [a.id for a in again.ringing()] == [before.id]
+    again.close()
+
+
+async def test_where_an_alarm_rings(components: Components) -> None:
+    """`rings = "here"`: on the satellite it was set from, the local speaker when that one is offline; "all": every
+    connected satellite and the local speaker; set here (or from a satellite no longer configured): here."""
+    from types import SimpleNamespace
+
+    hub = SatelliteHub(components, Trace(), satellites=[SatelliteConfig(uri="tcp://127.0.0.1:1", name="kitchen"),
+                                                        SatelliteConfig(uri="tcp://127.0.0.1:2", name="bedroom"),
+                                                        SatelliteConfig(uri="tcp://127.0.0.1:3", name="hall",
+                                                                        rings="all")])
+    hub.links["kitchen"].available = hub.links["hall"].available = True
+    hub.links["bedroom"].available = False
+
+    def where(origin: str) -> dict[str, Any]:
+        return hub.route(SimpleNamespace(origin=origin)).fields()
+
+    assert where("kitchen") == {"local": False, "satellites": ["kitchen"]}
+    assert where("bedroom") == {"local": True, "satellites": [], "offline": "bedroom",
+                                "note": "satellite bedroom is offline: ringing here"}
+    assert where("hall") == {"local": True, "satellites": ["kitchen", "hall"]}
+    assert where("") == {"local": True, "satellites": []}
+    assert where("attic")["local"] is True and "attic" in where("attic")["note"]
+
+
+async def test_stop_said_to_one_satellite_stops_its_reply_and_not_the_other(satellites: dict[str, Satellite],
+                                                                              hub_for: Any,
+                                                                              utterances: dict[str, Path]) -> None:
+    kitchen, bedroom = satellites["kitchen"], satellites["bedroom"]
+    kitchen.start()
+    bedroom.start()
+    hub = await hub_for(kitchen, bedroom)
+    await hub.wait_listening("kitchen")
+    await hub.wait_listening("bedroom")
+
+    speaking = asyncio.gather(hub.hub.say(LONG, "en", "kitchen"), hub.hub.say(LONG, "en", "bedroom"))
+    await hub.wait(lambda: hub.hub.links["kitchen"].playing and hub.hub.links["bedroom"].playing, 30,
+                   "the satellites do not play")
+    kitchen.say(utterances["stop"])
+    async with asyncio.timeout(40):
+        await speaking
+    [barge] = barges(hub)
+    assert barge["satellite"] == "kitchen" and barge["by"] == "stop" and barge["stopped"] == []
+    played = {e.fields["satellite"]: e.fields for e in hub.trace.of_type(EventType.AUDIO_OUT)}
+    assert played["kitchen"]["cut_at_s"] < played["kitchen"]["of_s"] - 2.5, played
+    assert "cut_at_s" not in played["bedroom"], played
+    [cut] = await kitchen.wait_replies(1, timeout=10)
+    [whole] = await bedroom.wait_replies(1, timeout=10)
+    assert seconds_of(cut) < played["kitchen"]["cut_at_s"] + 0.2  # what the speaker got: no more than was sent
+    assert seconds_of(whole) > seconds_of(cut) + 2.5
+    await hub.wait_listening("kitchen")  # and it listens for the wake word again
+
+
+async def test_a_timer_set_in_the_kitchen_rings_there_and_stop_there_stops_it(satellites: dict[str, Satellite],
+                                                                                hub_for: Any,
+                                                                                utterances: dict[str, Path]) -> None:
+    kitchen, bedroom = satellites["kitchen"], satellites["bedroom"]
+    kitchen.start()
+    bedroom.start()
+    hub = await hub_for(kitchen, bedroom)
+    book = hub.components.alarms
+    await hub.wait_listening("kitchen")
+    await hub.wait_listening("bedroom")
+    rang_here: list[int] = []
+
+    async def ring(alarm: Any, count: int) -> None:  # as the daemon's (headless.py): routed by the hub
+        route = hub.hub.route(alarm)
+        text = phrase(alarm.lang, "timer.done", label=alarm.label).strip()
+        hub.trace.emit(EventType.ALARM, id=alarm.id, count=count, **route.fields())
+        if route.satellites:
+            await hub.hub.ring_on(route.satellites, alarm, text)
+        if route.local:
+            rang_here.append(alarm.id)
+
+    kitchen.say(utterances["timer"])
+    await hub.wait(lambda: book.timers(), 60, "no timer was set")
+    [timer] = book.timers()
+    assert (timer.origin, timer.seconds) == ("kitchen", 6)
+    token = turn_origin.set("bedroom")  # one set in the bedroom, ringing at the same time
+    try:
+        other = book.add_timer(book.left(timer))
+    finally:
+        turn_origin.reset(token)
+    await kitchen.wait_replies(1, timeout=30)  # "Timer set for 6 seconds."
+    stopping = asyncio.Event()
+    scheduler = asyncio.create_task(Scheduler(book, ring, repeat=3.0, max_rings=6).run(stopping))
+    try:
+        await hub.wait(lambda: hub.hub.links["kitchen"].ringing, 20, "the kitchen does not ring")
+        kitchen.say(utterances["stop"])
+        await hub.wait(lambda: barges(hub), 15, "'stop' was not heard in the kitchen")
+        [barge] = barges(hub)
+        assert barge["satellite"] == "kitchen" and barge["stopped"] == [timer.id]
+        await hub.wait(lambda: [a.id for a in book.ringing()] == [other.id], 5, "the bedroom's timer does not ring")
+        await bedroom.wait_replies(len(bedroom.replies()) + 1, timeout=15)  # it rings on, there: rung again
+    finally:
+        stopping.set()
+        await scheduler
+    await asyncio.sleep(0.5)
+    assert len(kitchen.replies()) == 2  # "Timer set …" and one ring: stopped there, not rung again
+    rung = [e.fields["satellite"] for e in hub.trace.of_type(EventType.AUDIO_OUT) if e.fields.get("ring")]
+    assert rung.count("kitchen") == 1 and rung.count("bedroom") >= 2
+    assert rang_here == []  # nothing rang on the local speaker
+    for alarm in book.ringing():
+        book.finish(alarm)
+
+
+async def _retained(port: int, topic: str, seconds: float = 0.5) -> dict[str, str]:
+    seen: dict[str, str] = {}
+    async with aiomqtt.Client("127.0.0.1", port, identifier="test-satellites-observer") as client:
+        await client.subscribe(topic, qos=1)
+        try:
+            async with asyncio.timeout(seconds):
+                async for m in client.messages:
+                    if m.retain:
+                        seen[m.topic.value] = bytes(m.payload).decode()
+        except TimeoutError:
+            pass
+    return {k: v for k, v in seen.items() if v}
+
+
+async def _daemon(cfg: Config, ring_output: Path) -> tuple[asyncio.Task[None], Trace, Components]:
+    components = Components(cfg)
+    trace = Trace()
+    daemon = asyncio.create_task(run_headless(components, trace, ring_output=str(ring_output)))
+    async with asyncio.timeout(60):
+        while not trace.of_type(EventType.READY):
+            assert not daemon.done(), daemon.exception() if daemon.done() else None
+            await asyncio.sleep(0.05)
+        await components.mqtt.ready(10)
+    return daemon, trace, components
+
+
+async def _end(daemon: asyncio.Task[None]) -> None:
+    os.kill(os.getpid(), signal.SIGTERM)  # the daemon's own handler takes it (and stops)
+    await asyncio.wait_for(daemon, 40)
+
+
+def _connected(trace: Trace, name: str) -> bool | None:
+    seen = [e.fields["available"] for e in trace.of_type(EventType.LISTENING) if e.fields.get("satellite") == name]
+    return seen[-1] if seen else None
+
+
+async def _until(what: Any, timeout: float, why: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not what():
+        if time.monotonic() > deadline:
+            raise TimeoutError(why)
+        await asyncio.sleep(0.05)
+
+
+async def test_the_daemon_shows_its_satellites_in_home_assistant_and_rings_where_it_can(
+        satellites: dict[str, Satellite], broker: Broker, base_config: Config, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    kitchen, bedroom = satellites["kitchen"], satellites["bedroom"]
+    kitchen.start()
+    bedroom.start()
+    rings = tmp_path / "rings"
+    discovery = f"homeassistant/device/hearthd_{machine_key('testnode')}/config"
+    state = "hearthd/testnode/satellite/"
+    daemon, trace, components = await _daemon(hub_config(base_config, broker, [kitchen, bedroom]), rings)
+    try:
+        await _until(lambda: _connected(trace, "kitchen") and _connected(trace, "bedroom"), 20, "not connected")
+        await asyncio.sleep(0.3)
+        seen = await _retained(broker.port, "#")
+        cmps = json.loads(seen[discovery])["cmps"]
+        assert cmps["satellite_kitchen"]["p"] == "binary_sensor"
+        assert cmps["satellite_kitchen"]["name"] == "kitchen satellite"
+        assert cmps["satellite_kitchen"]["dev_cla"] == "connectivity"
+        assert cmps["satellite_kitchen"]["stat_t"] == state + "kitchen"
+        assert cmps["satellite_bedroom"]["uniq_id"] != cmps["satellite_kitchen"]["uniq_id"]
+        assert (seen[state + "kitchen"], seen[state + "bedroom"]) == ("ON", "ON")
+
+        token = turn_origin.set("kitchen")  # a timer set from the kitchen
+        try:
+            components.alarms.add_timer(1)
+        finally:
+            turn_origin.reset(token)
+        [ring] = await kitchen.wait_replies(1, timeout=20)  # rung on the kitchen's speaker
+        assert seconds_of(ring) > 1.0  # the chime and "Time's up!"
+        [alarm] = [e.fields for e in trace.of_type(EventType.ALARM)]
+        assert (alarm["satellites"], alarm["local"]) == (["kitchen"], False)
+        assert not rings.exists() or not list(rings.glob("ring-*.wav"))  # not here
+        for ringing in components.alarms.ringing():
+            components.alarms.finish(ringing)
+
+        kitchen.kill()
+        await _until(lambda: _connected(trace, "kitchen") is False, 10, "the kitchen's loss is not seen")
+        await asyncio.sleep(0.3)
+        assert (await _retained(broker.port, state + "#"))[state + "kitchen"] == "OFF"
+        token = turn_origin.set("kitchen")  # set there; rings while the kitchen is away: here, and said so
+        try:
+            components.alarms.add_timer(1)
+        finally:
+            turn_origin.reset(token)
+        await _until(lambda: rings.exists() and list(rings.glob("ring-*.wav")), 20, "it did not ring here")
+        last = trace.of_type(EventType.ALARM)[-1].fields
+        assert last["local"] is True and last["offline"] == "kitchen" and "offline" in last["note"]
+        for ringing in components.alarms.ringing():
+            components.alarms.finish(ringing)
+    finally:
+        await _end(daemon)
+
+    # the kitchen's satellite is taken out of the config: Home Assistant loses its entity, and its state
+    daemon, trace, components = await _daemon(hub_config(base_config, broker, [bedroom]), rings)
+    try:
+        await _until(lambda: _connected(trace, "bedroom"), 20, "the bedroom is not connected")
+        await asyncio.sleep(0.5)
+        seen = await _retained(broker.port, "#")
+        cmps = json.loads(seen[discovery])["cmps"]
+        assert cmps["satellite_kitchen"] == {"p": "binary_sensor"}
+        assert cmps["satellite_bedroom"]["name"] == "bedroom satellite"
+        assert state + "kitchen" not in seen and seen[state + "bedroom"] == "ON"
+    finally:
+        await _end(daemon)

@@ -1,6 +1,11 @@
 """hearthd itself as a Home Assistant device: its discovery message, its published state, and the commands Home
 Assistant sends to its own entities (mute, listen, language). The MQTT link (mqtt.py) carries the messages;
-`ask` and `announce` are requests to the assistant and stay with the link."""
+`ask` and `announce` are requests to the assistant and stay with the link.
+
+Each configured Wyoming satellite (daemon/satellites.py) is a connectivity binary_sensor of the device ("<name>
+satellite"): ON while hearthd is connected to it, OFF when not, retained on `<base>/satellite/<key>`. A satellite
+no longer configured is withdrawn: its component is sent as only its platform (Home Assistant removes it) and its
+retained state is cleared, once hearthd sees its own retained discovery still naming it."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import hashlib
 import json
 import logging
 import math
+import re
 from collections.abc import Awaitable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,6 +63,8 @@ class HaDevice:
         self.reply_attributes: dict[str, Any] = {"text": "", "lang": ""}
         self.error_attributes: dict[str, Any] = {"code": "", "message": "", "at": ""}
         self.problems: dict[str, str] = {}  # part → what is wrong with it (Components.problems)
+        self.satellites: dict[str, bool] = {}  # the configured satellites (by name) → connected now (the daemon)
+        self._withdrawn: set[str] = set()  # satellite components of an earlier run to remove (their keys)
         self.ignored = 0  # commands for a control this hearthd does not have
         self.rejected = 0  # commands with a value the control does not take
 
@@ -120,6 +128,12 @@ class HaDevice:
         for name, config in controls.items():
             # Withdrawn where it would do nothing: a component with only its platform is removed by Home Assistant
             cmps[name] = config if present[name] else {"p": config["p"]}
+        for name, key in self._satellite_keys().items():
+            cmps[f"satellite_{key}"] = {"p": "binary_sensor", "name": f"{name} satellite", "dev_cla": "connectivity",
+                                        "stat_t": self._satellite_topic(key), "pl_on": "ON", "pl_off": "OFF",
+                                        "ent_cat": "diagnostic"}
+        for key in sorted(self._withdrawn - set(self._satellite_keys().values())):
+            cmps[f"satellite_{key}"] = {"p": "binary_sensor"}
         for name, config in cmps.items():
             if len(config) > 1:
                 config.update(uniq_id=self._id(name), obj_id=f"hearthd_{self.node}_{name}", qos=1)
@@ -157,6 +171,57 @@ class HaDevice:
                              qos=1, retain=True)
         await client.publish(f"{self.base}/problems/attributes", json.dumps(self.problems, ensure_ascii=False),
                              qos=1, retain=True)
+        for name, key in self._satellite_keys().items():
+            await client.publish(self._satellite_topic(key), "ON" if self.satellites[name] else "OFF", qos=1,
+                                 retain=True)
+
+    # -- the satellites' connectivity ------------------------------------------------------------------------
+
+    def _satellite_keys(self) -> dict[str, str]:
+        """Each satellite's key in ids and topics: its name in lower-case letters and digits ("Living room" →
+        living_room), with a short hash where that is empty or taken."""
+        keys: dict[str, str] = {}
+        for name in self.satellites:
+            key = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+            if not key or key in keys.values():
+                key = f"{key}_{hashlib.sha256(name.encode()).hexdigest()[:6]}".lstrip("_")
+            keys[name] = key
+        return keys
+
+    def _satellite_topic(self, key: str) -> str:
+        return f"{self.base}/satellite/{key}"
+
+    async def set_satellite(self, name: str, connected: bool) -> None:
+        """A satellite connected or was lost (SatelliteHub's on_availability): its binary_sensor follows."""
+        if name not in self.satellites:
+            return
+        self.satellites[name] = connected
+        if self._publishing:
+            await self.link.send_now(self._satellite_topic(self._satellite_keys()[name]),
+                                     "ON" if connected else "OFF", retain=True)
+
+    async def on_own_discovery(self, client: Any, payload: bytes) -> None:
+        """hearthd's own retained discovery, as the broker replays it: satellites it still names that are no
+        longer configured are withdrawn (discovery sent again without them, their retained state cleared)."""
+        if client is None or not self._publishing:
+            return
+        try:
+            cmps = json.loads(payload or b"{}").get("cmps") or {}
+        except (ValueError, AttributeError):
+            return
+        if not isinstance(cmps, dict):
+            return
+        now = set(self._satellite_keys().values())
+        stale = {name[len("satellite_"):] for name, config in cmps.items()
+                 if name.startswith("satellite_") and isinstance(config, dict) and len(config) > 1}
+        stale -= now
+        if not stale - self._withdrawn:
+            return
+        self._withdrawn |= stale
+        topic, discovery = self.discovery()
+        await client.publish(topic, json.dumps(discovery, ensure_ascii=False), qos=1, retain=True)
+        for key in sorted(stale):
+            await client.publish(self._satellite_topic(key), b"", qos=1, retain=True)
 
     def _state_payload(self) -> dict[str, Any]:
         out = dict(self.status)

@@ -30,6 +30,7 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
     With `audio` (a capture source and a sink) the live loop runs too: wake word, turns, spoken replies, rings."""
     cfg = components.cfg
     said = {"n": 0}
+    satellites: Any = None  # the rooms' satellites (a SatelliteHub), once started below; rings may go there
     # One turn at a time, whoever asks (microphone, D-Bus, MQTT); a question is answered only in its own
     # conversation (dialogue.py): another requester's "yes" is a request of its own.
     turns = asyncio.Lock()
@@ -63,9 +64,14 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
     async def ring(alarm: Any, count: int) -> None:
         key = "timer.done" if alarm.kind == "timer" else "alarm.ringing"
         text = phrase(alarm.lang, key, time=spoken_time(alarm.hhmm), label=alarm.label).strip()
+        # set from a satellite: it rings there (or everywhere, `rings = "all"`); here when that one is offline
+        route = satellites.route(alarm) if satellites is not None else None
         trace.emit(EventType.ALARM, id=alarm.id, kind=alarm.kind, label=alarm.label, lang=alarm.lang, count=count,
-                   text=text)
-        if ring_output:  # the chime, then the words in the alarm's own language (the sink plays this live)
+                   text=text, **(route.fields() if route is not None else {}))
+        if route is not None and route.satellites and satellites is not None:
+            await satellites.ring_on(route.satellites, alarm, text)
+        local = route is None or route.local
+        if ring_output and local:  # the chime, then the words in the alarm's own language (the sink plays this live)
             import numpy as np
 
             from ..audio.chime import chime
@@ -78,7 +84,7 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
                 trace.emit(EventType.ERROR, code="tts-failed", message=str(e))
                 audio, rate = chime(22050), 22050
             await write(f"ring-{alarm.id}-{count}.wav", audio, rate)
-        if live is not None:  # heard now; the wake word (then "stop") cuts it like any reply
+        if live is not None and local:  # heard now; the wake word (then "stop") cuts it like any reply
             await live.ring(text, alarm.lang)
         if components.notifier is not None and count == 1:
             await components.notifier.notify(phrase(alarm.lang, "notify.alarm"), text, urgency="critical")
@@ -133,6 +139,10 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
             wake_word=_setter(settings, "wake_word") if live_controls and cfg.wake.enabled else None,
             wake_words=builtin_models())
         link = components.mqtt_link()
+        if cfg.satellites:  # each satellite's connectivity in Home Assistant (ha_device.py)
+            from .satellites import satellite_name
+
+            link.device.satellites = {satellite_name(s): False for s in cfg.satellites if s.uri}
         link.device.status.update(muted="ON" if chosen.muted else "OFF", language=cfg.general.language,
                                   volume=chosen.volume, wake_word=cfg.wake.model if cfg.wake.enabled else "")
         link.start()
@@ -205,7 +215,11 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
     if cfg.satellites:  # the rooms' Wyoming satellites, each served in its own room (daemon/satellites.py)
         from .satellites import SatelliteHub
 
-        satellites = SatelliteHub(components, trace, pipeline, turns, stopping=stopping)
+        def available(name: str, up: bool) -> None:
+            if link is not None:
+                later(link.device.set_satellite(name, up))
+
+        satellites = SatelliteHub(components, trace, pipeline, turns, stopping=stopping, on_availability=available)
         await satellites.start()
     if live is not None:
         await live.prepare()  # the microphone is open before anyone is told hearthd is ready

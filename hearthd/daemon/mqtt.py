@@ -398,6 +398,8 @@ class MqttLink:
         self.catalogue.on_message(topic, text)
 
     async def _on_discovery(self, client: Any, topic: str, payload: bytes) -> None:
+        if topic == self.device.discovery_topic and not self.one_shot:  # its own, replayed: a satellite gone?
+            await self.device.on_own_discovery(client, payload)
         try:
             discovery = parse_discovery(topic, payload, self.cfg.discovery_prefix, self.cfg.max_json_depth)
         except DiscoveryError as e:

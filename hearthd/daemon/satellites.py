@@ -16,7 +16,18 @@ time, whoever asks) and the CPU gate, whisper transcribes it; the hub answers wi
 in the satellite's own conversation (`satellite:<name>`, daemon/dialogue.py) *in the satellite's room*
 (`library.turn_area`: "turn on the light" said in the kitchen is the kitchen light), then `synthesize` and the reply
 as `audio-start`/`audio-chunk`/`audio-stop`, to that satellite only. While the reply plays (its length, or until
-the satellite says `played`) what its microphone hears is not listened to: that is hearthd's own voice.
+the satellite says `played`) what its microphone hears is not a request: that is hearthd's own voice.
+
+The reply goes out at the pace it plays (`LEAD_S` ahead): wyoming-satellite 1.0.0 has no event that stops its
+speaker, it plays what it was sent until `audio-stop`. So "stop" said to *that* satellite while it plays (the stop
+words of the live loop, `policy.is_stop`, a short utterance transcribed on its own) ends the stream there: no more
+chunks, `audio-stop` at once; what is already at the satellite (at most `LEAD_S`) plays out. Other satellites go on.
+
+Alarms and timers remember who set them (`tools.alarms.turn_origin`, set for the satellite's turns): one set from
+a satellite rings there (`[[satellites]] rings = "here"`), or on every satellite and the local speaker ("all").
+`SatelliteHub.route` decides where (a satellite that is offline at ring time: the local speaker, and the trace says
+so); `ring_on` plays the chime and the words. "stop" said to a satellite while an alarm rings there stops that
+alarm (those rung on it), as the live loop does for the local microphone; an alarm ringing elsewhere rings on.
 
 Each satellite has its own connection task: one that drops (or never answers) is reconnected with a bounded
 backoff (1 s doubling to 30 s) and never affects another satellite, a turn or the daemon. Its availability is a
@@ -31,7 +42,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -50,13 +61,16 @@ from wyoming.vad import VoiceStarted, VoiceStopped
 from wyoming.wake import Detection
 
 from ..agent.library import turn_area
+from ..audio.chime import chime
 from ..audio.io import Resampler, resample
 from ..audio.vad import Endpointer, EndpointState, SpeechProbability
 from ..audio.wavio import SAMPLE_RATE
 from ..config import SatelliteConfig
 from ..events import EventType, Trace
+from ..tools.alarms import turn_origin
 from .components import Components
 from .pipeline import Pipeline
+from .policy import is_stop
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +83,8 @@ ECHO_TAIL_S = 0.5  # after the reply's length, a little more of the satellite's 
 REPLY_CHUNK = 1024  # samples per audio-chunk of the reply
 STABLE_S = 5.0  # a connection that lasted this long was a working one: the next try starts at BACKOFF_FIRST_S
 STOP_GRACE_S = 30.0  # a turn in progress when the hub stops is finished (at most this long), not cut in half
+LEAD_S = 0.3  # a reply is sent this far ahead of its playing: what "stop" cannot take back
+STOP_MAX_S = 1.6  # "stop" is short (as in the live loop): longer speech heard while a reply plays is not one
 
 Availability = Callable[[str, bool], None]
 
@@ -122,6 +138,16 @@ class SatelliteLink:
         self._resampler: tuple[int, Resampler] | None = None
         self._stopping = False
         self._turn_started = False  # the turn in `_turn` holds the turn lock (one still waiting is just cancelled)
+        self._play_lock = asyncio.Lock()  # one stream at a time to its speaker (a ring waits for the reply)
+        self.playing = False  # a reply or a ring is being sent: the microphone is heard only for "stop"
+        self.ringing = False  # what plays is an alarm's ring
+        self._ring_tail = False  # what just played (and may still be heard) was a ring
+        self._cut = asyncio.Event()  # "stop" was heard: the stream in progress ends
+        self._plays = 0  # streams begun: a "stop" transcribed late cuts only the one it was said over
+        self.rung: set[int] = set()  # the alarms that rang on this satellite ("stop" here stops those)
+        self._barge: Endpointer | None = None  # finds a short utterance while a reply plays
+        self._barge_audio: list[np.ndarray] = []
+        self.stops_heard = 0
 
     # -- the connection ------------------------------------------------------------------------------------
 
@@ -187,10 +213,14 @@ class SatelliteLink:
 
     async def _prepare(self) -> None:
         """This satellite's own endpointer (the VAD is stateful: one per stream), loaded off the loop once."""
+        loop = asyncio.get_running_loop()
         if self._endpointer is None:
-            loop = asyncio.get_running_loop()
             self._endpointer = await loop.run_in_executor(None, lambda: Endpointer(self.c.cfg.vad,
                                                                                   SpeechProbability()))
+        if self._barge is None:  # as the live loop's: a short utterance, ended by a short pause
+            vad = replace(self.c.cfg.vad, end_silence_ms=350, min_speech_ms=120, max_speech_s=STOP_MAX_S + 0.5,
+                          no_speech_timeout_s=3600.0)
+            self._barge = await loop.run_in_executor(None, lambda: Endpointer(vad, SpeechProbability()))
 
     async def _describe(self) -> None:
         assert self._client is not None
@@ -350,10 +380,11 @@ class SatelliteLink:
 
     def _on_audio(self, chunk: AudioChunk) -> None:
         block = self._pcm(chunk)
+        if len(block) and (self.playing or time.monotonic() < self._quiet_until):
+            self._hear_stop(block)  # hearthd talks here (or just did): only "stop" is listened for
+            return
         if self.mode in (Mode.IDLE, Mode.BUSY) or len(block) == 0:
             return
-        if time.monotonic() < self._quiet_until:
-            return  # hearthd's own reply, heard by the satellite's microphone
         if self.mode == Mode.WAKE:
             detection = self._wake.process(block)
             if detection is not None:
@@ -451,10 +482,12 @@ class SatelliteLink:
             if utterance.pipeline.end_stage == PipelineStage.ASR:
                 return None
             token = turn_area.set(self.area)  # this turn's "here" is the satellite's room
+            origin = turn_origin.set(self.name)  # an alarm or a timer set now rings here
             try:
                 result = await self.hub.pipeline.run_text(transcript.text, language=transcript.lang,
                                                           conversation=self.conversation)
             finally:
+                turn_origin.reset(origin)
                 turn_area.reset(token)
         finally:
             c.inference.leave(end_of_speech)
@@ -510,20 +543,103 @@ class SatelliteLink:
         if not speeches:
             return
         rate = speeches[0].rate
-        await self._write(Synthesize(text=text).event())
-        await self._write(AudioStart(rate=rate, width=2, channels=1).event())
-        seconds = 0.0
-        for speech in speeches:
-            audio = np.asarray(speech.audio, dtype=np.int16)
-            if speech.rate != rate:
-                audio = resample(audio, speech.rate, rate)
-            for start in range(0, len(audio), REPLY_CHUNK):
-                piece = audio[start:start + REPLY_CHUNK]
-                await self._write(AudioChunk(rate=rate, width=2, channels=1, audio=piece.tobytes()).event())
-            seconds += len(audio) / rate
-        await self._write(AudioStop().event())
-        self._quiet_until = time.monotonic() + seconds + ECHO_TAIL_S
-        self.hub.trace.emit(EventType.AUDIO_OUT, seconds=round(seconds, 2), rate=rate, satellite=self.name)
+        parts = [np.asarray(s.audio, dtype=np.int16) if s.rate == rate
+                 else resample(np.asarray(s.audio, dtype=np.int16), s.rate, rate) for s in speeches]
+        await self._stream(np.concatenate(parts), rate, text)
+
+    async def _stream(self, audio: np.ndarray, rate: int, text: str, ring: bool = False) -> bool:
+        """`audio` to the speaker at the pace it plays (LEAD_S ahead); False when "stop" cut it short."""
+        async with self._play_lock:
+            self._cut.clear()
+            self._plays += 1
+            self.playing, self.ringing = True, ring
+            if self._barge is not None:
+                self._barge.reset()
+            self._barge_audio = []
+            started = time.monotonic()
+            sent = 0
+            try:
+                await self._write(Synthesize(text=text).event())
+                await self._write(AudioStart(rate=rate, width=2, channels=1).event())
+                for start in range(0, len(audio), REPLY_CHUNK):
+                    if self._cut.is_set() or self._client is None:
+                        break
+                    piece = audio[start:start + REPLY_CHUNK]
+                    await self._write(AudioChunk(rate=rate, width=2, channels=1, audio=piece.tobytes()).event())
+                    sent += len(piece)
+                    ahead = started + sent / rate - LEAD_S - time.monotonic()
+                    if ahead > 0:
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(self._cut.wait(), ahead)
+                await self._write(AudioStop().event())
+            finally:
+                self.playing = self.ringing = False
+                self._ring_tail = ring
+            cut = sent < len(audio)
+            left = max(0.0, started + sent / rate - time.monotonic())  # already at the satellite: it plays out
+            self._quiet_until = time.monotonic() + left + ECHO_TAIL_S
+            fields: dict[str, Any] = {"seconds": round(sent / rate, 2), "rate": rate, "satellite": self.name}
+            if cut:
+                fields["cut_at_s"] = round(sent / rate, 2)
+                fields["of_s"] = round(len(audio) / rate, 2)
+            if ring:
+                fields["ring"] = True
+            self.hub.trace.emit(EventType.AUDIO_OUT, **fields)
+            return not cut
+
+    async def ring(self, audio: np.ndarray, rate: int, text: str, alarm_id: int) -> None:
+        """An alarm (or a timer) rings on this satellite: the chime and its words, as one stream."""
+        self.rung.add(alarm_id)
+        try:
+            await self._stream(audio, rate, text, ring=True)
+        except Exception as e:  # noqa: BLE001 — the connection dropped meanwhile: the next ring tries again
+            self.hub.trace.emit(EventType.ERROR, code="ring-failed", message=str(e) or type(e).__name__,
+                                satellite=self.name)
+
+    # -- "stop" while it plays ------------------------------------------------------------------------------
+
+    def _hear_stop(self, block: np.ndarray) -> None:
+        """A short utterance while a reply or a ring plays is transcribed; if it only asks for quiet, it stops."""
+        barge = self._barge
+        if barge is None:
+            return
+        self._barge_audio.append(block)
+        state = barge.feed(block)
+        if state == EndpointState.DONE and barge.segment is not None:
+            seg = barge.segment
+            audio = np.concatenate(self._barge_audio)[seg.start:seg.end]
+            barge.reset()
+            self._barge_audio = []
+            if len(audio) <= STOP_MAX_S * SAMPLE_RATE:
+                ringing = self.ringing or (not self.playing and self._ring_tail)
+                self.hub.background(self._check_stop(audio, ringing, self._plays))
+        elif state == EndpointState.TIMEOUT:
+            barge.reset()
+            self._barge_audio = []
+
+    async def _check_stop(self, audio: np.ndarray, ringing: bool, play: int) -> None:
+        lang = self.c.dialogues.get(self.conversation).lang
+        transcript = await asyncio.get_running_loop().run_in_executor(
+            None, self.c.inference.speculative, self.c.stt().transcribe, audio, None, lang)
+        playing = self.playing and self._plays == play  # still the stream it was said over
+        if not is_stop(transcript.text, transcript.lang) or not (playing or ringing):
+            return
+        if playing:
+            self._cut.set()
+        self.stops_heard += 1
+        stopped = self.stop_alarms() if ringing else []
+        self.hub.trace.emit(EventType.BARGE_IN, by="stop", text=transcript.text, lang=transcript.lang,
+                            satellite=self.name, stopped=[a.id for a in stopped])
+
+    def stop_alarms(self) -> list[Any]:
+        """The alarms ringing on this satellite stop (as "stop" stops them at the local microphone): a repeating
+        one moves to its next day. Alarms that ring elsewhere go on."""
+        book = self.c.alarms
+        here = [a for a in book.ringing() if a.id in self.rung]
+        for alarm in here:
+            book.finish(alarm)
+        self.rung -= {a.id for a in here}
+        return here
 
     def _after_turn(self) -> None:
         """Back to what the satellite's pipeline listens for: the wake word again (a streaming satellite), the
@@ -541,6 +657,24 @@ class SatelliteLink:
         else:
             self.mode = Mode.IDLE
             self.pipeline = None
+
+
+@dataclass
+class Route:
+    """Where one ring of an alarm goes."""
+
+    local: bool = True  # the local speaker (the live loop's sink, or --ring-output)
+    satellites: list[str] = field(default_factory=list)
+    offline: str = ""  # the satellite it was set from, offline now
+    note: str = ""
+
+    def fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"local": self.local, "satellites": list(self.satellites)}
+        if self.offline:
+            out["offline"] = self.offline
+        if self.note:
+            out["note"] = self.note
+        return out
 
 
 class SatelliteHub:
@@ -593,6 +727,36 @@ class SatelliteHub:
         """Speak on one satellite (by name), or on every one that is connected."""
         links = [self.links[satellite]] if satellite is not None else list(self.links.values())
         await asyncio.gather(*(link.say(text, lang) for link in links if link.available), return_exceptions=True)
+
+    def route(self, alarm: Any) -> Route:
+        """Where an alarm rings: set from a satellite, there ("here") or everywhere ("all"); set elsewhere (the
+        local microphone, D-Bus, MQTT), on the local speaker. A satellite offline now: the local speaker instead."""
+        origin = str(getattr(alarm, "origin", "") or "")
+        link = self.links.get(origin) if origin else None
+        if link is None:
+            return Route(local=True, note=f"satellite {origin!r} is not configured: ringing here" if origin else "")
+        if link.cfg.rings == "all":
+            return Route(local=True, satellites=[n for n, other in self.links.items() if other.available])
+        if link.available:
+            return Route(local=False, satellites=[origin])
+        return Route(local=True, offline=origin, note=f"satellite {origin} is offline: ringing here")
+
+    async def ring_on(self, names: list[str], alarm: Any, text: str) -> None:
+        """The chime and the alarm's words on these satellites (in the background: the scheduler goes on)."""
+        links = [self.links[n] for n in names if n in self.links]
+        if not links:
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            speech = await loop.run_in_executor(None, self.c.voices.synthesize, text, alarm.lang)
+            audio = np.asarray(speech.audio, dtype=np.int16)
+            audio, rate = np.concatenate([chime(speech.rate), audio]), speech.rate
+        except Exception as e:  # noqa: BLE001 — no voice: the chime alone still wakes you
+            self.trace.emit(EventType.ERROR, code="tts-failed", message=str(e))
+            audio, rate = chime(22050), 22050
+        for link in links:
+            if link.available:
+                self.background(link.ring(audio, rate, text, alarm.id))
 
     def background(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -44,6 +44,9 @@ _PAUSE = {"type": "string", "enum": ["pause", "resume"]}
 
 # The language of the turn that runs a handler: an alarm rings its label in the language it was set in.
 turn_language: ContextVar[str] = ContextVar("turn_language", default="en")
+# Who asked in the turn that runs a handler: "" (this machine: its microphone, D-Bus, MQTT) or a satellite's name
+# (daemon/satellites.py sets it); an alarm or a timer set then rings there.
+turn_origin: ContextVar[str] = ContextVar("turn_origin", default="")
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +63,8 @@ CREATE TABLE IF NOT EXISTS alarms (
     created_utc TEXT NOT NULL,
     repeat TEXT NOT NULL DEFAULT '',         -- '' (once) | daily | weekdays | weekends | monday … sunday
     wall TEXT NOT NULL DEFAULT '',           -- HH:MM on the wall clock, for the next occurrence of a repeat
-    left_s INTEGER                           -- a paused timer: the seconds it had left (at_utc means nothing then)
+    left_s INTEGER,                          -- a paused timer: the seconds it had left (at_utc means nothing then)
+    origin TEXT NOT NULL DEFAULT ''          -- who set it: '' (this machine) or a satellite's name (it rings there)
 );
 CREATE INDEX IF NOT EXISTS alarms_due ON alarms (state, at_utc);
 """
@@ -79,6 +83,7 @@ class Alarm:
     state: str = "pending"
     repeat: str = ""
     left: int | None = None  # a paused timer: seconds left
+    origin: str = ""  # who set it: "" (this machine) or the satellite it was set from (daemon/satellites.py)
 
     @property
     def hhmm(self) -> str:
@@ -235,6 +240,8 @@ class AlarmBook:
                 db.execute(f"ALTER TABLE alarms ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
         if "left_s" not in have:  # a store written before timers could be paused
             db.execute("ALTER TABLE alarms ADD COLUMN left_s INTEGER")
+        if "origin" not in have:  # a store written before satellites: every alarm in it was set here
+            db.execute("ALTER TABLE alarms ADD COLUMN origin TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         self._db.close()
@@ -244,15 +251,15 @@ class AlarmBook:
         return str(getattr(tz, "key", None) or self._now().tzname() or "UTC")
 
     def _row(self, row: tuple[Any, ...]) -> Alarm:
-        id_, kind, at_utc, _zone, label, lang, seconds, state, repeat, left = row
+        id_, kind, at_utc, _zone, label, lang, seconds, state, repeat, left, origin = row
         at = datetime.fromisoformat(at_utc).astimezone(self._now().tzinfo)
-        return Alarm(id_, at, label, kind, lang, seconds, state, repeat, left)
+        return Alarm(id_, at, label, kind, lang, seconds, state, repeat, left, origin or "")
 
     def _select(self, where: str, params: tuple[Any, ...] = ()) -> list[Alarm]:
         with self._lock:
             rows = self._db.execute(
-                "SELECT id, kind, at_utc, zone, label, lang, seconds, state, repeat, left_s FROM alarms WHERE " + where
-                + " ORDER BY at_utc, id", params).fetchall()
+                "SELECT id, kind, at_utc, zone, label, lang, seconds, state, repeat, left_s, origin FROM alarms "
+                "WHERE " + where + " ORDER BY at_utc, id", params).fetchall()
         return [self._row(r) for r in rows]
 
     def _write(self, sql: str, params: tuple[Any, ...], durable: bool = True) -> sqlite3.Cursor:
@@ -295,10 +302,10 @@ class AlarmBook:
 
     def _insert(self, kind: str, at: datetime, label: str, seconds: int | None, repeat: str = "") -> Alarm:
         cur = self._write(
-            "INSERT INTO alarms (kind, at_utc, zone, label, lang, seconds, created_utc, repeat, wall) "
-            "VALUES (?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO alarms (kind, at_utc, zone, label, lang, seconds, created_utc, repeat, wall, origin) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?)",
             (kind, at.astimezone(UTC).isoformat(), self._zone(), label, turn_language.get(), seconds,
-             datetime.now(UTC).isoformat(), repeat, at.strftime("%H:%M")))
+             datetime.now(UTC).isoformat(), repeat, at.strftime("%H:%M"), turn_origin.get()))
         id_ = int(cur.lastrowid or 0)
         return self._select("id = ?", (id_,))[0]
 
@@ -604,6 +611,9 @@ class AlarmBook:
 
     async def stop(self, args: dict[str, Any]) -> ToolResult:
         ringing = self.ringing()
+        origin = turn_origin.get()  # "stop" said to a satellite stops what rings there (set there), if anything
+        if origin:
+            ringing = [a for a in ringing if a.origin == origin] or ringing
         for alarm in ringing:
             self.finish(alarm)
         return ToolResult(bool(ringing), {"stopped": [a.to_dict() for a in ringing]},
