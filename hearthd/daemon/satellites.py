@@ -11,8 +11,9 @@ satellite and its own area), then `run-satellite`. From then on the satellite st
 - `run-pipeline` with `start_stage` "asr": the satellite heard its own wake word; what it streams is the request.
 
 The audio (any rate, width and channels) becomes 16 kHz mono int16 and goes through hearthd's endpointer; the
-end of speech (or the satellite's `audio-stop`) ends the utterance. Under the daemon's turn lock (one turn at a
-time, whoever asks) and the CPU gate, whisper transcribes it; the hub answers with `transcript`, runs the turn
+end of speech (or the satellite's `audio-stop`) ends the utterance. Whisper starts on it in the pause before the
+end of speech is confirmed (`vad.speculate_ms`, speculatively, as the live loop does); under the daemon's turn lock
+(one turn at a time, whoever asks) and the CPU gate, the transcript is used (or whisper transcribes it then); the hub answers with `transcript`, runs the turn
 in the satellite's own conversation (`satellite:<name>`, daemon/dialogue.py) *in the satellite's room*
 (`library.turn_area`: "turn on the light" said in the kitchen is the kitchen light), then `synthesize` and the reply
 as `audio-start`/`audio-chunk`/`audio-stop`, to that satellite only. While the reply plays (its length, or until
@@ -39,7 +40,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -107,6 +110,7 @@ class Utterance:
 
     audio: np.ndarray
     pipeline: RunPipeline
+    speculation: asyncio.Future[Any] | None = None  # its transcript, begun in the pause before the end of speech
 
 
 class SatelliteLink:
@@ -133,6 +137,8 @@ class SatelliteLink:
         self._wake: Any = None
         self._utterance: list[np.ndarray] = []
         self._voice_started = False
+        self._speculation: asyncio.Future[Any] | None = None  # speech to text begun before the end of speech
+        self._speculation_stale: threading.Event | None = None
         self._continuous = False  # listening without a wake word (no trigger before the request)
         self._quiet_until = 0.0  # the reply plays until then: the microphone hears hearthd itself
         self._resampler: tuple[int, Resampler] | None = None
@@ -282,6 +288,7 @@ class SatelliteLink:
                 log.exception("the satellite availability listener failed")
 
     def _reset(self) -> None:
+        self._cancel_speculation()
         self.pipeline = None
         self.mode = Mode.IDLE if self._turn is None or self._turn.done() else Mode.BUSY
         self._utterance = []
@@ -352,6 +359,7 @@ class SatelliteLink:
             vad = replace(vad, no_speech_timeout_s=CONTINUOUS_TIMEOUT_S)
         self._endpointer.cfg = vad
         self._endpointer.reset()
+        self._cancel_speculation()
         self._utterance = []
         self._voice_started = False
         self._continuous = continuous
@@ -403,6 +411,12 @@ class SatelliteLink:
         if state == EndpointState.SPEAKING and not self._voice_started:
             self._voice_started = True
             self._send(VoiceStarted().event())
+        if state == EndpointState.SPEAKING:  # as the live loop: a pause long enough, and STT starts on it
+            quiet = self._endpointer.trailing_silence_ms
+            if self._speculation is None and quiet >= self.c.cfg.vad.speculate_ms > 0:
+                self._speculate()
+            elif self._speculation is not None and quiet == 0:  # speech again: that transcript is stale
+                self._cancel_speculation()
         if state == EndpointState.DONE and self._endpointer.segment is not None:
             self._utterance_done()
         elif state == EndpointState.TIMEOUT:
@@ -413,6 +427,24 @@ class SatelliteLink:
                                 satellite=self.name)
             self._send(Error(text="no speech after the wake word", code="stt-no-speech").event())
             self._after_turn()
+
+    def _speculate(self) -> None:
+        assert self._endpointer is not None
+        audio = np.concatenate(self._utterance)
+        seg = self._endpointer.speech_so_far()
+        stale = self._speculation_stale = threading.Event()
+        job = functools.partial(self.c.inference.speculative, self.c.stt().transcribe, audio[seg.start:seg.end],
+                                None, self.c.dialogues.get(self.conversation).lang, cancelled=stale)
+        future = asyncio.get_running_loop().run_in_executor(None, job)
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())  # a skipped one is no error
+        self._speculation = future
+
+    def _cancel_speculation(self) -> None:
+        if self._speculation is not None:
+            if self._speculation_stale is not None:
+                self._speculation_stale.set()  # not started: it never runs (one under way finishes unused)
+            self._speculation.cancel()
+            self._speculation = None
 
     def _on_audio_stop(self) -> None:
         """The satellite stopped streaming: an utterance in progress ends here; else the pipeline is over."""
@@ -436,8 +468,9 @@ class SatelliteLink:
         if self.hub.stopping is not None and self.hub.stopping.is_set():  # hearthd stops: no new turn begins
             self.mode = Mode.IDLE
             return
+        speculation, self._speculation = self._speculation, None
         self._turn = asyncio.get_running_loop().create_task(
-            self._run_turn(Utterance(audio, self.pipeline), time.monotonic()), name=f"turn {self.name}")
+            self._run_turn(Utterance(audio, self.pipeline, speculation), time.monotonic()), name=f"turn {self.name}")
 
     # -- the turn -----------------------------------------------------------------------------------------
 
@@ -467,12 +500,19 @@ class SatelliteLink:
         c, trace = self.c, self.hub.trace
         loop = asyncio.get_running_loop()
         dialogue = c.dialogues.get(self.conversation)
+        transcript: Any = None
+        if utterance.speculation is not None:  # (awaited outside the gate: it runs only while no turn holds it)
+            with contextlib.suppress(Exception):
+                transcript = await utterance.speculation
+            trace.emit(EventType.TIMING, stage="stt_speculative", ms=round((time.monotonic() - end_of_speech) * 1000,
+                                                                          1), used=transcript is not None)
         await self._enter_gate(end_of_speech)
         try:
-            started = time.monotonic()
-            transcript = await loop.run_in_executor(None, lambda: c.stt().transcribe(utterance.audio, None,
-                                                                                    dialogue.lang))
-            trace.timing("stt", time.monotonic() - started)
+            if transcript is None:
+                started = time.monotonic()
+                transcript = await loop.run_in_executor(None, lambda: c.stt().transcribe(utterance.audio, None,
+                                                                                        dialogue.lang))
+                trace.timing("stt", time.monotonic() - started)
             await self._write(Transcript(text=transcript.text, language=transcript.lang).event())
             if not transcript.text.strip():
                 trace.emit(EventType.ERROR, code="stt-no-text-recognized",
