@@ -39,7 +39,7 @@ from hearthd.config import Config
 from hearthd.daemon.components import Components
 from hearthd.daemon.pipeline import Pipeline
 from hearthd.daemon.wyoming import WyomingServer
-from hearthd.events import Trace
+from hearthd.events import EventType, Trace
 from hearthd.locale import phrase
 
 pytestmark = pytest.mark.models
@@ -477,8 +477,8 @@ async def test_stopping_lets_the_request_in_progress_answer_then_closes(wy_compo
             await client.write_event(Transcribe(language="en").event())
             await send_audio(client, *wav_bytes(SAMPLES / "en_alarm_0730.wav"))
             async with asyncio.timeout(30):
-                while not turns.locked():  # the decode is under way
-                    await asyncio.sleep(0.01)
+                while not (turns.locked() or wy_components.inference.busy):  # the decode is under way (begun in
+                    await asyncio.sleep(0.01)  # the pause before audio-stop, or at it)
             stopping.set()
             _, event = await read_until(client, Transcript)
             assert Transcript.is_type(event.type) and "alarm" in Transcript.from_event(event).text.lower()
@@ -530,3 +530,25 @@ def test_hearthd_run_headless_serves_wyoming_on_the_configured_uri(tmp_path: Pat
             proc.wait(timeout=30)
         out.close()
         err.close()
+
+
+async def test_the_transcript_is_begun_in_the_pause_before_audio_stop(served: Served) -> None:
+    """Home Assistant streams the silence after the words before it sends audio-stop: hearthd starts speech to text
+    in that pause (vad.speculate_ms), as for its own microphone, and answers audio-stop with that transcript. Speech
+    after the pause makes it stale: the words said later are in the transcript."""
+    raw, rate, width, channels = wav_bytes(SAMPLES / "en_alarm_0730.wav")
+    silence = bytes(int(rate * 1.2) * width * channels)
+    async with served.client() as client:
+        transcript = await transcribe(client, raw[int(1.3 * rate) * width * channels:] + silence, rate, width,
+                                      channels, language="en")
+    assert "alarm" in transcript.text.lower() and re.search(r"7[.:]30", transcript.text)
+    used = [e.fields["used"] for e in served.trace.of_type(EventType.TIMING)
+            if e.fields.get("stage") == "wyoming_stt_speculative"]
+    assert used == [True]
+    # words, a pause, more words: the first transcript is dropped, the second covers both
+    first, second = raw[int(1.3 * rate) * width * channels:int(2.6 * rate) * width * channels], raw[
+        int(2.6 * rate) * width * channels:]
+    async with served.client() as client:
+        whole = await transcribe(client, first + silence[: len(silence) // 2] + second + silence, rate, width,
+                                 channels, language="en")
+    assert re.search(r"7[.:]30", whole.text), whole.text

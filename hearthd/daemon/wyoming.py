@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import logging
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +59,7 @@ from wyoming.wake import Detect, Detection, NotDetected
 
 from .. import __version__
 from ..audio.io import Resampler
+from ..audio.vad import Endpointer, EndpointState, SpeechProbability
 from ..audio.wake import MicroWakeWordDetector, builtin_models
 from ..audio.wavio import MAX_RATE, MIN_RATE, SAMPLE_RATE
 from ..events import EventType, Trace
@@ -226,6 +229,15 @@ class _Asr:
     parts: list[np.ndarray] = field(default_factory=list)
     samples: int = 0
     failed: bool = False  # an Error was sent; the rest of this stream is ignored
+    speculation: asyncio.Future[Any] | None = None  # a transcript begun in the pause before audio-stop
+    stale: threading.Event | None = None  # set: that transcript is not wanted (speech went on)
+
+    def cancel(self) -> None:
+        if self.speculation is not None:
+            if self.stale is not None:
+                self.stale.set()  # not started: it never runs (one under way finishes, unused)
+            self.speculation.cancel()
+            self.speculation = None
 
 
 @dataclass
@@ -277,6 +289,7 @@ class WyomingHandler(AsyncEventHandler):
         self._speech: _Speech | None = None
         self._wake_names: tuple[str, ...] = ()
         self._wake_cache: dict[str, MicroWakeWordDetector] = {}
+        self._endpointer: Endpointer | None = None  # this connection's own (a VAD keeps the stream's state)
 
     # -- the event loop of the connection ------------------------------------------------------------------------
 
@@ -300,6 +313,8 @@ class WyomingHandler(AsyncEventHandler):
         except (ConnectionError, asyncio.IncompleteReadError, OSError):
             pass  # the client went away
         finally:
+            if self._asr is not None:
+                self._asr.cancel()
             if task is not None:
                 self.server.tasks.discard(task)
             self.server.handlers.discard(self)
@@ -378,8 +393,12 @@ class WyomingHandler(AsyncEventHandler):
                 raise
             return
         # a new stream (transcribe's language, if one came, still holds)
+        if self._asr is not None:
+            self._asr.cancel()
         asr = _Asr(language=self._asr.language if self._asr is not None else None)
         self._mode, self._asr = "asr", asr
+        if self._endpointer is not None:
+            self._endpointer.reset()
         try:
             _format(start.rate, start.width, start.channels)
         except BadEvent:
@@ -402,6 +421,28 @@ class WyomingHandler(AsyncEventHandler):
             asr.failed = True
             raise
         self._keep(asr, audio)
+        self._watch(asr, audio)
+
+    def _watch(self, asr: _Asr, audio: np.ndarray) -> None:
+        """Speech to text begins in the pause after speech (`vad.speculate_ms`), as the live loop does for the
+        microphone: a client streams its silence before audio-stop, so the transcript is ready at it or soon after.
+        Speech again makes that transcript stale."""
+        if self.cfg.vad.speculate_ms <= 0 or not len(audio):
+            return
+        if self._endpointer is None:
+            self._endpointer = Endpointer(self.cfg.vad, SpeechProbability())
+        endpointer = self._endpointer
+        state = endpointer.feed(audio)
+        if state == EndpointState.SPEAKING:
+            quiet = endpointer.trailing_silence_ms
+            if asr.speculation is None and quiet >= self.cfg.vad.speculate_ms:
+                so_far = np.concatenate(asr.parts)[: endpointer.speech_so_far().end]
+                asr.stale = threading.Event()
+                job = functools.partial(self.c.inference.speculative, self.c.stt().transcribe, so_far, asr.language,
+                                        cancelled=asr.stale)
+                asr.speculation = asyncio.get_running_loop().run_in_executor(None, job)
+            elif asr.speculation is not None and quiet == 0:
+                asr.cancel()
 
     def _keep(self, asr: _Asr, audio: np.ndarray) -> None:
         limit = int(self.cfg.audio.max_input_s * SAMPLE_RATE)
@@ -427,7 +468,16 @@ class WyomingHandler(AsyncEventHandler):
         audio = np.concatenate(asr.parts) if asr.parts else np.zeros(0, dtype=np.int16)
         text, lang = "", asr.language or self.cfg.stt.language or self.cfg.general.language
         if len(audio) >= SAMPLE_RATE // 10:  # less than 0.1 s holds no words (whisper would invent some)
-            transcript = await self.server.transcribe(audio, asr.language)
+            transcript = None
+            if asr.speculation is not None:  # begun in the pause, and no speech came after it
+                started = time.monotonic()
+                with contextlib.suppress(Exception):
+                    transcript = await asyncio.shield(asr.speculation)
+                self.server.trace.emit(EventType.TIMING, stage="wyoming_stt_speculative",
+                                       ms=round((time.monotonic() - started) * 1000, 1), used=transcript is not None)
+                asr.speculation = None
+            if transcript is None:
+                transcript = await self.server.transcribe(audio, asr.language)
             text, lang = transcript.text, transcript.lang
         await self.write_event(Transcript(text=text, language=lang).event())
 
