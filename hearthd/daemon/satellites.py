@@ -14,9 +14,9 @@ The audio (any rate, width and channels) becomes 16 kHz mono int16 and goes thro
 end of speech (or the satellite's `audio-stop`) ends the utterance. Whisper starts on it in the pause before the
 end of speech is confirmed (`vad.speculate_ms`, speculatively, as the live loop does); under the daemon's turn lock
 (one turn at a time, whoever asks) and the CPU gate, that transcript is used (or whisper transcribes it then); the
-hub answers with `transcript`, runs the turn in the satellite's own conversation (`satellite:<name>`, daemon/dialogue.py) *in the satellite's room*
-(`library.turn_area`: "turn on the light" said in the kitchen is the kitchen light), then `synthesize` and the reply
-as `audio-start`/`audio-chunk`/`audio-stop`, to that satellite only. While the reply plays (its length, or until
+hub answers with `transcript`, runs the turn in the satellite's own conversation (`satellite:<name>`,
+daemon/dialogue.py) *in the satellite's room* (`library.turn_area`: "turn on the light" said in the kitchen is the
+kitchen light), then `synthesize` and the reply as `audio-start`/`audio-chunk`/`audio-stop`, to that satellite only. While the reply plays (its length, or until
 the satellite says `played`) what its microphone hears is not a request: that is hearthd's own voice.
 
 The reply goes out at the pace it plays (`LEAD_S` ahead): wyoming-satellite 1.0.0 has no event that stops its
