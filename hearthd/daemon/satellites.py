@@ -16,8 +16,9 @@ end of speech is confirmed (`vad.speculate_ms`, speculatively, as the live loop 
 (one turn at a time, whoever asks) and the CPU gate, that transcript is used (or whisper transcribes it then); the
 hub answers with `transcript`, runs the turn in the satellite's own conversation (`satellite:<name>`,
 daemon/dialogue.py) *in the satellite's room* (`library.turn_area`: "turn on the light" said in the kitchen is the
-kitchen light), then `synthesize` and the reply as `audio-start`/`audio-chunk`/`audio-stop`, to that satellite only. While the reply plays (its length, or until
-the satellite says `played`) what its microphone hears is not a request: that is hearthd's own voice.
+kitchen light), then `synthesize` and the reply as `audio-start`/`audio-chunk`/`audio-stop`, to that satellite only.
+While the reply plays (its length, or until the satellite says `played`) what its microphone hears is not a request:
+that is hearthd's own voice.
 
 The reply goes out at the pace it plays (`LEAD_S` ahead): wyoming-satellite 1.0.0 has no event that stops its
 speaker, it plays what it was sent until `audio-stop`. So "stop" said to *that* satellite while it plays (the stop
