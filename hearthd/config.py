@@ -349,6 +349,11 @@ def _validate(cfg: Config) -> None:
         raise ConfigError(f"unsupported language {cfg.general.language!r}", "general.language")
     if not cfg.stt.languages:
         raise ConfigError("at least one language is needed", "stt.languages")
+    for i, satellite in enumerate(cfg.satellites):
+        if satellite.rings not in ("here", "all"):
+            raise ConfigError(f"must be \"here\" or \"all\", got {satellite.rings!r}", f"satellites[{i}].rings")
+        if not satellite.uri:
+            raise ConfigError("a satellite needs its uri (tcp://HOST:PORT)", f"satellites[{i}].uri")
     for lang, voice in cfg.tts.voices.items():
         if ":" not in voice or voice.split(":", 1)[0] not in ("piper", "espeak"):
             raise ConfigError(f"expected 'piper:<asset or path>' or 'espeak:<voice>', got {voice!r}",

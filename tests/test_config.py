@@ -104,6 +104,10 @@ def test_satellites_and_wyoming_round_trip_and_a_wrong_key_is_named(tmp_path: Pa
     assert again.to_dict() == cfg.to_dict()
     with pytest.raises(ConfigError, match=r"satellites\[0\]\.room"):
         load_config(write(tmp_path, '[[satellites]]\nroom = "Kitchen"\n'), environ={})
+    with pytest.raises(ConfigError, match=r"satellites\[1\]\.rings"):
+        load_config(write(tmp_path, text + 'rings = "everywhere"\n'), environ={})
+    with pytest.raises(ConfigError, match=r"satellites\[0\]\.uri"):
+        load_config(write(tmp_path, '[[satellites]]\narea = "Kitchen"\n'), environ={})
 
 
 def test_cli_config_show_and_error(tmp_path: Path) -> None:
