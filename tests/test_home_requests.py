@@ -29,7 +29,7 @@ async def _until(done: Any, timeout: float) -> None:
             await asyncio.sleep(0.05)
 
 
-async def test_what_people_ask_of_a_home_is_done_in_three_languages(mqtt_config: Config, home: DeviceSimulator) -> None:
+async def test_what_people_ask_of_a_home_is_done_in_three_languages(mqtt_config: Config, home: DeviceSimulator) -> None:  # noqa: F811 — the fixtures imported above
     """Requests of the kinds people make (groups, dimming, colours, questions, the clock), read without the model, in
     a kitchen whose microphone is the local one: each reaches the right device, and the reply says what was done."""
     cfg = copy.deepcopy(mqtt_config)
@@ -73,7 +73,7 @@ async def test_what_people_ask_of_a_home_is_done_in_three_languages(mqtt_config:
      ("home.brightness", {"name": "Kitchen Light", "percent": (75, "percent")})),
     ("hi", "सारी लाइटें बंद कर दो", "kitchen_light", {"state": "OFF"}, None),
 ])
-async def test_hearthd_ask_does_what_people_ask_of_a_home(broker: Broker, home: DeviceSimulator, tmp_path: Path,
+async def test_hearthd_ask_does_what_people_ask_of_a_home(broker: Broker, home: DeviceSimulator, tmp_path: Path,  # noqa: F811 — the fixtures imported above
                                                            lang: str, text: str, device: str, payload: dict[str, Any],
                                                            reply: Any) -> None:
     """`hearthd ask` in its own process, from the kitchen: a colour, a dimmer, the home's lights, in three languages."""
