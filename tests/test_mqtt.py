@@ -17,7 +17,7 @@ from hearthd.config import Config
 from hearthd.daemon.components import Components
 from hearthd.daemon.mqtt import Handlers
 from hearthd.daemon.pipeline import Pipeline
-from hearthd.events import EventType, Trace
+from hearthd.events import Trace
 from hearthd.locale import phrase
 from hearthd.spoken import say_count
 
