@@ -163,23 +163,12 @@ def _chunks(audio: np.ndarray) -> list[Event]:
 
 
 def _pcm16(raw: bytes, width: int, channels: int) -> np.ndarray:
-    """Whole frames of little-endian PCM (8-bit unsigned, 16/24/32-bit signed) as mono int16."""
+    """Whole frames of little-endian PCM (8-bit unsigned, 16/24/32-bit signed) as mono int16 (the server's reader)."""
     if width not in (1, 2, 3, 4) or channels < 1:
         raise ValueError(f"audio of {width}-byte samples in {channels} channel(s)")
-    raw = raw[:len(raw) // (width * channels) * (width * channels)]
-    data: np.ndarray
-    if width == 1:
-        data = (np.frombuffer(raw, dtype=np.uint8).astype(np.int32) - 128) * 256
-    elif width == 2:
-        data = np.frombuffer(raw, dtype="<i2").astype(np.int32)
-    elif width == 3:
-        b = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 3).astype(np.int32)
-        data = ((b[:, 0] << 8) | (b[:, 1] << 16) | (b[:, 2] << 24)) >> 16
-    else:
-        data = np.frombuffer(raw, dtype="<i4") >> 16
-    if channels > 1:
-        data = data.reshape(-1, channels).mean(axis=1)
-    return np.clip(data, -32768, 32767).astype(np.int16)
+    from ..daemon.wyoming import _mono16
+
+    return _mono16(raw[:len(raw) // (width * channels) * (width * channels)], width, channels)
 
 
 def _language(code: str | None, allowed: list[str]) -> str | None:
