@@ -127,3 +127,82 @@ def test_hearthd_ask_then_is_one_conversation(tmp_path) -> None:  # type: ignore
     replies = [e["text"] for e in events if e["type"] == "reply"]
     assert replies[:3] == [phrase("en", "ask.time"), "Alarm set for 7:30.", phrase("en", "confirm.cancel_all_alarms")]
     assert [e["answer"] for e in events if e["type"] == "confirm_answer"] == ["yes"]
+
+
+# -- issue 17, item 3: one timeout rule on one clock, and the conversation's room --------------------------------
+
+@pytest.fixture()
+def clocked(base_config, tmp_path, monkeypatch) -> tuple[Components, list[float]]:  # type: ignore[no-untyped-def]
+    """Components whose questions all run on one clock the test moves (the policy's, the Router's, the Dialogues')."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    now = [1000.0]
+    return Components(base_config, ticks=lambda: now[0]), now
+
+
+async def test_a_confirmation_answered_after_its_timeout_runs_nothing(clocked) -> None:  # type: ignore[no-untyped-def]
+    c, now = clocked
+    c.alarms.add("06:00")
+    assert (await say(c, "cancel all my alarms", "mqtt:a"))[0] == phrase("en", "confirm.cancel_all_alarms")
+    now[0] += c.cfg.policy.confirm_timeout_s - 1  # just inside: still open
+    dialogue = c.dialogues.peek("mqtt:a")
+    assert dialogue is not None and dialogue.is_open(now[0])
+    now[0] += 1  # at the deadline: closed when the next turn begins
+    reply, events = await say(c, "yes", "mqtt:a")
+    assert reply == phrase("en", "confirm.nothing_open") and not names(events)
+    assert [a.hhmm for a in c.alarms.pending()] == ["06:00"]
+
+
+async def test_a_question_for_a_missing_detail_closes_on_the_same_rule(clocked) -> None:  # type: ignore[no-untyped-def]
+    c, now = clocked
+    assert (await say(c, "set an alarm", "dbus::1.4"))[0] == phrase("en", "ask.time")
+    now[0] += c.cfg.agent.clarify_timeout_s
+    dialogue = c.dialogues.get("dbus::1.4")  # the next turn of that conversation begins past the deadline
+    assert dialogue.pending is None and not dialogue.is_open(now[0])
+    assert c.alarms.pending() == []
+
+
+def test_every_kind_of_question_expires_at_its_deadline() -> None:
+    from hearthd.agent.fastpath import Pending
+    from hearthd.daemon.policy import Held
+
+    now = [0.0]
+    dialogues = Dialogues(clock=lambda: now[0])
+    d = dialogues.get("mqtt:x")
+    call = ToolCall("set_alarm", {})
+    d.pending = Pending(call, "time", "set an alarm", "en", 10.0)
+    d.held = Held([call], "en", 20.0)
+    d.choice = Choice(call, "device", ["a", "b"], "en", 30.0)
+    for at, left in ((9.9, ("pending", "held", "choice")), (10.0, ("held", "choice")), (20.0, ("choice",)),
+                     (30.0, ())):
+        now[0] = at
+        d = dialogues.get("mqtt:x")
+        assert tuple(k for k in ("pending", "held", "choice") if getattr(d, k) is not None) == left, at
+        assert d.is_open(at) == bool(left)
+
+
+async def test_here_is_the_room_of_the_conversation(base_config, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A conversation with a room of its own (a satellite's) reads "here" as that room; one without, as the
+    configured room of the microphone; neither leaks into the other."""
+    import copy
+
+    from hearthd.tools.discovery import Entity
+
+    from .mqtt_sim import CommandRecorder
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    cfg = copy.deepcopy(base_config)
+    cfg.dbus.enabled = False
+    cfg.general.area = "Kitchen"
+    c = Components(cfg)
+    for key, name, area in (("kl", "Kitchen Light", "Kitchen"), ("bl", "Bedroom Lamp", "Bedroom")):
+        c.catalogue.entities[f"light.{key}"] = Entity(source=key, key=f"light.{key}", component="light", name=name,
+                                                      area=area, config={"command_topic": f"{key}/set",
+                                                                         "state_topic": key})
+        c.catalogue.states[f"light.{key}"] = {"state": "off"}
+    sent = CommandRecorder()
+    monkeypatch.setattr(c, "mqtt_link", lambda: sent)
+    c.dialogues.get("satellite:bedroom").area = "Bedroom"
+    await say(c, "turn on the lights in here", "satellite:bedroom")
+    assert sent.sent == [("bl/set", "ON")]
+    await say(c, "turn on the lights in here")  # the local microphone: the configured room
+    assert sent.sent[-1] == ("kl/set", "ON") and len(sent.sent) == 2

@@ -57,7 +57,8 @@ class Components:
     """Lazily loaded models and the tool catalogue; `on_load(name, seconds)` reports each load."""
 
     def __init__(self, cfg: Config, store: AssetStore | None = None,
-                 on_load: Callable[[str, float], None] | None = None) -> None:
+                 on_load: Callable[[str, float], None] | None = None,
+                 ticks: Callable[[], float] = time.monotonic) -> None:
         self.cfg = cfg
         self.store = store or make_store(cfg)
         self.on_load = on_load
@@ -79,14 +80,16 @@ class Components:
         self._lock = threading.Lock()
         self._load_problems: dict[str, str] = {}  # a part that failed to load → why (reported once, see `problems`)
         self.last_problem = ""  # the newest problem recorded, "<part>: <message>" ("" while there is none)
+        # one clock for every question's deadline: the held confirmation, the open question, the "which one?"
+        self.ticks = ticks
         self.policy = ConfirmationPolicy(self.tools, cfg.policy.confirm, cfg.policy.confirm_timeout_s,
-                                         confirm_many=cfg.policy.confirm_many)
+                                         confirm_many=cfg.policy.confirm_many, clock=self.ticks)
         self.audit = AuditLog(state_dir() / "audit.jsonl", cfg.policy.audit_max_bytes, cfg.policy.audit_keep,
                               cfg.general.privacy) if cfg.policy.audit else None
         self.done_requests = DoneRequests(state_dir() / "requests.db")
         self.last_lang: str | None = None  # the language last heard, in any conversation (D-Bus `Language`)
         # Each conversation's open question, held confirmation and "which one?", and its language (dialogue.py)
-        self.dialogues = Dialogues()
+        self.dialogues = Dialogues(clock=self.ticks)
         self.voices: Voices = self._voices()
         self.inference = InferenceGate()  # whisper and the model never run at once (daemon/inference.py)
         self._stop_preparing = threading.Event()
@@ -234,7 +237,7 @@ class Components:
         model = (lambda: first) if self.cfg.agent.fast_path else self.agent
         return self._once("router", lambda: Router(self.fast_path() if self.cfg.agent.fast_path else None,
                                                    model, self.cfg.agent.clarify_timeout_s,
-                                                   self.cfg.agent.clarify_turns))
+                                                   self.cfg.agent.clarify_turns, clock=self.ticks))
 
     def agent(self) -> Agent:
         def build() -> Agent:

@@ -1,7 +1,11 @@
-"""One conversation's open state — the question asked, the calls held for a yes, the "which one?", its language —
-kept apart per requester: the local microphone ("local"), each D-Bus sender ("dbus:<unique name>"), each MQTT
+"""One conversation's open state — the question asked, the calls held for a yes, the "which one?", its language and
+its room — kept apart per requester: the local microphone ("local"), each D-Bus sender ("dbus:<unique name>"), each MQTT
 conversation ("mqtt:<id>"). An answer is only ever read in the conversation that was asked; a request from
-another one is a turn of its own and leaves the question open (until it times out, as before)."""
+another one is a turn of its own and leaves the question open (until it times out, as before).
+
+One timeout rule for all three kinds of question: each carries a deadline on the Dialogues' clock (which the
+Router and the ConfirmationPolicy share, see Components), and when the conversation's next turn begins at or past it
+the question is closed (`Dialogue.expire`): nothing it held runs, and the utterance is a request of its own."""
 
 from __future__ import annotations
 
@@ -29,12 +33,22 @@ class Dialogue:
     held: Held | None = None  # calls waiting for a yes ("Unlock the front door?")
     choice: Choice | None = None  # a tool's open "Which one: …?"
     lang: str | None = None  # its last language, for a turn that does not show its own
+    area: str = ""  # its room, what "here" means in it (a satellite's area); "" is the configured general.area
     used: float = field(default_factory=time.monotonic)
 
     def is_open(self, now: float | None = None) -> bool:
         """A question of this conversation is waiting for its answer (none past its deadline)."""
         now = time.monotonic() if now is None else now
         return any(state is not None and now < state.deadline for state in (self.pending, self.held, self.choice))
+
+    def expire(self, now: float) -> None:
+        """Close every question whose deadline has come (the one timeout rule: at the deadline it is closed)."""
+        if self.pending is not None and now >= self.pending.deadline:
+            self.pending = None
+        if self.held is not None and now >= self.held.deadline:
+            self.held = None  # silence past the confirmation timeout: cancelled, nothing ran
+        if self.choice is not None and now >= self.choice.deadline:
+            self.choice = None
 
 
 class Dialogues:
@@ -64,6 +78,7 @@ class Dialogues:
         now = self.clock()
         self._forget_idle(now)
         dialogue = self._by_id.pop(conversation, None) or Dialogue(conversation)
+        dialogue.expire(now)
         dialogue.used = now
         self._by_id[conversation] = dialogue
         while len(self._by_id) > max(self.max_size, 2):

@@ -6,9 +6,10 @@ Every step emits an event on the Trace; blocking inference runs in executor thre
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -17,6 +18,7 @@ import numpy as np
 
 from ..agent.agent import Decision
 from ..agent.declines import decline_phrase
+from ..agent.library import turn_area
 from ..agent.model import ModelError
 from ..agent.parsing import ToolCall
 from ..assets import AssetError
@@ -147,7 +149,9 @@ class Pipeline:
                         ) -> TurnResult:
         """One turn from 16 kHz int16 audio (a WAV file or a captured utterance) in `conversation`."""
         first_event = len(self.trace.events)
-        result = await self._run_audio(audio, language, self.c.dialogues.get(conversation))
+        dialogue = self.c.dialogues.get(conversation)
+        with _in_room(dialogue):
+            result = await self._run_audio(audio, language, dialogue)
         self._audit(result, first_event)
         return result
 
@@ -158,7 +162,9 @@ class Pipeline:
         "mqtt:<id>"): only its own next turn answers a question this one asks."""
         self.request_id = request_id
         first_event = len(self.trace.events)
-        result = await self._run_text(text, language, speak, self.c.dialogues.get(conversation))
+        dialogue = self.c.dialogues.get(conversation)
+        with _in_room(dialogue):
+            result = await self._run_text(text, language, speak, dialogue)
         self._audit(result, first_event)
         return result
 
@@ -329,8 +335,8 @@ class Pipeline:
     def _chosen(self, result: TurnResult, dialogue: Dialogue) -> Decision | None:
         """The answer to this conversation's "which one?": the held call with the named device, or None (the
         question is dropped, and the utterance is a request of its own)."""
-        choice, dialogue.choice = dialogue.choice, None
-        if choice is None or time.monotonic() > choice.deadline:
+        choice, dialogue.choice = dialogue.choice, None  # (closed at its deadline when the turn began: Dialogue.expire)
+        if choice is None:
             return None
         name = chosen(choice, result.transcript)
         if name is None:
@@ -393,6 +399,18 @@ class Pipeline:
         self.trace.emit(EventType.REPLY, text=result.reply, lang=result.lang)
         if speak:
             result.speech = await self._speak(result.reply, result.lang)
+
+
+@contextlib.contextmanager
+def _in_room(dialogue: Dialogue) -> Iterator[None]:
+    """The turn runs in its conversation's room: "here" (library.turn_area) is a satellite's area, for the local
+    conversation (no area of its own) the configured one."""
+    token = turn_area.set(dialogue.area) if dialogue.area else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            turn_area.reset(token)
 
 
 def _unasked(result: TurnResult, dialogue: Dialogue, fast_path: Any = None) -> Decision | None:

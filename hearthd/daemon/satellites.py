@@ -64,7 +64,6 @@ from wyoming.tts import Synthesize
 from wyoming.vad import VoiceStarted, VoiceStopped
 from wyoming.wake import Detection
 
-from ..agent.library import turn_area
 from ..audio.chime import chime
 from ..audio.io import Resampler, resample
 from ..audio.vad import Endpointer, EndpointState, SpeechProbability
@@ -501,6 +500,7 @@ class SatelliteLink:
         c, trace = self.c, self.hub.trace
         loop = asyncio.get_running_loop()
         dialogue = c.dialogues.get(self.conversation)
+        dialogue.area = self.area  # this conversation's "here" is the satellite's room (its turns run in it)
         transcript: Any = None
         if utterance.speculation is not None:  # (awaited outside the gate: it runs only while no turn holds it)
             with contextlib.suppress(Exception):
@@ -522,14 +522,12 @@ class SatelliteLink:
                 return None
             if utterance.pipeline.end_stage == PipelineStage.ASR:
                 return None
-            token = turn_area.set(self.area)  # this turn's "here" is the satellite's room
             origin = turn_origin.set(self.name)  # an alarm or a timer set now rings here
             try:
                 result = await self.hub.pipeline.run_text(transcript.text, language=transcript.lang,
                                                           conversation=self.conversation)
             finally:
                 turn_origin.reset(origin)
-                turn_area.reset(token)
         finally:
             c.inference.leave(end_of_speech)
         trace.timing("end_of_speech_to_action", time.monotonic() - end_of_speech)
