@@ -89,12 +89,12 @@ async def one_turn(components: Components, audio: np.ndarray) -> dict[str, float
     await task
     timings: dict[str, float] = {}
     for e in trace.of_type(EventType.TIMING):
-        timings.setdefault(str(e.fields["stage"]), float(e.fields["ms"]))
+        timings.setdefault(str(e.stage), float(e.ms))
     calls = trace.of_type(EventType.TOOL_CALL)
     abstained = trace.of_type(EventType.ABSTAIN)
-    source = str(calls[0].fields["source"]) if calls else str(abstained[0].fields.get("source", "none")) \
+    source = str(calls[0].source) if calls else str(abstained[0].source) \
         if abstained else "none"
-    cut = any("budget" in str(e.fields.get("reason", "")) for e in abstained)
+    cut = any("budget" in str(e.reason) for e in abstained)
     stt_left = timings.get("stt_speculative", timings.get("stt", float("nan")))
     if "stt_speculative" in timings and "stt" in timings:  # the speculation was not usable: STT ran again
         stt_left += timings["stt"]
@@ -103,7 +103,7 @@ async def one_turn(components: Components, audio: np.ndarray) -> dict[str, float
     return {"source": source, "cut": float(cut), "agent": timings.get("agent", float("nan")),
             "action": timings.get("end_of_speech_to_action", float("nan")),
             "audio": timings.get("end_of_speech_to_reply_audio", float("nan")), "stt_left": stt_left,
-            "dropped": float(trace.of_type(EventType.METRICS)[0].fields["frames_dropped"])}
+            "dropped": float(trace.of_type(EventType.METRICS)[0].frames_dropped)}
 
 
 async def idle_cpu(components: Components, seconds: float) -> float:
@@ -247,7 +247,7 @@ async def satellite_turns(components: Components, sat: BenchSatellite, hub: Any,
     return {"action": 1000 * (marks["action"][-1] - end_of_speech) if marks.get("action") else float("nan"),
             "audio": 1000 * (float(reply["first"]) - end_of_speech),
             "hop": 1000 * (marks["speech_end"][-1] - end_of_speech) if marks.get("speech_end") else float("nan"),
-            "source": str(calls[-1].fields["source"]) if calls else "none"}
+            "source": str(calls[-1].source) if calls else "none"}
 
 
 async def satellite_run(components: Components, samples: list[tuple[str, np.ndarray]], n: int) -> None:
@@ -275,7 +275,7 @@ async def satellite_run(components: Components, samples: list[tuple[str, np.ndar
     def mark(event: Any) -> None:
         if event.type == EventType.SPEECH_END:
             marks.setdefault("speech_end", []).append(time.monotonic())
-        elif event.type == EventType.TIMING and event.fields.get("stage") == "end_of_speech_to_action":
+        elif event.type == EventType.TIMING and event.stage == "end_of_speech_to_action":
             marks.setdefault("action", []).append(time.monotonic())
 
     trace.listen(mark)

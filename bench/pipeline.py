@@ -24,7 +24,7 @@ from hearthd.audio.wavio import read_wav  # noqa: E402
 from hearthd.config import load_config  # noqa: E402
 from hearthd.daemon.components import Components  # noqa: E402
 from hearthd.daemon.pipeline import Pipeline  # noqa: E402
-from hearthd.events import EventType, Trace  # noqa: E402
+from hearthd.events import AbstainEvent, ErrorEvent, EventType, Trace  # noqa: E402
 
 STAGES = ["wake", "vad", "stt", "agent", "tool", "tts", "end_of_speech_to_reply_audio"]
 
@@ -60,11 +60,11 @@ def main() -> int:
             trace = Trace()
             asyncio.run(Pipeline(components, trace).run_audio(audio))
             for e in trace.of_type(EventType.TIMING):
-                runs[e.fields["stage"]].append(e.fields["ms"])
+                runs[e.stage].append(e.ms)
             calls = trace.of_type(EventType.TOOL_CALL)
-            outcome = (f"{calls[0].fields['name']} {calls[0].fields['arguments']}" if calls else
-                       "no call: " + "; ".join(e.fields.get("code", e.fields.get("reason", ""))
-                                              for e in trace.events if e.type in (EventType.ERROR, EventType.ABSTAIN)))
+            outcome = (f"{calls[0].name} {calls[0].arguments}" if calls else
+                       "no call: " + "; ".join(e.code if isinstance(e, ErrorEvent) else e.reason
+                                              for e in trace.events if isinstance(e, ErrorEvent | AbstainEvent)))
         row = f"{sample.name:<22}"
         for stage in STAGES:
             row += f"{statistics.median(runs[stage]):>11.0f}" if runs.get(stage) else f"{'-':>11}"

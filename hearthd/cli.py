@@ -103,7 +103,7 @@ def cmd_ask(args: argparse.Namespace, cfg: Config) -> int:
 
 def cmd_transcribe(args: argparse.Namespace, cfg: Config) -> int:
     from .audio.wavio import read_wav
-    from .events import EventType
+    from .events import TranscriptEvent
 
     trace = _trace(args)
     components = _components(cfg, trace)
@@ -114,21 +114,21 @@ def cmd_transcribe(args: argparse.Namespace, cfg: Config) -> int:
     started = time.monotonic()
     transcript = stt.transcribe(audio, args.lang)
     trace.timing("stt", time.monotonic() - started)
-    trace.emit(EventType.TRANSCRIPT, text=transcript.text, lang=transcript.lang, prob=transcript.prob)
+    trace.emit(TranscriptEvent(text=transcript.text, lang=transcript.lang, prob=transcript.prob))
     return EXIT_OK
 
 
 def cmd_say(args: argparse.Namespace, cfg: Config) -> int:
     import time
 
-    from .events import EventType
+    from .events import AudioOutEvent
 
     trace = _trace(args)
     components = _components(cfg, trace)
     started = time.monotonic()
     speech = components.voices.synthesize(args.text, args.lang)
     trace.timing("tts", time.monotonic() - started)
-    trace.emit(EventType.AUDIO_OUT, seconds=round(speech.seconds, 2), rate=speech.rate, path=args.output)
+    trace.emit(AudioOutEvent(seconds=round(speech.seconds, 2), rate=speech.rate, path=args.output))
     _write_speech(args.output, speech)
     return EXIT_OK
 

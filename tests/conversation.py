@@ -25,11 +25,11 @@ class Conversation:
         first = len(self.trace.events)
         reply = (await self.pipeline.run_text(text, language=lang)).reply
         calls = [e for e in self.trace.events[first:] if e.type == EventType.TOOL_CALL]
-        assert all(e.fields["source"] in WITHOUT_MODEL for e in calls), calls
+        assert all(e.source in WITHOUT_MODEL for e in calls), calls
         return reply
 
     def events(self, kind: EventType) -> list[dict[str, Any]]:
-        return [e.fields for e in self.trace.of_type(kind)]
+        return [e.payload() for e in self.trace.of_type(kind)]  # the fields as the JSON carries them
 
     def results(self) -> list[dict[str, Any]]:
         return self.events(EventType.TOOL_RESULT)

@@ -144,7 +144,7 @@ class Bench:
         events = self.pipeline.trace.events[first_event:]
         effects = self.effects[first_effect:]
         kinds = Counter(e.type for e in events)
-        errors = [str(e.fields.get("code")) for e in events if e.type == EventType.ERROR]
+        errors = [str(e.code) for e in events if e.type == EventType.ERROR]
         if error or errors:
             tally.errors += 1
             self.failures.append(f"[{family}] error {error or errors} for {text!r} ({lang})")
@@ -155,7 +155,7 @@ class Bench:
         requests = [e for e in events if e.type == EventType.CONFIRM_REQUEST]
         if requests:
             tally.asked += 1
-            self.asked[conversation] = (said_in, [(c["name"], c["arguments"]) for c in requests[-1].fields["calls"]])
+            self.asked[conversation] = (said_in, [(c["name"], c["arguments"]) for c in requests[-1].calls])
         tally.abstained += bool(kinds[EventType.ABSTAIN])
         tally.clarified += bool(kinds[EventType.CLARIFY])
         tally.acted += bool(effects)
@@ -172,8 +172,8 @@ class Bench:
                 self.failures.append(f"[{family}] {effect.name} {effect.arguments} ran unconfirmed on {text!r} "
                                      f"({lang}, {conversation}; reply {reply!r})")
         return {"reply": reply, "effects": effects, "asked": bool(requests), "alarms": set_alarms,
-                "calls": [e.fields["name"] for e in events if e.type == EventType.TOOL_CALL],
-                "questions": [c["name"] for r in requests for c in r.fields["calls"]],
+                "calls": [e.name for e in events if e.type == EventType.TOOL_CALL],
+                "questions": [c["name"] for r in requests for c in r.calls],
                 "abstained": bool(kinds[EventType.ABSTAIN])}
 
     def table(self) -> str:

@@ -94,12 +94,12 @@ def test_the_pipeline_asks_in_the_users_language_and_acts_on_the_answer(
     first = asyncio.run(Pipeline(components, trace).run_text(ask))
     assert first.reply == question
     (clarify,) = trace.of_type(EventType.CLARIFY)
-    assert (clarify.fields["missing"], clarify.fields["question"]) == ("time", question)
+    assert (clarify.missing, clarify.question) == ("time", question)
     assert len(components.alarms.pending()) == before  # nothing done yet
     trace = Trace()
     second = asyncio.run(Pipeline(components, trace).run_text(answer))  # digits only: the language carries over
     assert second.lang == lang
-    assert [(c.fields["name"], c.fields["arguments"]) for c in trace.of_type(EventType.TOOL_CALL)] == \
+    assert [(c.name, c.arguments) for c in trace.of_type(EventType.TOOL_CALL)] == \
         [("set_alarm", {"time": time})]
     assert len(components.alarms.pending()) == before + 1
 

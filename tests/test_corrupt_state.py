@@ -234,7 +234,7 @@ async def test_a_model_that_cannot_load_is_reported_once_and_the_fast_path_answe
     assert len(warnings) == 1 and str(model) in warnings[0].getMessage()
     assert set(c.problems) == {"agent"} and str(model) in c.problems["agent"]
     assert c.last_problem.startswith("agent: ") and str(model) in c.last_problem
-    assert [e.fields["code"] for e in pipeline.trace.of_type(EventType.ERROR)] == 3 * ["agent-model-invalid"]
+    assert [e.code for e in pipeline.trace.of_type(EventType.ERROR)] == 3 * ["agent-model-invalid"]
     done = await pipeline.run_text("set an alarm for 7:30", language="en")
     assert done.reply == "Alarm set for 7:30." and not done.error
     await c.close()

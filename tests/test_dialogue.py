@@ -32,7 +32,7 @@ async def say(components: Components, text: str, conversation: str = LOCAL) -> t
 
 
 def names(events: list[Any], kind: EventType = EventType.TOOL_CALL) -> list[str]:
-    return [e.fields.get("name", "") for e in events if e.type == kind]
+    return [getattr(e, "name", "") for e in events if e.type == kind]
 
 
 async def test_another_conversations_request_is_its_own_turn_and_the_question_stays(fresh: Components) -> None:
@@ -52,7 +52,7 @@ async def test_another_conversations_request_is_its_own_turn_and_the_question_st
     # A's question is still open: A's "no" answers it, and nothing is cancelled
     reply, events = await say(fresh, "no", "dbus::1.7")
     assert reply == phrase("en", "confirm.cancelled")
-    assert [e.fields["answer"] for e in events if e.type == EventType.CONFIRM_ANSWER] == ["no"]
+    assert [e.answer for e in events if e.type == EventType.CONFIRM_ANSWER] == ["no"]
     assert len(fresh.alarms.pending()) == 2
     # the audit says who asked each turn, and who answered
     assert fresh.audit is not None
@@ -81,7 +81,7 @@ async def test_a_clarification_is_answered_only_by_its_own_conversation(fresh: C
     dialogue = fresh.dialogues.peek("dbus::1.7")
     assert dialogue is not None and dialogue.pending is not None  # still open
     _, events = await say(fresh, "for 7:30", "dbus::1.7")
-    assert [e.fields["arguments"] for e in events if e.type == EventType.TOOL_CALL] == [{"time": "07:30"}]
+    assert [e.arguments for e in events if e.type == EventType.TOOL_CALL] == [{"time": "07:30"}]
     assert [a.hhmm for a in fresh.alarms.pending()] == ["07:30"]
 
 

@@ -25,7 +25,15 @@ from hearthd.daemon.ha_device import STATE_MAX, machine_key
 from hearthd.daemon.headless import _publish_state, run_headless
 from hearthd.daemon.mqtt import Handlers
 from hearthd.daemon.settings import Settings, SettingsStore
-from hearthd.events import EventType, Trace
+from hearthd.events import (
+    AlarmEvent,
+    ErrorEvent,
+    EventType,
+    ReplyEvent,
+    Trace,
+    TranscriptEvent,
+    WakeEvent,
+)
 
 from .services import Broker
 
@@ -209,12 +217,12 @@ async def test_replies_errors_and_events_reach_home_assistant(mqtt_config: Confi
         async with aiomqtt.Client("127.0.0.1", broker.port, identifier="fake-ha") as ha:
             await ha.subscribe("hearthd/testnode/event", qos=1)
             await asyncio.sleep(0.1)
-            trace.emit(EventType.WAKE, name="okay_nabu", score=0.9)
-            trace.emit(EventType.TRANSCRIPT, text="какие у меня будильники", lang="ru", prob=0.9)
-            trace.emit(EventType.REPLY, text=long_reply, lang="ru")
-            trace.emit(EventType.ERROR, code="agent-model-failed", message="the model file is truncated")
-            trace.emit(EventType.ALARM, id=3, kind="timer", label="pizza", lang="en", count=1, text="Time's up")
-            trace.emit(EventType.ALARM, id=3, kind="timer", label="pizza", lang="en", count=2, text="Time's up")
+            trace.emit(WakeEvent(name="okay_nabu", score=0.9))
+            trace.emit(TranscriptEvent(text="какие у меня будильники", lang="ru", prob=0.9))
+            trace.emit(ReplyEvent(text=long_reply, lang="ru"))
+            trace.emit(ErrorEvent(code="agent-model-failed", message="the model file is truncated"))
+            trace.emit(AlarmEvent(id=3, kind="timer", label="pizza", lang="en", count=1, text="Time's up"))
+            trace.emit(AlarmEvent(id=3, kind="timer", label="pizza", lang="en", count=2, text="Time's up"))
             async with asyncio.timeout(3):
                 async for m in ha.messages:
                     events.append(json.loads(bytes(m.payload)))
@@ -406,9 +414,9 @@ async def test_dropped_messages_are_counted_in_the_trace(mqtt_config: Config, br
         return True
 
     trace, _, _ = await _run_daemon(copy.deepcopy(mqtt_config), hostile)
-    counted = [e.fields for e in trace.of_type(EventType.METRICS) if e.fields.get("source") == "mqtt"]
+    counted = [e for e in trace.of_type(EventType.METRICS) if e.source == "mqtt"]
     assert counted, "no mqtt metrics event"
-    assert counted[-1]["mqtt_rejected"]["ask"] and sum(counted[-1]["mqtt_rejected"]["ask"].values()) == 4
+    assert counted[-1].mqtt_rejected["ask"] and sum(counted[-1].mqtt_rejected["ask"].values()) == 4
 
 
 async def test_a_model_that_cannot_load_shows_in_home_assistant_at_start(mqtt_config: Config, broker: Broker,

@@ -190,7 +190,7 @@ def test_a_question_about_the_home_is_answered_from_the_tracked_state(
     reply = asyncio.run(Pipeline(c, trace).run_text(text, language=lang)).reply
     assert reply == phrase(lang, key, state=phrase(lang, f"states.{state}"), **values)
     assert sent.sent == [] and model.asked == []  # nothing commanded, nothing decoded
-    assert [e.fields["name"] for e in trace.of_type(EventType.TOOL_CALL)] == ["device_state"]
+    assert [e.name for e in trace.of_type(EventType.TOOL_CALL)] == ["device_state"]
 
 
 @pytest.mark.parametrize("lang,text,count", [("en", "how many lights are on", 3), ("ru", "сколько ламп включено", 3)])
@@ -226,7 +226,7 @@ def test_a_statement_is_not_read_as_a_question(home: tuple[Components, Sent, Dec
     c, sent, _ = home
     trace = Trace()
     asyncio.run(Pipeline(c, trace).run_text("all lights off", language="en"))
-    assert "device_state" not in [e.fields["name"] for e in trace.of_type(EventType.TOOL_CALL)]
+    assert "device_state" not in [e.name for e in trace.of_type(EventType.TOOL_CALL)]
 
 
 @pytest.mark.parametrize("lang,text,command", [

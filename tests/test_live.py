@@ -64,7 +64,7 @@ async def run_until(loop: LiveLoop, done: object, timeout: float) -> None:
 
 
 def of(trace: Trace, kind: EventType) -> list[dict]:
-    return [e.fields for e in trace.of_type(kind)]
+    return [e.payload() for e in trace.of_type(kind)]  # the fields as the JSON carries them
 
 
 async def test_two_utterances_in_a_row_after_noise_and_silence(live_components: Components) -> None:

@@ -53,16 +53,16 @@ def test_sample_end_to_end(components, sample, lang, tool, arguments, words) -> 
     kinds = [e.type for e in trace.events]
     assert kinds.index(EventType.WAKE) < kinds.index(EventType.SPEECH_START) < kinds.index(EventType.TRANSCRIPT)
     (transcript,) = trace.of_type(EventType.TRANSCRIPT)
-    assert transcript.fields["lang"] == lang
-    assert any(w in transcript.fields["text"].lower() for w in words), transcript.fields["text"]
+    assert transcript.lang == lang
+    assert any(w in transcript.text.lower() for w in words), transcript.text
     calls = trace.of_type(EventType.TOOL_CALL)
-    assert [(c.fields["name"], c.fields["arguments"]) for c in calls] == [(tool, arguments)], transcript.fields
-    assert 0.5 < calls[0].fields["confidence"] <= 1.0  # the first-token probability of the chosen tool name
+    assert [(c.name, c.arguments) for c in calls] == [(tool, arguments)], transcript
+    assert 0.5 < calls[0].confidence <= 1.0  # the first-token probability of the chosen tool name
     (reply,) = trace.of_type(EventType.REPLY)
-    assert reply.fields["lang"] == lang and lang in script_of(reply.fields["text"])
+    assert reply.lang == lang and lang in script_of(reply.text)
     assert result.speech is not None and result.speech.seconds > 0.5  # type: ignore[attr-defined]
     assert np.abs(result.speech.audio).max() > 1000  # type: ignore[attr-defined]  # audible, not silence
-    stages = {e.fields["stage"] for e in trace.of_type(EventType.TIMING)}
+    stages = {e.stage for e in trace.of_type(EventType.TIMING)}
     assert {"wake", "vad", "stt", "agent", "tool", "tts", "end_of_speech_to_reply_audio"} <= stages
 
 
@@ -71,11 +71,11 @@ def test_hindi_sample_is_heard_as_hindi_and_never_acted_on_wrongly(components) -
     as Hindi, in Devanagari, answer in Hindi, and either set the right alarm or set none."""
     trace, result = run_audio(components, read_wav(SAMPLES / "hi_alarm_0600.wav"))
     (transcript,) = trace.of_type(EventType.TRANSCRIPT)
-    assert transcript.fields["lang"] == "hi" and "hi" in script_of(transcript.fields["text"])
-    calls = [(c.fields["name"], c.fields["arguments"]) for c in trace.of_type(EventType.TOOL_CALL)]
+    assert transcript.lang == "hi" and "hi" in script_of(transcript.text)
+    calls = [(c.name, c.arguments) for c in trace.of_type(EventType.TOOL_CALL)]
     assert calls in ([], [("set_alarm", {"time": "06:00"})])
     (reply,) = trace.of_type(EventType.REPLY)
-    assert reply.fields["lang"] == "hi" and "hi" in script_of(reply.fields["text"])
+    assert reply.lang == "hi" and "hi" in script_of(reply.text)
     assert result.speech is not None  # type: ignore[attr-defined]
 
 
@@ -89,9 +89,9 @@ def test_alarm_really_exists_after_the_spoken_command(components) -> None:  # ty
 def test_noise_without_wake_word_is_an_error_with_a_spoken_apology(components) -> None:  # type: ignore[no-untyped-def]
     trace, result = run_audio(components, read_wav(SAMPLES / "en_noise_only.wav"))
     (error,) = trace.of_type(EventType.ERROR)
-    assert error.fields["code"] == "wake-not-detected"
+    assert error.code == "wake-not-detected"
     assert not trace.of_type(EventType.TOOL_CALL)
-    assert trace.of_type(EventType.REPLY)[0].fields["text"] == "I didn't hear the wake word."
+    assert trace.of_type(EventType.REPLY)[0].text == "I didn't hear the wake word."
     assert result.speech is not None  # type: ignore[attr-defined]
 
 
@@ -105,12 +105,12 @@ def test_wake_word_then_silence_says_nothing_was_heard(components) -> None:  # t
     assert hit is not None
     cut = np.concatenate([audio[: hit.sample], np.zeros(16000 * 3, dtype=np.int16)])
     asyncio.run(pipeline.run_audio(cut))
-    assert [e.fields["code"] for e in trace.of_type(EventType.ERROR)] == ["stt-no-speech"]
+    assert [e.code for e in trace.of_type(EventType.ERROR)] == ["stt-no-speech"]
 
 
 def test_tiny_audio_is_rejected_cleanly(components) -> None:  # type: ignore[no-untyped-def]
     trace, _ = run_audio(components, np.zeros(100, dtype=np.int16))
-    assert trace.of_type(EventType.ERROR)[0].fields["code"] == "audio-too-short"
+    assert trace.of_type(EventType.ERROR)[0].code == "audio-too-short"
 
 
 @pytest.mark.parametrize("text,args", [
@@ -123,9 +123,9 @@ def test_tiny_audio_is_rejected_cleanly(components) -> None:  # type: ignore[no-
 def test_text_request_sets_alarm(components, text: str, args: dict) -> None:  # type: ignore[no-untyped-def, type-arg]
     trace = Trace()
     result = asyncio.run(Pipeline(components, trace).run_text(text))
-    assert trace.of_type(EventType.REPLY)[0].fields["lang"] == result.lang  # type: ignore[attr-defined]
+    assert trace.of_type(EventType.REPLY)[0].lang == result.lang  # type: ignore[attr-defined]
     calls = trace.of_type(EventType.TOOL_CALL)
-    assert [(c.fields["name"], c.fields["arguments"]) for c in calls] == [("set_alarm", args)]
+    assert [(c.name, c.arguments) for c in calls] == [("set_alarm", args)]
 
 
 @pytest.mark.parametrize("text,lang,kind", [("what is the capital of France", "en", "knowledge"),
@@ -196,9 +196,9 @@ def test_templates_answer_first_and_the_model_takes_the_rest(components) -> None
     trace = Trace()
     asyncio.run(Pipeline(components, trace).run_text("set an alarm for quarter past six pm"))
     (call,) = trace.of_type(EventType.TOOL_CALL)
-    assert (call.fields["source"], call.fields["arguments"]) == ("fastpath", {"time": "18:15"})
+    assert (call.source, call.arguments) == ("fastpath", {"time": "18:15"})
     trace = Trace()
     asyncio.run(Pipeline(components, trace).run_text("I'd like to be woken at 6:45 tomorrow"))
     calls = trace.of_type(EventType.TOOL_CALL)
-    assert [c.fields["source"] for c in calls] in ([], ["model"])
-    assert all(c.fields["arguments"] == {"time": "06:45", "day": "tomorrow"} for c in calls)
+    assert [c.source for c in calls] in ([], ["model"])
+    assert all(c.arguments == {"time": "06:45", "day": "tomorrow"} for c in calls)

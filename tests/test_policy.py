@@ -79,17 +79,17 @@ def test_cancel_all_alarms_asks_first_and_no_changes_nothing(fresh: Components, 
     reply, trace = ask(fresh, request_text)
     assert reply == question
     (request,) = trace.of_type(EventType.CONFIRM_REQUEST)
-    assert (request.fields["name"], request.fields["arguments"], request.fields["question"]) == \
+    assert (request.name, request.arguments, request.question) == \
         ("cancel_all_alarms", {}, question)  # the trace interface of ARCHITECTURE.md
     assert not trace.of_type(EventType.TOOL_CALL)
     assert len(fresh.alarms.pending()) == 2
     reply, trace = ask(fresh, no)
-    assert [e.fields["answer"] for e in trace.of_type(EventType.CONFIRM_ANSWER)] == ["no"]
+    assert [e.answer for e in trace.of_type(EventType.CONFIRM_ANSWER)] == ["no"]
     assert len(fresh.alarms.pending()) == 2 and not trace.of_type(EventType.TOOL_CALL)
     # asked again, a yes runs it, once
     ask(fresh, request_text)
     reply, trace = ask(fresh, yes)
-    assert [e.fields["name"] for e in trace.of_type(EventType.TOOL_CALL)] == ["cancel_all_alarms"]
+    assert [e.name for e in trace.of_type(EventType.TOOL_CALL)] == ["cancel_all_alarms"]
     assert fresh.alarms.pending() == []
     assert not fresh.policy.pending()  # released once: the same yes again has nothing to confirm
 

@@ -361,8 +361,8 @@ async def test_a_consequential_call_from_the_model_waits_for_a_yes(tiny, base_co
         c._cache["agent"].calls_made = 0
         first = len(trace.events)
         reply = (await pipeline.run_text("could you get rid of every alarm I have")).reply
-        asked = [e.fields for e in trace.events[first:] if e.type == EventType.CONFIRM_REQUEST]
-        assert asked and asked[0]["name"] == "cancel_all_alarms" and reply == asked[0]["question"]
+        asked = [e for e in trace.events[first:] if e.type == EventType.CONFIRM_REQUEST]
+        assert asked and asked[0].name == "cancel_all_alarms" and reply == asked[0].question
         assert len(c.alarms.pending()) == 2  # nothing done before the answer
         await pipeline.run_text(answer)
         assert len(c.alarms.pending()) == left
@@ -428,8 +428,8 @@ async def test_a_failed_decode_is_one_error_and_the_next_turn_works(tiny, base_c
 
     monkeypatch.setattr(model.llm, "eval", failing_once)
     failed = await pipeline.run_text("and now set a timer, the usual one", language="en")
-    errors = [e.fields for e in trace.of_type(EventType.ERROR)]
-    assert [e["code"] for e in errors] == ["agent-model-failed"]
+    errors = trace.of_type(EventType.ERROR)
+    assert [e.code for e in errors] == ["agent-model-failed"]
     assert failed.reply == phrase("en", "error.internal") and model.llm.n_tokens == 0
     assert (await pipeline.run_text(text, language="en")).reply == expected
     model.llm.close()
@@ -472,9 +472,9 @@ async def test_a_model_that_cannot_load_ends_its_turn_and_the_fast_path_keeps_wo
     for _ in range(2):  # every model turn says so; none takes the daemon down
         result = await pipeline.run_text("tell me something about the moon", language="en")
         assert result.reply == phrase("en", "error.internal")
-    codes = [e.fields["code"] for e in trace.of_type(EventType.ERROR)]
+    codes = [e.code for e in trace.of_type(EventType.ERROR)]
     assert codes == 2 * ["asset-path-missing" if broken == "missing" else "agent-model-invalid"], codes
     done = await pipeline.run_text("set an alarm for 7:30", language="en")  # the templates need no model
-    assert [e.fields["name"] for e in trace.of_type(EventType.TOOL_CALL)] == ["set_alarm"]
+    assert [e.name for e in trace.of_type(EventType.TOOL_CALL)] == ["set_alarm"]
     assert done.reply and len(c.alarms.pending()) == 1
     await c.close()

@@ -18,7 +18,7 @@ from .test_library import Declines, Sent, home  # noqa: F401 — the fixture
 def turn(c: Components, text: str, lang: str) -> tuple[str, list[str]]:
     trace = Trace()
     reply = asyncio.run(Pipeline(c, trace).run_text(text, language=lang)).reply
-    return reply, [str(e.fields["name"]) for e in trace.of_type(EventType.TOOL_CALL)]
+    return reply, [str(e.name) for e in trace.of_type(EventType.TOOL_CALL)]
 
 
 @pytest.mark.parametrize("lang,text,tool", [

@@ -52,7 +52,7 @@ def free_port() -> int:
 
 
 def of(trace: Trace, kind: EventType) -> list[dict[str, Any]]:
-    return [e.fields for e in trace.of_type(kind)]
+    return [e.payload() for e in trace.of_type(kind)]  # the fields as the JSON carries them
 
 
 # -- the remote: hearthd's own Wyoming server over the real models ---------------------------------------------------

@@ -36,7 +36,7 @@ from hearthd.daemon.ha_device import machine_key
 from hearthd.daemon.headless import run_headless
 from hearthd.daemon.satellites import Mode, SatelliteHub
 from hearthd.daemon.scheduler import Scheduler
-from hearthd.events import EventType, Trace
+from hearthd.events import AlarmEvent, EventType, Trace
 from hearthd.locale import phrase
 from hearthd.tools.alarms import AlarmBook, turn_origin
 
@@ -272,7 +272,7 @@ class Hub:
         while not what():
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{why} within {timeout} s; availability {self.seen}; "
-                                   f"errors {[e.fields for e in self.trace.of_type(EventType.ERROR)]}")
+                                   f"errors {[e.payload() for e in self.trace.of_type(EventType.ERROR)]}")
             await asyncio.sleep(0.05)
 
     async def wait_listening(self, name: str, connections: int = 1, timeout: float = 20) -> None:
@@ -281,8 +281,8 @@ class Hub:
                         timeout, f"{name} is not listening for the wake word")
 
     def transcripts(self, name: str) -> list[str]:
-        return [e.fields["text"] for e in self.trace.of_type(EventType.TRANSCRIPT)
-                if e.fields.get("conversation") == f"satellite:{name}"]
+        return [e.text for e in self.trace.of_type(EventType.TRANSCRIPT)
+                if e.conversation == f"satellite:{name}"]
 
 
 @pytest.fixture
@@ -324,16 +324,16 @@ async def test_the_kitchen_satellite_turns_on_the_kitchen_light(satellites: dict
     hub = await hub_for(kitchen)
     await hub.wait_listening("kitchen")
     assert hub.seen == [("kitchen", True)]
-    available = [e.fields for e in hub.trace.of_type(EventType.LISTENING)]
-    assert available[0]["satellite"] == "kitchen" and available[0]["available"] is True
+    available = hub.trace.of_type(EventType.SATELLITE)
+    assert available[0].satellite == "kitchen" and available[0].available is True
     assert hub.hub.links["kitchen"].info.get("area") == "Kitchen"  # what the satellite said of itself
 
     kitchen.say(utterances["on"])
     await home.wait_for_state("kitchen_light", state="ON", timeout=60)
     [reply] = await kitchen.wait_replies(1, timeout=30)
     assert [t for t in hub.transcripts("kitchen") if "turn on the light" in t.lower()]
-    [call] = [e.fields for e in hub.trace.of_type(EventType.TOOL_CALL)]
-    assert call["source"] == "fastpath" and "Kitchen" in str(call["arguments"])
+    [call] = hub.trace.of_type(EventType.TOOL_CALL)
+    assert call.source == "fastpath" and "Kitchen" in str(call.arguments)
     assert home.commands_to("bedroom_light") == []
     assert "kitchen" in played_text(hub.components, reply)
     await hub.wait_listening("kitchen")  # and it listens for the wake word again
@@ -376,8 +376,8 @@ async def test_a_satellite_killed_and_started_again_is_served_again(satellites: 
 
     kitchen.kill()
     await hub.wait(lambda: ("kitchen", False) in hub.seen, 10, "the lost satellite is not reported")
-    gone = [e.fields for e in hub.trace.of_type(EventType.LISTENING) if e.fields.get("available") is False]
-    assert gone[0]["satellite"] == "kitchen" and gone[0]["retry_s"] >= 1
+    gone = [e for e in hub.trace.of_type(EventType.SATELLITE) if e.available is False]
+    assert gone[0].satellite == "kitchen" and gone[0].retry_s >= 1
     await asyncio.sleep(2.5)  # a try or two that finds nobody: the backoff grows, bounded
     assert hub.hub.links["bedroom"].available  # the other one never noticed
 
@@ -406,7 +406,7 @@ def seconds_of(wav: Path) -> float:
 
 
 def barges(hub: Hub) -> list[dict[str, Any]]:
-    return [e.fields for e in hub.trace.of_type(EventType.BARGE_IN)]
+    return [e.payload() for e in hub.trace.of_type(EventType.BARGE_IN)]  # the fields as the JSON carries them
 
 
 def test_alarms_remember_where_they_were_set_and_an_old_store_still_loads(tmp_path: Path) -> None:
@@ -489,7 +489,7 @@ async def test_stop_said_to_one_satellite_stops_its_reply_and_not_the_other(sate
         await speaking
     [barge] = barges(hub)
     assert barge["satellite"] == "kitchen" and barge["by"] == "stop" and barge["stopped"] == []
-    played = {e.fields["satellite"]: e.fields for e in hub.trace.of_type(EventType.AUDIO_OUT)}
+    played = {e.satellite: e.payload() for e in hub.trace.of_type(EventType.AUDIO_OUT)}
     assert played["kitchen"]["cut_at_s"] < played["kitchen"]["of_s"] - 2.5, played
     assert "cut_at_s" not in played["bedroom"], played
     [cut] = await kitchen.wait_replies(1, timeout=10)
@@ -514,7 +514,8 @@ async def test_a_timer_set_in_the_kitchen_rings_there_and_stop_there_stops_it(sa
     async def ring(alarm: Any, count: int) -> None:  # as the daemon's (headless.py): routed by the hub
         route = hub.hub.route(alarm)
         text = phrase(alarm.lang, "timer.done", label=alarm.label).strip()
-        hub.trace.emit(EventType.ALARM, id=alarm.id, count=count, **route.fields())
+        hub.trace.emit(AlarmEvent(id=alarm.id, kind=alarm.kind, label=alarm.label, lang=alarm.lang, count=count,
+                                  text=text, **route.fields()))
         if route.satellites:
             await hub.hub.ring_on(route.satellites, alarm, text)
         if route.local:
@@ -545,7 +546,7 @@ async def test_a_timer_set_in_the_kitchen_rings_there_and_stop_there_stops_it(sa
         await scheduler
     await asyncio.sleep(0.5)
     assert len(kitchen.replies()) == 2  # "Timer set …" and one ring: stopped there, not rung again
-    rung = [e.fields["satellite"] for e in hub.trace.of_type(EventType.AUDIO_OUT) if e.fields.get("ring")]
+    rung = [e.satellite for e in hub.trace.of_type(EventType.AUDIO_OUT) if e.ring]
     assert rung.count("kitchen") == 1 and rung.count("bedroom") >= 2
     assert rang_here == []  # nothing rang on the local speaker
     for alarm in book.ringing():
@@ -584,7 +585,7 @@ async def _end(daemon: asyncio.Task[None]) -> None:
 
 
 def _connected(trace: Trace, name: str) -> bool | None:
-    seen = [e.fields["available"] for e in trace.of_type(EventType.LISTENING) if e.fields.get("satellite") == name]
+    seen = [e.available for e in trace.of_type(EventType.SATELLITE) if e.satellite == name]
     return seen[-1] if seen else None
 
 
@@ -626,8 +627,8 @@ async def test_the_daemon_shows_its_satellites_in_home_assistant_and_rings_where
             turn_origin.reset(token)
         [ring] = await kitchen.wait_replies(1, timeout=20)  # rung on the kitchen's speaker
         assert seconds_of(ring) > 1.0  # the chime and "Time's up!"
-        [alarm] = [e.fields for e in trace.of_type(EventType.ALARM)]
-        assert (alarm["satellites"], alarm["local"]) == (["kitchen"], False)
+        [alarm] = trace.of_type(EventType.ALARM)
+        assert (alarm.satellites, alarm.local) == (["kitchen"], False)
         assert not rings.exists() or not list(rings.glob("ring-*.wav"))  # not here
         for ringing in components.alarms.ringing():
             components.alarms.finish(ringing)
@@ -642,8 +643,8 @@ async def test_the_daemon_shows_its_satellites_in_home_assistant_and_rings_where
         finally:
             turn_origin.reset(token)
         await _until(lambda: rings.exists() and list(rings.glob("ring-*.wav")), 20, "it did not ring here")
-        last = trace.of_type(EventType.ALARM)[-1].fields
-        assert last["local"] is True and last["offline"] == "kitchen" and "offline" in last["note"]
+        last = trace.of_type(EventType.ALARM)[-1]
+        assert last.local is True and last.offline == "kitchen" and "offline" in last.note
         for ringing in components.alarms.ringing():
             components.alarms.finish(ringing)
     finally:

@@ -24,7 +24,7 @@ import pytest
 from hearthd.config import load_config
 from hearthd.daemon.notify import SdNotify, watchdog_interval
 from hearthd.daemon.unit import hearthd_command, install, render
-from hearthd.events import Event, EventType
+from hearthd.events import ReplyEvent, ToolCallEvent, TranscriptEvent
 
 HD = [sys.executable, "-m", "hearthd"]
 
@@ -195,10 +195,11 @@ def test_privacy_keeps_the_words_out_of_the_log(caplog: pytest.LogCaptureFixture
     general = GeneralConfig(privacy=True)
     on_event = log_events(general)
     with caplog.at_level(logging.DEBUG, logger="hearthd.events"):
-        on_event(Event(EventType.TRANSCRIPT, 0.0, {"text": "unlock the front door", "lang": "en"}))
-        on_event(Event(EventType.TOOL_CALL, 0.0, {"name": "announce", "arguments": {"text": "front door"}}))
+        on_event(TranscriptEvent(text="unlock the front door", lang="en", prob=1.0))
+        on_event(ToolCallEvent(name="announce", arguments={"text": "front door"}, source="model", confidence=1.0,
+                               relevance=None))
         general.privacy = False  # what a reload does
-        on_event(Event(EventType.REPLY, 0.0, {"text": "Done.", "lang": "en"}))
+        on_event(ReplyEvent(text="Done.", lang="en"))
     assert "front door" not in caplog.text and "Done." in caplog.text
 
 

@@ -71,7 +71,7 @@ def say(c: Components, text: str, lang: str | None = "en") -> str:
 def calls(c: Components, text: str, lang: str) -> list[tuple[str, dict]]:
     trace = Trace()
     asyncio.run(Pipeline(c, trace).run_text(text, language=lang))
-    return [(e.fields["name"], e.fields["arguments"]) for e in trace.of_type(EventType.TOOL_CALL)]
+    return [(e.name, e.arguments) for e in trace.of_type(EventType.TOOL_CALL)]
 
 
 def names(c: Components) -> list[tuple[str, str]]:

@@ -89,7 +89,7 @@ async def test_no_sound_server_falls_back_to_the_players_volume(dbus_config: Con
         assert await say(pipeline, "volume to 20") == phrase("en", "unavailable.volume")
         assert await say(pipeline, "mute") == phrase("en", "unavailable.volume")
         (result,) = [e for e in pipeline.trace.of_type(EventType.TOOL_RESULT)][-1:]
-        assert result.fields["result"]["code"] == "dbus-service-missing"
+        assert result.result["code"] == "dbus-service-missing"
     finally:
         await stop_all(player)
         await pipeline.c.bus.close()

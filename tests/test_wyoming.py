@@ -542,8 +542,8 @@ async def test_the_transcript_is_begun_in_the_pause_before_audio_stop(served: Se
         transcript = await transcribe(client, raw[int(1.3 * rate) * width * channels:] + silence, rate, width,
                                       channels, language="en")
     assert "alarm" in transcript.text.lower() and re.search(r"7[.:]30", transcript.text)
-    used = [e.fields["used"] for e in served.trace.of_type(EventType.TIMING)
-            if e.fields.get("stage") == "wyoming_stt_speculative"]
+    used = [e.used for e in served.trace.of_type(EventType.TIMING)
+            if e.stage == "wyoming_stt_speculative"]
     assert used == [True]
     # words, a pause, more words: the first transcript is dropped, the second covers both
     first, second = raw[int(1.3 * rate) * width * channels:int(2.6 * rate) * width * channels], raw[

@@ -18,7 +18,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..events import Event, EventType
+from ..events import (
+    AbstainEvent,
+    ClarifyEvent,
+    ConfirmAnswerEvent,
+    ConfirmRequestEvent,
+    ErrorEvent,
+    Event,
+    ReplyEvent,
+    TimingEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TranscriptEvent,
+)
 from ..private import open_private, private_dir, private_file, write_problem
 
 log = logging.getLogger(__name__)
@@ -51,29 +63,29 @@ class AuditLog:
         proposed, results, timings = [], [], {}
         policy = "not_needed"
         for e in events:
-            f = e.fields
-            if e.type == EventType.TRANSCRIPT and f.get("conversation"):
-                entry["conversation"] = f["conversation"]  # who asked: "local", "dbus:<sender>", "mqtt:<id>"
-            elif e.type == EventType.TOOL_CALL:
-                proposed.append({"name": f.get("name"), "arguments": f.get("arguments"), "source": f.get("source")})
-            elif e.type == EventType.CONFIRM_REQUEST:
-                proposed.extend({"name": c["name"], "arguments": c["arguments"]} for c in f.get("calls", []))
-                policy = "asked"
-            elif e.type == EventType.CONFIRM_ANSWER:
-                entry["answer"] = f.get("answer")
-                policy = "confirmed" if f.get("answer") == "yes" else "declined"
-            elif e.type == EventType.ABSTAIN:
-                entry["abstain"] = f.get("reason")
-            elif e.type == EventType.CLARIFY:
-                entry["clarify"] = {"name": f.get("name"), "missing": f.get("missing")}
-            elif e.type == EventType.TOOL_RESULT:
-                results.append({"name": f.get("name"), "ok": f.get("ok")})
-            elif e.type == EventType.REPLY:
-                entry["reply"] = "" if self.privacy else f.get("text")
-            elif e.type == EventType.ERROR:
-                entry["error"] = f.get("code")
-            elif e.type == EventType.TIMING:
-                timings[str(f.get("stage"))] = f.get("ms")
+            match e:
+                case TranscriptEvent() if e.conversation:
+                    entry["conversation"] = e.conversation  # who asked: "local", "dbus:<sender>", "mqtt:<id>"
+                case ToolCallEvent():
+                    proposed.append({"name": e.name, "arguments": e.arguments, "source": e.source})
+                case ConfirmRequestEvent():
+                    proposed.extend({"name": c["name"], "arguments": c["arguments"]} for c in e.calls)
+                    policy = "asked"
+                case ConfirmAnswerEvent():
+                    entry["answer"] = e.answer
+                    policy = "confirmed" if e.answer == "yes" else "declined"
+                case AbstainEvent():
+                    entry["abstain"] = e.reason
+                case ClarifyEvent():
+                    entry["clarify"] = {"name": e.name, "missing": e.missing}
+                case ToolResultEvent():
+                    results.append({"name": e.name, "ok": e.ok})
+                case ReplyEvent():
+                    entry["reply"] = "" if self.privacy else e.text
+                case ErrorEvent():
+                    entry["error"] = e.code
+                case TimingEvent():
+                    timings[str(e.stage)] = e.ms
         entry.update(proposed=proposed, policy=policy, results=results, timings=timings)
         return entry
 

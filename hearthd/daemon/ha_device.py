@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..events import Event, EventType
+from ..events import AlarmEvent, ErrorEvent, Event, ReplyEvent, TranscriptEvent, WakeEvent
 
 if TYPE_CHECKING:
     from .mqtt import MqttLink
@@ -338,22 +338,19 @@ class HaDevice:
 
     def on_event(self, event: Event) -> list[Awaitable[None]]:
         """What a trace event changes in Home Assistant (the daemon runs the returned coroutines)."""
-        f = event.fields
-        if event.type == EventType.TRANSCRIPT:
-            return [self.update(assist_state="thinking", transcript=str(f.get("text", "")),
-                                last_language=str(f.get("lang", "")))]
-        if event.type == EventType.REPLY:
-            text, lang = str(f.get("text", "")), str(f.get("lang", ""))
-            return [self.update(assist_state="idle", reply=text, reply_lang=lang),
-                    self.fire("reply", text=_cut(text), lang=lang)]
-        if event.type == EventType.ERROR:
-            code, message = str(f.get("code", "error")), str(f.get("message", ""))
-            return [self.report_error(code, message), self.fire("error", code=code)]
-        if event.type == EventType.WAKE:
-            return [self.fire("wake", name=f.get("name"))]
-        if event.type == EventType.ALARM and f.get("count") == 1:
-            kind = "timer" if f.get("kind") == "timer" else "alarm"
-            return [self.fire(kind, id=f.get("id"), label=f.get("label") or None)]
+        match event:
+            case TranscriptEvent():
+                return [self.update(assist_state="thinking", transcript=event.text, last_language=event.lang)]
+            case ReplyEvent():
+                return [self.update(assist_state="idle", reply=event.text, reply_lang=event.lang),
+                        self.fire("reply", text=_cut(event.text), lang=event.lang)]
+            case ErrorEvent():
+                return [self.report_error(event.code, event.message), self.fire("error", code=event.code)]
+            case WakeEvent():
+                return [self.fire("wake", name=event.name)]
+            case AlarmEvent(count=1):
+                kind = "timer" if event.kind == "timer" else "alarm"
+                return [self.fire(kind, id=event.id, label=event.label or None)]
         return []
 
 

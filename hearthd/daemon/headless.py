@@ -12,7 +12,18 @@ from typing import Any
 from ..audio.io import VolumeSink
 from ..audio.wake import builtin_models
 from ..config import state_dir
-from ..events import Event, EventType, Trace
+from ..events import (
+    AlarmEvent,
+    AlarmMissedEvent,
+    AudioOutEvent,
+    ErrorEvent,
+    Event,
+    MetricsEvent,
+    ReadyEvent,
+    ReloadEvent,
+    ReplyEvent,
+    Trace,
+)
 from ..locale import phrase
 from ..tools.alarms import spoken_time
 from .components import Components
@@ -58,7 +69,7 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
         out = Path(ring_output) / name
         out.parent.mkdir(parents=True, exist_ok=True)
         write_wav(out, audio, rate)
-        trace.emit(EventType.AUDIO_OUT, seconds=round(len(audio) / rate, 2), rate=rate, path=str(out))
+        trace.emit(AudioOutEvent(seconds=round(len(audio) / rate, 2), rate=rate, path=str(out)))
         return out
 
     async def ring(alarm: Any, count: int) -> None:
@@ -66,8 +77,8 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
         text = phrase(alarm.lang, key, time=spoken_time(alarm.hhmm), label=alarm.label).strip()
         # set from a satellite: it rings there (or everywhere, `rings = "all"`); here when that one is offline
         route = satellites.route(alarm) if satellites is not None else None
-        trace.emit(EventType.ALARM, id=alarm.id, kind=alarm.kind, label=alarm.label, lang=alarm.lang, count=count,
-                   text=text, **(route.fields() if route is not None else {}))
+        trace.emit(AlarmEvent(id=alarm.id, kind=alarm.kind, label=alarm.label, lang=alarm.lang, count=count, text=text,
+                              **(route.fields() if route is not None else {})))
         if route is not None and route.satellites and satellites is not None:
             await satellites.ring_on(route.satellites, alarm, text)
         local = route is None or route.local
@@ -81,7 +92,7 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
                     None, components.voices.synthesize, text, alarm.lang)
                 audio, rate = np.concatenate([chime(speech.rate), speech.audio]), speech.rate
             except Exception as e:  # no voice: the chime alone still wakes you
-                trace.emit(EventType.ERROR, code="tts-failed", message=str(e))
+                trace.emit(ErrorEvent(code="tts-failed", message=str(e)))
                 audio, rate = chime(22050), 22050
             await write(f"ring-{alarm.id}-{count}.wav", audio, rate)
         if live is not None and local:  # heard now; the wake word (then "stop") cuts it like any reply
@@ -122,7 +133,7 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
             assistant.on_mute = _setter(settings, "muted")
             exported = NAME
         except (ServiceMissing, ServiceFailed) as e:  # no session bus: everything else still works
-            trace.emit(EventType.ERROR, code=e.code, message=str(e))
+            trace.emit(ErrorEvent(code=e.code, message=str(e)))
 
     link = None
     if cfg.mqtt.enabled:
@@ -147,7 +158,7 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
                                   volume=chosen.volume, wake_word=cfg.wake.model if cfg.wake.enabled else "")
         link.start()
         trace.listen(_publish_state(link, lambda: components.problems))
-        link.on_metrics = lambda counts: trace.emit(EventType.METRICS, source="mqtt", **counts)
+        link.on_metrics = lambda counts: trace.emit(MetricsEvent(source="mqtt", **counts))
 
     wyoming = None
     if cfg.wyoming.uri:  # hearthd's ears, voice and agent for Home Assistant (daemon/wyoming.py)
@@ -185,7 +196,7 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
         """A reload sets general.language from the file: a language changed *in the file* wins (the user edited
         it just now); otherwise the one chosen in Home Assistant stays."""
         nonlocal file_language
-        if event.type != EventType.RELOAD:
+        if not isinstance(event, ReloadEvent):
             return
         if cfg.general.language != file_language:
             file_language = cfg.general.language
@@ -209,8 +220,8 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
     scheduler = Scheduler(components.alarms, ring, cfg.alarms.grace_s, cfg.alarms.repeat_s, cfg.alarms.max_rings)
     life.scheduler = scheduler
     for alarm in scheduler.start():
-        trace.emit(EventType.ALARM_MISSED, id=alarm.id, time=alarm.hhmm, label=alarm.label,
-                   text=phrase(alarm.lang, "alarm.missed", time=spoken_time(alarm.hhmm)))
+        trace.emit(AlarmMissedEvent(id=alarm.id, time=alarm.hhmm, label=alarm.label,
+                                    text=phrase(alarm.lang, "alarm.missed", time=spoken_time(alarm.hhmm))))
     satellites = None
     if cfg.satellites:  # the rooms' Wyoming satellites, each served in its own room (daemon/satellites.py)
         from .satellites import SatelliteHub
@@ -223,8 +234,8 @@ async def run_headless(components: Components, trace: Trace, ring_output: str | 
         await satellites.start()
     if live is not None:
         await live.prepare()  # the microphone is open before anyone is told hearthd is ready
-    trace.emit(EventType.READY, pending=len(components.alarms.pending()) + len(components.alarms.pending("timer")),
-               service=exported, mqtt=f"{cfg.mqtt.host}:{cfg.mqtt.port}" if link is not None else "")
+    trace.emit(ReadyEvent(pending=len(components.alarms.pending()) + len(components.alarms.pending("timer")),
+                          service=exported, mqtt=f"{cfg.mqtt.host}:{cfg.mqtt.port}" if link is not None else ""))
     life.ready()
     # The model and its prompt prefixes load beside the fast path, so the first model turn pays for neither (one
     # that comes sooner goes first and the warm-up resumes after it).
@@ -268,7 +279,7 @@ def _publish_state(link: Any, problems: Callable[[], dict[str, str]] | None = No
 
     def on_event(event: Event) -> None:
         coros = list(link.device.on_event(event))
-        if problems is not None and event.type in (EventType.REPLY, EventType.ERROR):
+        if problems is not None and isinstance(event, ReplyEvent | ErrorEvent):
             coros.append(link.device.report_problems(problems()))
         for coro in coros:
             task = asyncio.get_running_loop().create_task(coro)
@@ -282,4 +293,4 @@ async def _switch_wake_word(live: Any, name: str, trace: Trace) -> None:
     try:
         await live.set_wake_word(name)
     except Exception as e:  # a model that will not load: the old wake word keeps listening
-        trace.emit(EventType.ERROR, code="wake-word-failed", message=f"cannot switch to {name}: {e}")
+        trace.emit(ErrorEvent(code="wake-word-failed", message=f"cannot switch to {name}: {e}"))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigError, load_config
-from ..events import Event, EventType, Trace
+from ..events import AlarmEvent, ErrorEvent, Event, ReloadEvent, ReplyEvent, Trace, TranscriptEvent
 from .components import Components
 from .logs import log_events
 from .notify import SdNotify, watchdog_interval, watchdog_loop
@@ -111,13 +111,13 @@ class Lifecycle:
                 try:
                     new = load_config(self.config_path)
                 except ConfigError as e:
-                    self.trace.emit(EventType.ERROR, code=e.code,
-                                    message=f"reload rejected, the running config is kept: {e}")
+                    self.trace.emit(ErrorEvent(code=e.code,
+                                               message=f"reload rejected, the running config is kept: {e}"))
                     self.notify.ready(f"{self.idle_status()}; last reload rejected: {e}")
                     return
                 done = apply_config(self.c, new, self.scheduler)
-                self.trace.emit(EventType.RELOAD, source=self.c.cfg.source, changed=done.changed,
-                                restart=done.restart, language=self.c.cfg.general.language)
+                self.trace.emit(ReloadEvent(source=self.c.cfg.source, changed=done.changed, restart=done.restart,
+                                            language=self.c.cfg.general.language))
                 if done.restart:
                     log.warning("reload: changes to %s take effect after a restart", ", ".join(done.restart))
             self.notify.ready(self.idle_status())
@@ -139,9 +139,9 @@ class Lifecycle:
         """STATUS= follows the daemon (`systemctl status hearthd`); never the words said, whatever the privacy."""
         if not self._ready.is_set() or self.stopping.is_set():
             return
-        if event.type == EventType.ALARM:
-            self.notify.status(f"ringing: {event.fields.get('kind')} {event.fields.get('id')}")
-        elif event.type == EventType.TRANSCRIPT:
+        if isinstance(event, AlarmEvent):
+            self.notify.status(f"ringing: {event.kind} {event.id}")
+        elif isinstance(event, TranscriptEvent):
             self.notify.status("thinking")
-        elif event.type == EventType.REPLY:
+        elif isinstance(event, ReplyEvent):
             self.notify.status(self.idle_status())

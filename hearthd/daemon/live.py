@@ -35,7 +35,18 @@ from ..audio.io import AudioSink, AudioSource
 from ..audio.vad import Endpointer, EndpointState, SpeechProbability
 from ..audio.wake import WakeWordDetector
 from ..audio.wavio import SAMPLE_RATE
-from ..events import EventType, Trace
+from ..events import (
+    AudioOutEvent,
+    BargeInEvent,
+    ErrorEvent,
+    ListeningEvent,
+    MetricsEvent,
+    SpeechEndEvent,
+    SpeechStartEvent,
+    TimingEvent,
+    Trace,
+    WakeEvent,
+)
 from .components import Components
 from .dialogue import LOCAL
 from .pipeline import Pipeline, TurnResult
@@ -109,7 +120,7 @@ class LiveLoop:
             return
         detector = await asyncio.get_running_loop().run_in_executor(None, self.c.wake_detector, name)
         self.wake = detector
-        self.trace.emit(EventType.LISTENING, state=self.state.value, wake_word=name)
+        self.trace.emit(ListeningEvent(state=self.state.value, wake_word=name))
 
     def set_muted(self, muted: bool) -> None:
         """Muted: the wake word and Listen() are ignored (a ring or a reply still plays)."""
@@ -158,7 +169,7 @@ class LiveLoop:
         await loop.run_in_executor(None, self.c.load_model)  # so is loading the model (its prefixes come later)
         await self.source.start()
         self._prepared = True
-        self.trace.emit(EventType.LISTENING, state="idle", source=type(self.source).__name__)
+        self.trace.emit(ListeningEvent(state="idle", source=type(self.source).__name__))
 
     async def run(self, stopping: asyncio.Event) -> None:
         """Read and dispatch audio until `stopping` is set; the turn in progress is finished first."""
@@ -176,8 +187,8 @@ class LiveLoop:
             if self._turn is not None and not self._turn.done():
                 await self._turn  # SIGTERM: the current turn is finished, not cut in half
             await self.source.stop()
-            self.trace.emit(EventType.METRICS, blocks=self._blocks, frames_dropped=int(self.source.dropped),
-                            turns=self.turns_done)
+            self.trace.emit(MetricsEvent(blocks=self._blocks, frames_dropped=int(self.source.dropped),
+                                         turns=self.turns_done))
 
     async def _read(self) -> None:
         pre_roll: deque[np.ndarray] = deque(maxlen=max(1, int(self.cfg.vad.pre_roll_ms / 30) + 1))
@@ -204,11 +215,11 @@ class LiveLoop:
                     if detection is not None:
                         wake.reset()
                         self._refractory_until = now + self.cfg.wake.refractory_s
-                        self.trace.emit(EventType.WAKE, name=detection.name, score=detection.score,
-                                        during=self.state.value)
+                        self.trace.emit(WakeEvent(name=detection.name, score=detection.score,
+                                                  during=self.state.value))
                         if self.state == LoopState.SPEAKING:
                             self.sink.stop()  # barge-in: stop talking, listen
-                            self.trace.emit(EventType.BARGE_IN, by="wake word")
+                            self.trace.emit(BargeInEvent(by="wake word"))
                         if self.state != LoopState.THINKING:
                             pre_roll.clear()
                             self._start_listening()
@@ -225,11 +236,11 @@ class LiveLoop:
         if state == EndpointState.DONE and endpointer.segment is not None:
             audio = np.concatenate(self._utterance)
             seg = endpointer.segment
-            self.trace.emit(EventType.SPEECH_START, at_s=round(seg.start / SAMPLE_RATE, 3))
-            self.trace.emit(EventType.SPEECH_END, at_s=round(seg.end / SAMPLE_RATE, 3))
+            self.trace.emit(SpeechStartEvent(at_s=round(seg.start / SAMPLE_RATE, 3)))
+            self.trace.emit(SpeechEndEvent(at_s=round(seg.end / SAMPLE_RATE, 3)))
             self._begin_turn(audio[seg.start:seg.end])
         elif state == EndpointState.TIMEOUT:
-            self.trace.emit(EventType.ERROR, code="stt-no-speech", message="no speech after the wake word")
+            self.trace.emit(ErrorEvent(code="stt-no-speech", message="no speech after the wake word"))
             self.follow_up_until = 0.0
             self._set(LoopState.WAITING)
             self._background(self._play_chime(ERROR_NOTES))
@@ -268,7 +279,7 @@ class LiveLoop:
         if self.state != LoopState.SPEAKING or not is_stop(transcript.text, transcript.lang):
             return
         self.sink.stop()
-        self.trace.emit(EventType.BARGE_IN, by="stop", text=transcript.text, lang=transcript.lang)
+        self.trace.emit(BargeInEvent(by="stop", text=transcript.text, lang=transcript.lang))
         if not self.c.alarms.ringing():
             self._set(LoopState.WAITING)  # just quiet: "stop" needs no answer
             return
@@ -308,8 +319,8 @@ class LiveLoop:
             if speculation is not None:
                 with contextlib.suppress(Exception):
                     transcript = await speculation
-                self.trace.emit(EventType.TIMING, stage="stt_speculative", ms=round(
-                    (time.monotonic() - end_of_speech) * 1000, 1), used=transcript is not None)
+                self.trace.emit(TimingEvent(stage="stt_speculative", ms=round(
+                    (time.monotonic() - end_of_speech) * 1000, 1), used=transcript is not None))
             try:
                 await self._enter_gate(end_of_speech)
                 try:
@@ -317,7 +328,7 @@ class LiveLoop:
                 finally:
                     self.c.inference.leave(end_of_speech)
             except Exception as e:  # whatever a stage let escape ends this turn only: the loop goes back to waiting
-                self.trace.emit(EventType.ERROR, code=getattr(e, "code", "internal"), message=str(e))
+                self.trace.emit(ErrorEvent(code=getattr(e, "code", "internal"), message=str(e)))
                 with contextlib.suppress(Exception):
                     await self._play_chime(ERROR_NOTES)
                 self._set(LoopState.WAITING)
@@ -362,7 +373,7 @@ class LiveLoop:
             try:
                 speech = await upcoming
             except Exception as e:  # no voice: the reply is still in the trace (and a notification)
-                self.trace.emit(EventType.ERROR, code="tts-failed", message=str(e))
+                self.trace.emit(ErrorEvent(code="tts-failed", message=str(e)))
                 await self._play_chime(ERROR_NOTES)
                 completed = False
                 break
@@ -370,7 +381,7 @@ class LiveLoop:
                 upcoming = loop.run_in_executor(None, self.c.voices.synthesize, parts[i + 1], lang)
             if i == 0 and end_of_speech is not None:
                 self.trace.timing("end_of_speech_to_reply_audio", time.monotonic() - end_of_speech)
-            self.trace.emit(EventType.AUDIO_OUT, seconds=round(speech.seconds, 2), rate=speech.rate, sentence=i)
+            self.trace.emit(AudioOutEvent(seconds=round(speech.seconds, 2), rate=speech.rate, sentence=i))
             if self.state != LoopState.SPEAKING or not await self.sink.play(speech.audio, speech.rate):
                 completed = False
                 break

@@ -15,7 +15,21 @@ import sys
 from typing import TextIO
 
 from ..config import GeneralConfig
-from ..events import Event, EventType, Listener
+from ..events import (
+    AlarmEvent,
+    AlarmMissedEvent,
+    ErrorEvent,
+    Event,
+    Listener,
+    ModelEvent,
+    ReadyEvent,
+    ReloadEvent,
+    ReplyEvent,
+    TimingEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TranscriptEvent,
+)
 
 LEVELS = ("debug", "info", "warning", "error")
 _PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3, logging.CRITICAL: 2}
@@ -64,26 +78,25 @@ def log_events(general: GeneralConfig) -> Listener:
     """Trace events → the log. `general` is read at each event, so a reload that turns privacy on applies at once."""
 
     def on_event(event: Event) -> None:
-        f = event.fields
-        match event.type:
-            case EventType.ERROR:
-                events_log.warning("%s: %s", f.get("code"), f.get("message"))
-            case EventType.READY | EventType.RELOAD | EventType.ALARM_MISSED:
-                shown = {k: v for k, v in f.items() if not (general.privacy and k in ("text", "label"))}
+        match event:
+            case ErrorEvent():
+                events_log.warning("%s: %s", event.code, event.message)
+            case ReadyEvent() | ReloadEvent() | AlarmMissedEvent():
+                shown = {k: v for k, v in event.payload().items() if not (general.privacy and k in ("text", "label"))}
                 events_log.info("%s %s", event.type, json.dumps(shown, ensure_ascii=False, default=str))
-            case EventType.ALARM:
-                label = "" if general.privacy else f" {f.get('label', '')!r}"
-                events_log.info("%s %s rings (%s)%s", f.get("kind"), f.get("id"), f.get("count"), label)
-            case EventType.TRANSCRIPT | EventType.REPLY:
-                events_log.debug("%s [%s] %s", event.type, f.get("lang"), _words(f.get("text", ""), general))
-            case EventType.TOOL_CALL:
-                args = "" if general.privacy else " " + json.dumps(f.get("arguments"), ensure_ascii=False)
-                events_log.debug("tool_call %s%s (%s)", f.get("name"), args, f.get("source"))
-            case EventType.TOOL_RESULT:
-                events_log.debug("tool_result %s %s", f.get("name"), "ok" if f.get("ok") else "failed")
-            case EventType.MODEL:
-                events_log.debug("model %s tokens evaluated (prefix %s)", f.get("evaluated"), f.get("prefix"))
-            case EventType.TIMING:
-                events_log.debug("timing %s %s ms", f.get("stage"), f.get("ms"))
+            case AlarmEvent():
+                label = "" if general.privacy else f" {event.label!r}"
+                events_log.info("%s %s rings (%s)%s", event.kind, event.id, event.count, label)
+            case TranscriptEvent() | ReplyEvent():
+                events_log.debug("%s [%s] %s", event.type, event.lang, _words(event.text, general))
+            case ToolCallEvent():
+                args = "" if general.privacy else " " + json.dumps(event.arguments, ensure_ascii=False)
+                events_log.debug("tool_call %s%s (%s)", event.name, args, event.source)
+            case ToolResultEvent():
+                events_log.debug("tool_result %s %s", event.name, "ok" if event.ok else "failed")
+            case ModelEvent():
+                events_log.debug("model %s tokens evaluated (prefix %s)", event.evaluated, event.prefix)
+            case TimingEvent():
+                events_log.debug("timing %s %s ms", event.stage, event.ms)
 
     return on_event

@@ -27,7 +27,24 @@ from ..audio.tts import Speech
 from ..audio.vad import EndpointState
 from ..audio.wake import WakeWordDetector, WakeWordError
 from ..audio.wavio import SAMPLE_RATE
-from ..events import EventType, Trace
+from ..events import (
+    AbstainEvent,
+    AudioOutEvent,
+    ClarifyEvent,
+    ConfirmAnswerEvent,
+    ConfirmRequestEvent,
+    ErrorEvent,
+    ModelEvent,
+    NotifyEvent,
+    ReplyEvent,
+    SpeechEndEvent,
+    SpeechStartEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    Trace,
+    TranscriptEvent,
+    WakeEvent,
+)
 from ..language import language_of_text
 from ..locale import ask_phrase, phrase
 from ..private import StateWriteError
@@ -122,8 +139,8 @@ class Pipeline:
                 f"the wake word {detector.name!r} was not heard (best score {best:.2f})",
                 "error.no_wake",
             )
-        self.trace.emit(EventType.WAKE, name=detection.name, score=detection.score,
-                        at_s=round(detection.sample / SAMPLE_RATE, 3))
+        self.trace.emit(WakeEvent(name=detection.name, score=detection.score,
+                                  at_s=round(detection.sample / SAMPLE_RATE, 3)))
         return detection.sample
 
     def _endpoint(self, audio: np.ndarray, offset: int) -> tuple[int, int]:
@@ -142,8 +159,8 @@ class Pipeline:
         audit = self.c.audit
         if audit is not None and not audit.write(audit.turn(result.transcript, result.lang,
                                                             self.trace.events[first_event:])):
-            self.trace.emit(EventType.ERROR, code="audit-not-recorded",
-                            message=f"{audit.last_loss} ({audit.lost} turn(s) not recorded, told in the next record)")
+            self.trace.emit(ErrorEvent(code="audit-not-recorded", message=f"{audit.last_loss} ({audit.lost} turn(s) "
+                                       "not recorded, told in the next record)"))
 
     async def run_audio(self, audio: np.ndarray, language: str | None = None, conversation: str = LOCAL
                         ) -> TurnResult:
@@ -177,8 +194,8 @@ class Pipeline:
             if self.cfg.wake.enabled:
                 offset = await self._blocking(Stage.WAKE, self._find_wake, audio)
             start, end = await self._blocking(Stage.VAD, self._endpoint, audio, offset)
-            self.trace.emit(EventType.SPEECH_START, at_s=round(start / SAMPLE_RATE, 3))
-            self.trace.emit(EventType.SPEECH_END, at_s=round(end / SAMPLE_RATE, 3))
+            self.trace.emit(SpeechStartEvent(at_s=round(start / SAMPLE_RATE, 3)))
+            self.trace.emit(SpeechEndEvent(at_s=round(end / SAMPLE_RATE, 3)))
             end_of_speech = time.monotonic()
             await self._hear(result, audio[start:end], language, dialogue)
             await self._respond(result, dialogue)
@@ -197,8 +214,8 @@ class Pipeline:
                 transcript = await self._blocking(Stage.STT, stt.transcribe, speech, language, dialogue.lang)
             except SttError as e:
                 raise PipelineError(e.code, str(e), "error.internal") from e
-        self.trace.emit(EventType.TRANSCRIPT, text=transcript.text, lang=transcript.lang, prob=transcript.prob,
-                        lang_source=transcript.source, conversation=dialogue.id)
+        self.trace.emit(TranscriptEvent(text=transcript.text, lang=transcript.lang, prob=transcript.prob,
+                                        lang_source=transcript.source, conversation=dialogue.id))
         self.c.last_lang = dialogue.lang = transcript.lang
         result.transcript, result.lang = transcript.text, transcript.lang
         if not transcript.text.strip():
@@ -236,7 +253,7 @@ class Pipeline:
             text, self.cfg.stt.languages, pending.lang if pending else dialogue.lang or self.cfg.general.language)
         self.c.last_lang = dialogue.lang = lang
         result = TurnResult(transcript=text, lang=lang)
-        self.trace.emit(EventType.TRANSCRIPT, text=text, lang=lang, prob=1.0, source="text", conversation=dialogue.id)
+        self.trace.emit(TranscriptEvent(text=text, lang=lang, prob=1.0, source="text", conversation=dialogue.id))
         try:
             await self._respond(result, dialogue, speak=speak)
         except PipelineError as e:
@@ -257,7 +274,7 @@ class Pipeline:
                 result.lang = policy.held.lang
                 answer, calls = policy.answer(result.transcript)
         if answer is not None:
-            self.trace.emit(EventType.CONFIRM_ANSWER, answer=answer, names=[c.name for c in calls])
+            self.trace.emit(ConfirmAnswerEvent(answer=answer, names=[c.name for c in calls]))
             if answer != "yes":
                 await self._reply(result, phrase(result.lang, "confirm.cancelled"), speak)
                 return
@@ -270,9 +287,8 @@ class Pipeline:
             except (ModelError, AssetError) as e:  # a model that cannot load or evaluate ends this turn, not the daemon
                 raise PipelineError(e.code, str(e), "error.internal") from e
             if decision.evaluated:
-                self.trace.emit(EventType.MODEL, evaluated=decision.evaluated,
-                                completion_tokens=decision.completion_tokens,
-                                thinking_tokens=decision.thinking_tokens, prefix=decision.prefix)
+                self.trace.emit(ModelEvent(evaluated=decision.evaluated, completion_tokens=decision.completion_tokens,
+                                           thinking_tokens=decision.thinking_tokens, prefix=decision.prefix))
             if decision.kind == "call" and len(decision.calls) > self.cfg.agent.max_calls:
                 decision = Decision("abstain", reason=f"{len(decision.calls)} calls, over agent.max_calls",
                                     source=decision.source, say="agent.too_many")
@@ -282,35 +298,37 @@ class Pipeline:
             if held:
                 result.decision = decision
                 first = next(c for c in decision.calls if policy.needs_confirmation(c))
-                self.trace.emit(EventType.CONFIRM_REQUEST, name=first.name, arguments=first.arguments,
-                                question=question, calls=[{"name": c.name, "arguments": c.arguments}
-                                                          for c in decision.calls])
+                self.trace.emit(ConfirmRequestEvent(name=first.name, arguments=first.arguments, question=question,
+                                                    calls=[{"name": c.name, "arguments": c.arguments}
+                                                           for c in decision.calls]))
                 await self._reply(result, question, speak)
                 await self._notify("confirm", question, result.lang)
                 return
         result.decision = decision
         if decision.kind == "abstain":
-            self.trace.emit(EventType.ABSTAIN, reason=decision.reason, source=decision.source,
-                            relevance=None if decision.relevance is None else round(decision.relevance, 3))
+            self.trace.emit(AbstainEvent(
+                reason=decision.reason, source=decision.source,
+                relevance=None if decision.relevance is None else round(decision.relevance, 3)))
             # a generic decline says why when the request is of a kind hearthd cannot serve ("the weather: no internet")
             say = decision.say or decline_phrase(result.transcript, result.lang) or "agent.cannot_help"
             result.reply = phrase(result.lang, say, **decision.say_values)
         elif decision.kind == "clarify":
             result.reply = ask_phrase(result.lang, decision.missing)
-            self.trace.emit(EventType.CLARIFY, question=result.reply, name=decision.calls[0].name,
-                            missing=decision.missing, source=decision.source)
+            self.trace.emit(ClarifyEvent(question=result.reply, name=decision.calls[0].name, missing=decision.missing,
+                                         source=decision.source))
         else:
             replies = []
             for position, call in enumerate(decision.calls):
-                self.trace.emit(EventType.TOOL_CALL, name=call.name, arguments=call.arguments, source=decision.source,
-                                confidence=round(decision.name_probs.get(call.name, 0.0), 3),
-                                relevance=None if decision.relevance is None else round(decision.relevance, 3))
+                self.trace.emit(ToolCallEvent(
+                    name=call.name, arguments=call.arguments, source=decision.source,
+                    confidence=round(decision.name_probs.get(call.name, 0.0), 3),
+                    relevance=None if decision.relevance is None else round(decision.relevance, 3)))
                 key = None if not self.request_id else \
                     self.c.done_requests.key(self.request_id, position, call.name, call.arguments)
                 tool_result = self.c.done_requests.get(key) if key else None
                 if tool_result is not None:
-                    self.trace.emit(EventType.TOOL_RESULT, name=call.name, ok=tool_result.ok, result=tool_result.data,
-                                    duplicate=True)  # the same request again: answered, not done again
+                    self.trace.emit(ToolResultEvent(name=call.name, ok=tool_result.ok, result=tool_result.data,
+                                                    duplicate=True))  # the same request again: answered, not done again
                 else:
                     tool_result = await self._execute(call.name, call.arguments, confirmed, result.lang)
                     if key:
@@ -321,11 +339,11 @@ class Pipeline:
                 said = phrase(result.lang, tool_result.phrase, **tool_result.spoken_values(result.lang))
                 if (choice := held_choice(call, tool_result, result.lang, self.cfg.agent.clarify_timeout_s)):
                     dialogue.choice = choice  # "Which one: …?" — this conversation's next utterance may name it
-                    self.trace.emit(EventType.CLARIFY, question=said, name=call.name, missing=choice.argument,
-                                    candidates=choice.candidates, source="tool")
+                    self.trace.emit(ClarifyEvent(question=said, name=call.name, missing=choice.argument,
+                                                 candidates=choice.candidates, source="tool"))
                 replies.append(said)
             result.reply = " ".join(replies)
-        self.trace.emit(EventType.REPLY, text=result.reply, lang=result.lang)
+        self.trace.emit(ReplyEvent(text=result.reply, lang=result.lang))
         if speak:
             result.speech = await self._speak(result.reply, result.lang)
         if decision.kind == "call":  # after the speech: a slow notification server never delays the reply
@@ -346,7 +364,7 @@ class Pipeline:
 
     async def _reply(self, result: TurnResult, text: str, speak: bool) -> None:
         result.reply = text
-        self.trace.emit(EventType.REPLY, text=text, lang=result.lang)
+        self.trace.emit(ReplyEvent(text=text, lang=result.lang))
         if speak:
             result.speech = await self._speak(text, result.lang)
 
@@ -357,7 +375,7 @@ class Pipeline:
         nid = await self.c.notifier.notify(phrase(lang, f"notify.{kind}"), body,
                                            urgency="critical" if kind == "alarm" else "normal", replace=replace)
         if nid:
-            self.trace.emit(EventType.NOTIFY, id=nid, kind=kind)
+            self.trace.emit(NotifyEvent(id=nid, kind=kind))
 
     async def _execute(self, name: str, arguments: dict[str, Any], confirmed: bool = False,
                        lang: str = "en") -> ToolResult:
@@ -376,27 +394,27 @@ class Pipeline:
             outcome = ToolResult(False, {"error": str(e)}, "confirm.cancelled")
         except StateWriteError as e:  # a full or read-only disk: this change is not made; reads still work
             outcome = ToolResult(False, {"error": e.message, "code": e.code}, e.phrase_key)
-            self.trace.emit(EventType.ERROR, code=e.code, message=e.message)
+            self.trace.emit(ErrorEvent(code=e.code, message=e.message))
         except Exception as e:  # a failing tool must not take the daemon down; the user hears an apology
             outcome = ToolResult(False, {"error": f"{type(e).__name__}: {e}"}, "error.tool_failed")
         self.trace.timing(Stage.TOOL, time.monotonic() - started)
-        self.trace.emit(EventType.TOOL_RESULT, name=name, ok=outcome.ok, result=outcome.data)
+        self.trace.emit(ToolResultEvent(name=name, ok=outcome.ok, result=outcome.data))
         return outcome
 
     async def _speak(self, text: str, lang: str) -> Speech | None:
         try:
             speech = await self._blocking(Stage.TTS, self.c.voices.synthesize, text, lang)
         except Exception as e:  # no voice is not a lost turn: the reply text is already out
-            self.trace.emit(EventType.ERROR, code="tts-failed", message=str(e))
+            self.trace.emit(ErrorEvent(code="tts-failed", message=str(e)))
             return None
-        self.trace.emit(EventType.AUDIO_OUT, seconds=round(speech.seconds, 2), rate=speech.rate)
+        self.trace.emit(AudioOutEvent(seconds=round(speech.seconds, 2), rate=speech.rate))
         return speech
 
     async def _fail(self, result: TurnResult, error: PipelineError, speak: bool = True) -> None:
         result.error = error.code
-        self.trace.emit(EventType.ERROR, code=error.code, message=error.message)
+        self.trace.emit(ErrorEvent(code=error.code, message=error.message))
         result.reply = phrase(result.lang, error.phrase_key)
-        self.trace.emit(EventType.REPLY, text=result.reply, lang=result.lang)
+        self.trace.emit(ReplyEvent(text=result.reply, lang=result.lang))
         if speak:
             result.speech = await self._speak(result.reply, result.lang)
 

@@ -69,7 +69,16 @@ from ..audio.io import Resampler, resample
 from ..audio.vad import Endpointer, EndpointState, SpeechProbability
 from ..audio.wavio import SAMPLE_RATE
 from ..config import SatelliteConfig
-from ..events import EventType, Trace
+from ..events import (
+    AudioOutEvent,
+    BargeInEvent,
+    ErrorEvent,
+    SatelliteEvent,
+    SpeechEndEvent,
+    TimingEvent,
+    Trace,
+    WakeEvent,
+)
 from ..tools.alarms import turn_origin
 from .components import Components
 from .pipeline import Pipeline
@@ -272,13 +281,8 @@ class SatelliteLink:
         if available == self.available:
             return
         self.available = available
-        fields: dict[str, Any] = {"satellite": self.name, "area": self.area, "uri": self.cfg.uri,
-                                  "available": available}
-        if reason:
-            fields["reason"] = reason
-        if retry_s is not None:
-            fields["retry_s"] = retry_s
-        self.hub.trace.emit(EventType.LISTENING, **fields)
+        self.hub.trace.emit(SatelliteEvent(satellite=self.name, area=self.area, uri=self.cfg.uri, available=available,
+                                           reason=reason, retry_s=retry_s))
         log.info("satellite %s %s%s", self.name, "connected" if available else "unavailable",
                  f" ({reason})" if reason else "")
         if self.hub.on_availability is not None:
@@ -347,7 +351,7 @@ class SatelliteLink:
         try:
             self._wake = MicroWakeWordDetector(self.c.cfg.wake.model)  # one per stream: it keeps its state
         except Exception as e:  # noqa: BLE001 — an unknown model: said, and this satellite does not listen
-            self.hub.trace.emit(EventType.ERROR, code="wake-word-failed", message=str(e), satellite=self.name)
+            self.hub.trace.emit(ErrorEvent(code="wake-word-failed", message=str(e), satellite=self.name))
             self._send(Error(text=str(e), code="wake-word-failed").event())
             return False
         return True
@@ -397,8 +401,7 @@ class SatelliteLink:
             detection = self._wake.process(block)
             if detection is not None:
                 self._wake.reset()
-                self.hub.trace.emit(EventType.WAKE, name=detection.name, score=detection.score,
-                                    satellite=self.name)
+                self.hub.trace.emit(WakeEvent(name=detection.name, score=detection.score, satellite=self.name))
                 self._send(Detection(name=detection.name).event())
                 self._listen(continuous=False)
             return
@@ -423,8 +426,8 @@ class SatelliteLink:
             if self._continuous:
                 self._listen(continuous=True)
                 return
-            self.hub.trace.emit(EventType.ERROR, code="stt-no-speech", message="no speech after the wake word",
-                                satellite=self.name)
+            self.hub.trace.emit(ErrorEvent(code="stt-no-speech", message="no speech after the wake word",
+                                           satellite=self.name))
             self._send(Error(text="no speech after the wake word", code="stt-no-speech").event())
             self._after_turn()
 
@@ -463,7 +466,7 @@ class SatelliteLink:
         audio = np.concatenate(self._utterance)[seg.start:seg.end]
         self._utterance = []
         self._send(VoiceStopped().event())
-        self.hub.trace.emit(EventType.SPEECH_END, at_s=round(seg.end / SAMPLE_RATE, 3), satellite=self.name)
+        self.hub.trace.emit(SpeechEndEvent(at_s=round(seg.end / SAMPLE_RATE, 3), satellite=self.name))
         self.mode = Mode.BUSY
         if self.hub.stopping is not None and self.hub.stopping.is_set():  # hearthd stops: no new turn begins
             self.mode = Mode.IDLE
@@ -488,7 +491,7 @@ class SatelliteLink:
             raise
         except Exception as e:  # noqa: BLE001 — whatever a stage let escape ends this turn only
             log.exception("satellite %s: the turn failed", self.name)
-            trace.emit(EventType.ERROR, code=getattr(e, "code", "internal"), message=str(e), satellite=self.name)
+            trace.emit(ErrorEvent(code=getattr(e, "code", "internal"), message=str(e), satellite=self.name))
             with contextlib.suppress(Exception):
                 await self._write(Error(text=str(e) or type(e).__name__, code="internal").event())
         finally:
@@ -505,8 +508,8 @@ class SatelliteLink:
         if utterance.speculation is not None:  # (awaited outside the gate: it runs only while no turn holds it)
             with contextlib.suppress(Exception):
                 transcript = await utterance.speculation
-            trace.emit(EventType.TIMING, stage="stt_speculative", ms=round((time.monotonic() - end_of_speech) * 1000,
-                                                                          1), used=transcript is not None)
+            trace.emit(TimingEvent(stage="stt_speculative", ms=round((time.monotonic() - end_of_speech) * 1000, 1),
+                                   used=transcript is not None))
         await self._enter_gate(end_of_speech)
         try:
             if transcript is None:
@@ -516,8 +519,8 @@ class SatelliteLink:
                 trace.timing("stt", time.monotonic() - started)
             await self._write(Transcript(text=transcript.text, language=transcript.lang).event())
             if not transcript.text.strip():
-                trace.emit(EventType.ERROR, code="stt-no-text-recognized",
-                           message="speech was heard but no words recognised", satellite=self.name)
+                trace.emit(ErrorEvent(code="stt-no-text-recognized", message="speech was heard but no words recognised",
+                                      satellite=self.name))
                 await self._write(Error(text="no words recognised", code="stt-no-text-recognized").event())
                 return None
             if utterance.pipeline.end_stage == PipelineStage.ASR:
@@ -554,7 +557,7 @@ class SatelliteLink:
             try:
                 speeches.append(await loop.run_in_executor(None, self.c.voices.synthesize, part, lang))
             except Exception as e:  # no voice: the transcript and the action stand; the satellite hears why
-                self.hub.trace.emit(EventType.ERROR, code="tts-failed", message=str(e), satellite=self.name)
+                self.hub.trace.emit(ErrorEvent(code="tts-failed", message=str(e), satellite=self.name))
                 await self._write(Error(text=str(e), code="tts-failed").event())
                 break
         return speeches
@@ -566,7 +569,7 @@ class SatelliteLink:
                 speeches = await self._synthesize(text, self.c.cfg.general.language)
             await self._play(speeches, text)
         except Exception as e:  # noqa: BLE001
-            self.hub.trace.emit(EventType.ERROR, code="tts-failed", message=str(e), satellite=self.name)
+            self.hub.trace.emit(ErrorEvent(code="tts-failed", message=str(e), satellite=self.name))
         finally:
             self._turn_started = False
             self._after_turn()
@@ -617,13 +620,9 @@ class SatelliteLink:
             cut = sent < len(audio)
             left = max(0.0, started + sent / rate - time.monotonic())  # already at the satellite: it plays out
             self._quiet_until = time.monotonic() + left + ECHO_TAIL_S
-            fields: dict[str, Any] = {"seconds": round(sent / rate, 2), "rate": rate, "satellite": self.name}
-            if cut:
-                fields["cut_at_s"] = round(sent / rate, 2)
-                fields["of_s"] = round(len(audio) / rate, 2)
-            if ring:
-                fields["ring"] = True
-            self.hub.trace.emit(EventType.AUDIO_OUT, **fields)
+            self.hub.trace.emit(AudioOutEvent(seconds=round(sent / rate, 2), rate=rate, satellite=self.name,
+                                              cut_at_s=round(sent / rate, 2) if cut else None,
+                                              of_s=round(len(audio) / rate, 2) if cut else None, ring=ring))
             return not cut
 
     async def ring(self, audio: np.ndarray, rate: int, text: str, alarm_id: int) -> None:
@@ -632,8 +631,8 @@ class SatelliteLink:
         try:
             await self._stream(audio, rate, text, ring=True)
         except Exception as e:  # noqa: BLE001 — the connection dropped meanwhile: the next ring tries again
-            self.hub.trace.emit(EventType.ERROR, code="ring-failed", message=str(e) or type(e).__name__,
-                                satellite=self.name)
+            self.hub.trace.emit(ErrorEvent(code="ring-failed", message=str(e) or type(e).__name__,
+                                           satellite=self.name))
 
     # -- "stop" while it plays ------------------------------------------------------------------------------
 
@@ -667,8 +666,8 @@ class SatelliteLink:
             self._cut.set()
         self.stops_heard += 1
         stopped = self.stop_alarms() if ringing else []
-        self.hub.trace.emit(EventType.BARGE_IN, by="stop", text=transcript.text, lang=transcript.lang,
-                            satellite=self.name, stopped=[a.id for a in stopped])
+        self.hub.trace.emit(BargeInEvent(by="stop", text=transcript.text, lang=transcript.lang, satellite=self.name,
+                                         stopped=[a.id for a in stopped]))
 
     def stop_alarms(self) -> list[Any]:
         """The alarms ringing on this satellite stop (as "stop" stops them at the local microphone): a repeating
@@ -733,9 +732,9 @@ class SatelliteHub:
         for cfg in configured:
             link = SatelliteLink(self, cfg)
             if not cfg.uri or link.name in self.links:
-                trace.emit(EventType.ERROR, code="satellite-config",
-                           message=f"satellite {link.name!r}: " + ("no uri" if not cfg.uri else "a second one "
-                                                                     "of that name is left out"))
+                trace.emit(ErrorEvent(code="satellite-config",
+                                      message=f"satellite {link.name!r}: " + ("no uri" if not cfg.uri else "a second "
+                                                                                "one of that name is left out")))
                 continue
             self.links[link.name] = link
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -791,7 +790,7 @@ class SatelliteHub:
             audio = np.asarray(speech.audio, dtype=np.int16)
             audio, rate = np.concatenate([chime(speech.rate), audio]), speech.rate
         except Exception as e:  # noqa: BLE001 — no voice: the chime alone still wakes you
-            self.trace.emit(EventType.ERROR, code="tts-failed", message=str(e))
+            self.trace.emit(ErrorEvent(code="tts-failed", message=str(e)))
             audio, rate = chime(22050), 22050
         for link in links:
             if link.available:

@@ -21,7 +21,7 @@ from dbus_fast import DBusError, Message, MessageType, PropertyAccess
 from dbus_fast.annotations import DBusBool, DBusSignature, DBusStr
 from dbus_fast.service import ServiceInterface, dbus_property, method, signal
 
-from ..events import Event, EventType
+from ..events import ErrorEvent, Event, ReplyEvent, ToolCallEvent, TranscriptEvent
 from ..locale import phrase
 from .pipeline import Pipeline, PipelineError, clean_text
 
@@ -82,13 +82,12 @@ class Assistant(ServiceInterface):
             log.exception("D-Bus: cannot signal a %s event", event.type)
 
     def _signal(self, event: Event) -> None:
-        f = event.fields
-        if event.type == EventType.TRANSCRIPT:
-            self.Transcript(str(f.get("text", "")), str(f.get("lang", "")))
-        elif event.type == EventType.TOOL_CALL:
-            self.Action(str(f.get("name", "")), json.dumps(f.get("arguments", {}), ensure_ascii=False))
-        elif event.type == EventType.REPLY:
-            self.Reply(str(f.get("text", "")), str(f.get("lang", "")))
+        if isinstance(event, TranscriptEvent):
+            self.Transcript(event.text, event.lang)
+        elif isinstance(event, ToolCallEvent):
+            self.Action(event.name, json.dumps(event.arguments, ensure_ascii=False))
+        elif isinstance(event, ReplyEvent):
+            self.Reply(event.text, event.lang)
 
     def set_state(self, state: str) -> None:
         if state not in STATES:
@@ -152,7 +151,7 @@ class Assistant(ServiceInterface):
         except Exception as e:  # the turn ended unexpectedly: the asker hears the apology, as a speaker would
             self._refused("Ask", e)
             spoken = language or self.pipeline.c.last_lang or self.pipeline.cfg.general.language
-            self.pipeline.trace.emit(EventType.ERROR, code="internal", message=f"D-Bus Ask: {type(e).__name__}: {e}")
+            self.pipeline.trace.emit(ErrorEvent(code="internal", message=f"D-Bus Ask: {type(e).__name__}: {e}"))
             apology = phrase(spoken, "error.internal")
             self.Reply(apology, spoken)
             return apology

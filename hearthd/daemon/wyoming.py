@@ -62,7 +62,7 @@ from ..audio.io import Resampler
 from ..audio.vad import Endpointer, EndpointState, SpeechProbability
 from ..audio.wake import MicroWakeWordDetector, builtin_models
 from ..audio.wavio import MAX_RATE, MIN_RATE, SAMPLE_RATE
-from ..events import EventType, Trace
+from ..events import ErrorEvent, TimingEvent, Trace, WakeEvent
 from ..language import language_of_text
 from .components import Components
 from .live import sentences
@@ -338,8 +338,8 @@ class WyomingHandler(AsyncEventHandler):
             await self._error("bad-event", f"malformed {event.type} event: {type(e).__name__}: {e}")
         except Exception as e:  # noqa: BLE001 - a failing stage ends this request, never the server
             log.exception("wyoming %s: %s failed", self.conversation, event.type)
-            self.server.trace.emit(EventType.ERROR, code=getattr(e, "code", "internal"), source="wyoming",
-                                   message=f"{event.type}: {type(e).__name__}: {e}")
+            self.server.trace.emit(ErrorEvent(code=getattr(e, "code", "internal"), source="wyoming",
+                                              message=f"{event.type}: {type(e).__name__}: {e}"))
             await self._error(getattr(e, "code", None) or "internal", f"{event.type} failed: {type(e).__name__}: {e}")
         return True
 
@@ -473,8 +473,9 @@ class WyomingHandler(AsyncEventHandler):
                 started = time.monotonic()
                 with contextlib.suppress(Exception):
                     transcript = await asyncio.shield(asr.speculation)
-                self.server.trace.emit(EventType.TIMING, stage="wyoming_stt_speculative",
-                                       ms=round((time.monotonic() - started) * 1000, 1), used=transcript is not None)
+                self.server.trace.emit(TimingEvent(stage="wyoming_stt_speculative",
+                                                   ms=round((time.monotonic() - started) * 1000, 1),
+                                                   used=transcript is not None))
                 asr.speculation = None
             if transcript is None:
                 transcript = await self.server.transcribe(audio, asr.language)
@@ -525,7 +526,7 @@ class WyomingHandler(AsyncEventHandler):
             wake.detected = True
             wake.quiet_until = at + int(self.cfg.wake.refractory_s * SAMPLE_RATE)
             stamp = chunk.timestamp if isinstance(chunk.timestamp, int) else at * 1000 // SAMPLE_RATE
-            self.server.trace.emit(EventType.WAKE, name=detection.name, score=detection.score, source="wyoming")
+            self.server.trace.emit(WakeEvent(name=detection.name, score=detection.score, source="wyoming"))
             await self.write_event(Detection(name=detection.name, timestamp=stamp).event())
             break
 
@@ -657,7 +658,7 @@ class WyomingHandler(AsyncEventHandler):
                 None, self.c.voices.synthesize, sentence, speech.lang)
         except Exception as e:
             speech.failed = True
-            self.server.trace.emit(EventType.ERROR, code="tts-failed", message=str(e), source="wyoming")
+            self.server.trace.emit(ErrorEvent(code="tts-failed", message=str(e), source="wyoming"))
             raise BadEvent(f"the {speech.lang} voice cannot speak: {e}", getattr(e, "code", "tts-failed")) from e
         audio = np.asarray(out.audio, dtype=np.int16)
         if not speech.rate:
@@ -863,8 +864,8 @@ async def start_wyoming(components: Components, pipeline: Pipeline, turns: async
     try:
         await server.start()
     except (OSError, ValueError) as e:
-        trace.emit(EventType.ERROR, code="wyoming-failed", message=f"cannot serve Wyoming on "
-                   f"{components.cfg.wyoming.uri}: {e}")
+        trace.emit(ErrorEvent(code="wyoming-failed", message=f"cannot serve Wyoming on {components.cfg.wyoming.uri}: "
+                              f"{e}"))
         return None
     return server
 
