@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..errors import HearthdError
 from ..locale import system_prompt
 from ..numbers import digits_for_times
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
@@ -57,8 +58,11 @@ def time_context(now: datetime) -> str:
     return now.strftime(f"Current date and time: %A %Y-%m-%d %H:%M ({zone}).")
 
 
-class TurnTooLong(Exception):
+class TurnTooLong(HearthdError):
     """The model's time budget for this turn ran out."""
+
+    code = "agent-turn-too-long"
+    phrase_key = "agent.too_slow"
 
 
 @contextlib.contextmanager

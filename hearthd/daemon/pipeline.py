@@ -25,6 +25,7 @@ from ..audio.tts import Speech
 from ..audio.vad import EndpointState
 from ..audio.wake import WakeWordDetector, WakeWordError
 from ..audio.wavio import SAMPLE_RATE
+from ..errors import HearthdError
 from ..events import EventType, Trace
 from ..language import language_of_text
 from ..locale import ask_phrase, phrase
@@ -50,14 +51,11 @@ class Stage(StrEnum):
     TTS = "tts"
 
 
-class PipelineError(Exception):
-    """A turn that cannot go on; `code` is stable (e.g. `wake-not-detected`), `phrase` is what to say."""
+class PipelineError(HearthdError):
+    """A turn that cannot go on; `code` is stable (e.g. `wake-not-detected`), `phrase_key` is what to say."""
 
     def __init__(self, code: str, message: str, phrase_key: str = "error.internal") -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.phrase_key = phrase_key
+        super().__init__(message, code, phrase_key)
 
 
 _CONTROL = dict.fromkeys(c for c in range(32) if c not in (9, 10, 13))  # NUL and the C0 controls but tab, newlines

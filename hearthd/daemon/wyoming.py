@@ -62,6 +62,7 @@ from ..audio.io import Resampler
 from ..audio.vad import Endpointer, EndpointState, SpeechProbability
 from ..audio.wake import MicroWakeWordDetector, builtin_models
 from ..audio.wavio import MAX_RATE, MIN_RATE, SAMPLE_RATE
+from ..errors import HearthdError
 from ..events import EventType, Trace
 from ..language import language_of_text
 from .components import Components
@@ -81,16 +82,19 @@ STOP_GRACE_S = 10.0  # shutting down: requests in flight get this long to answer
 _SENTENCE_END = re.compile(r"[.!?।]\s+$")
 
 
-class BadEvent(Exception):
+class BadEvent(HearthdError):
     """An event that cannot be taken as it is; `code` goes into the Error event."""
 
+    code = "bad-event"
+
     def __init__(self, message: str, code: str = "bad-event") -> None:
-        super().__init__(message)
-        self.code = code
+        super().__init__(message, code)
 
 
-class BadStream(Exception):
+class BadStream(HearthdError):
     """Bytes on the connection that are not Wyoming events: the connection ends (after an Error event)."""
+
+    code = "bad-stream"
 
 
 # -- reading events, bounded ---------------------------------------------------------------------------------------
