@@ -58,6 +58,13 @@ def time_context(now: datetime) -> str:
     return now.strftime(f"Current date and time: %A %Y-%m-%d %H:%M ({zone}).")
 
 
+class AgentError(HearthdError):
+    """Deciding what to do failed in a way the agent does not handle itself (a library's RuntimeError, a KeyError
+    from a template): the pipeline's agent stage wraps it in this, and the turn ends with an apology."""
+
+    code = "agent-failed"
+
+
 class TurnTooLong(HearthdError):
     """The model's time budget for this turn ran out."""
 

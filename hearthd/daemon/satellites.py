@@ -70,6 +70,7 @@ from ..audio.io import Resampler, resample
 from ..audio.vad import Endpointer, EndpointState, SpeechProbability
 from ..audio.wavio import SAMPLE_RATE
 from ..config import SatelliteConfig
+from ..errors import HearthdError
 from ..events import EventType, Trace
 from ..tools.alarms import turn_origin
 from .components import Components
@@ -489,7 +490,8 @@ class SatelliteLink:
             raise
         except Exception as e:  # noqa: BLE001 — whatever a stage let escape ends this turn only
             log.exception("satellite %s: the turn failed", self.name)
-            trace.emit(EventType.ERROR, code=getattr(e, "code", "internal"), message=str(e), satellite=self.name)
+            trace.emit(EventType.ERROR, code=e.code if isinstance(e, HearthdError) else "internal", message=str(e),
+                       satellite=self.name)
             with contextlib.suppress(Exception):
                 await self._write(Error(text=str(e) or type(e).__name__, code="internal").event())
         finally:

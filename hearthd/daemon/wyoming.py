@@ -342,9 +342,10 @@ class WyomingHandler(AsyncEventHandler):
             await self._error("bad-event", f"malformed {event.type} event: {type(e).__name__}: {e}")
         except Exception as e:  # noqa: BLE001 - a failing stage ends this request, never the server
             log.exception("wyoming %s: %s failed", self.conversation, event.type)
-            self.server.trace.emit(EventType.ERROR, code=getattr(e, "code", "internal"), source="wyoming",
+            code = e.code if isinstance(e, HearthdError) else "internal"
+            self.server.trace.emit(EventType.ERROR, code=code, source="wyoming",
                                    message=f"{event.type}: {type(e).__name__}: {e}")
-            await self._error(getattr(e, "code", None) or "internal", f"{event.type} failed: {type(e).__name__}: {e}")
+            await self._error(code or "internal", f"{event.type} failed: {type(e).__name__}: {e}")
         return True
 
     async def _error(self, code: str, text: str) -> None:
@@ -662,7 +663,8 @@ class WyomingHandler(AsyncEventHandler):
         except Exception as e:
             speech.failed = True
             self.server.trace.emit(EventType.ERROR, code="tts-failed", message=str(e), source="wyoming")
-            raise BadEvent(f"the {speech.lang} voice cannot speak: {e}", getattr(e, "code", "tts-failed")) from e
+            raise BadEvent(f"the {speech.lang} voice cannot speak: {e}",
+                           e.code if isinstance(e, HearthdError) else "tts-failed") from e
         audio = np.asarray(out.audio, dtype=np.int16)
         if not speech.rate:
             speech.rate = out.rate
