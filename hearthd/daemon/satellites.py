@@ -67,6 +67,7 @@ from wyoming.wake import Detection
 from ..agent.library import turn_area
 from ..audio.chime import chime
 from ..audio.io import Resampler, resample
+from ..audio.stt import SttError
 from ..audio.vad import Endpointer, EndpointState, SpeechProbability
 from ..audio.wavio import SAMPLE_RATE
 from ..config import SatelliteConfig
@@ -74,7 +75,7 @@ from ..errors import HearthdError
 from ..events import EventType, Trace
 from ..tools.alarms import turn_origin
 from .components import Components
-from .pipeline import Pipeline
+from .pipeline import Pipeline, stage_error
 from .policy import is_stop
 
 log = logging.getLogger(__name__)
@@ -490,10 +491,10 @@ class SatelliteLink:
             raise
         except Exception as e:  # noqa: BLE001 — whatever a stage let escape ends this turn only
             log.exception("satellite %s: the turn failed", self.name)
-            trace.emit(EventType.ERROR, code=e.code if isinstance(e, HearthdError) else "internal", message=str(e),
-                       satellite=self.name)
+            code = e.code if isinstance(e, HearthdError) else "internal"
+            trace.emit(EventType.ERROR, code=code, message=str(e), satellite=self.name)
             with contextlib.suppress(Exception):
-                await self._write(Error(text=str(e) or type(e).__name__, code="internal").event())
+                await self._write(Error(text=str(e) or type(e).__name__, code=code).event())
         finally:
             self._turn_started = False
             self._after_turn()
@@ -513,8 +514,11 @@ class SatelliteLink:
         try:
             if transcript is None:
                 started = time.monotonic()
-                transcript = await loop.run_in_executor(None, lambda: c.stt().transcribe(utterance.audio, None,
-                                                                                        dialogue.lang))
+                try:  # what speech to text did not expect ends the turn as its own error (stt-failed)
+                    transcript = await loop.run_in_executor(None, lambda: c.stt().transcribe(utterance.audio, None,
+                                                                                            dialogue.lang))
+                except Exception as e:
+                    raise stage_error("stt", e, SttError, "stt-failed") from e
                 trace.timing("stt", time.monotonic() - started)
             await self._write(Transcript(text=transcript.text, language=transcript.lang).event())
             if not transcript.text.strip():
