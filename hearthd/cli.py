@@ -13,6 +13,7 @@ from typing import Any, cast
 from . import __version__
 from .assets import AssetError
 from .config import Config, ConfigError, dump_toml, load_config, masked_dict
+from .errors import HearthdError
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -564,8 +565,10 @@ def main(argv: list[str] | None = None) -> int:
 
         if os.environ.get("HEARTHD_DEBUG"):
             raise
-        code = getattr(e, "code", "internal")
-        print(f"hearthd: {code}: {e}", file=sys.stderr)
+        if isinstance(e, HearthdError):  # an AudioFileError, a StateWriteError…: its stable code and what happened
+            print(f"hearthd: {e.code}: {e.message}", file=sys.stderr)
+        else:
+            print(f"hearthd: internal: {e}", file=sys.stderr)
         return EXIT_FAIL
 
 

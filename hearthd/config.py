@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import HearthdError
+
 SUPPORTED_LANGUAGES = ("en", "hi", "ru")
 
 
-class ConfigError(Exception):
+class ConfigError(HearthdError):
     """A configuration problem, with the dotted key path that caused it."""
 
     code = "config-invalid"

@@ -8,9 +8,10 @@ from importlib import resources
 from typing import Any
 
 from .config import SUPPORTED_LANGUAGES
+from .errors import HearthdError
 
 
-class LocaleError(Exception):
+class LocaleError(HearthdError):
     """A phrase or locale file is missing."""
 
     code = "locale-missing"

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .errors import HearthdError
+
 log = logging.getLogger(__name__)
 
 _OTHERS = stat.S_IRWXG | stat.S_IRWXO  # 0o077: everything a group or other users could do
@@ -89,20 +91,17 @@ def _is_corrupt(e: sqlite3.DatabaseError) -> bool:
     return any(w in str(e) for w in _CORRUPT_WORDS)
 
 
-class StateWriteError(Exception):
+class StateWriteError(HearthdError):
     """State that cannot be written: the disk is full (`state-disk-full`), read-only (`state-read-only`) or refuses
     otherwise (`state-unwritable`). What needed the write fails with it; reads go on."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    code = "state-unwritable"
+    phrase_key = "error.cannot_save"
 
-    @property
-    def phrase_key(self) -> str:
-        """What the user hears: the disk is full, read-only, or the change cannot be saved."""
-        return {"state-disk-full": "error.disk_full", "state-read-only": "error.read_only"}.get(self.code,
-                                                                                           "error.cannot_save")
+    def __init__(self, code: str, message: str) -> None:
+        # What the user hears: the disk is full, read-only, or the change cannot be saved.
+        super().__init__(message, code, {"state-disk-full": "error.disk_full",
+                                         "state-read-only": "error.read_only"}.get(code, "error.cannot_save"))
 
 
 def disk_state(path: Path) -> str:

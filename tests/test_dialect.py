@@ -13,7 +13,7 @@ from hearthd.agent.dialect import JsonDialect, XmlDialect, typed_arguments
 from hearthd.agent.evaluate import load_catalogue
 from hearthd.agent.parsing import ToolCall, ToolCallParseError, parse_tool_calls
 from hearthd.config import ConfigError, load_config
-from hearthd.tools.registry import Tool, ToolRegistry
+from hearthd.tools.registry import SchemaError, Tool, ToolRegistry
 
 CATALOGUE = Path(__file__).resolve().parent / "data" / "commands" / "tools.yaml"
 
@@ -72,7 +72,7 @@ def test_an_xml_call_parses_back_to_typed_valid_arguments() -> None:
 def test_xml_text_that_does_not_fit_its_type_stays_text_and_fails_validation() -> None:
     args = typed_arguments({"temperature": "warm", "device": "123"}, THERMOSTAT.parameters)
     assert args == {"temperature": "warm", "device": "123"}  # a string property keeps digits as text
-    with pytest.raises(ValueError):
+    with pytest.raises(SchemaError):  # a HearthdError, no longer a ValueError
         ToolRegistry([THERMOSTAT]).validate("set_climate", args)
 
 

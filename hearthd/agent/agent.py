@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..errors import HearthdError
 from ..locale import system_prompt
 from ..numbers import digits_for_times
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
@@ -57,8 +58,18 @@ def time_context(now: datetime) -> str:
     return now.strftime(f"Current date and time: %A %Y-%m-%d %H:%M ({zone}).")
 
 
-class TurnTooLong(Exception):
+class AgentError(HearthdError):
+    """Deciding what to do failed in a way the agent does not handle itself (a library's RuntimeError, a KeyError
+    from a template): the pipeline's agent stage wraps it in this, and the turn ends with an apology."""
+
+    code = "agent-failed"
+
+
+class TurnTooLong(HearthdError):
     """The model's time budget for this turn ran out."""
+
+    code = "agent-turn-too-long"
+    phrase_key = "agent.too_slow"
 
 
 @contextlib.contextmanager

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..config import AgentConfig
 from ..cores import threads_for
+from ..errors import HearthdError
 
 
 class _NoRedirect:
@@ -81,18 +82,24 @@ EVAL_CHUNK_MAX = 512
 EVAL_CHUNK_S = 1.0
 
 
-class ModelError(Exception):
+class ModelError(HearthdError):
     """The model file cannot be loaded or has no usable chat template."""
 
     code = "agent-model-invalid"
 
 
-class RequestTooLong(Exception):
+class RequestTooLong(HearthdError):
     """The request does not fit the model's context beside its prompt and the answer: the user is asked to say less."""
 
+    code = "agent-request-too-long"
+    phrase_key = "agent.too_much"
 
-class OutOfTime(Exception):
+
+class OutOfTime(HearthdError):
     """The turn's deadline passed while the model was evaluating or writing; the cache holds what was done."""
+
+    code = "agent-out-of-time"
+    phrase_key = "agent.too_slow"
 
 
 @dataclass

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import HearthdError
+
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.S)
 _BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 _FENCE = re.compile(r"```(?:json|tool_call)?\s*(.*?)\s*```", re.S)
@@ -22,10 +24,11 @@ class ToolCall:
     textual: bool = field(default=False, compare=False)  # values are text (the XML form) until typed by the schema
 
 
-class ToolCallParseError(ValueError):
+class ToolCallParseError(HearthdError):
     """The model tried to call a tool but the call cannot be read."""
 
     code = "agent-output-malformed"
+    phrase_key = "agent.invalid_call"
 
 
 def _to_call(obj: Any) -> ToolCall:

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from ..errors import HearthdError
 
-class AssetError(Exception):
+
+class AssetError(HearthdError):
     """A model could not be provided; `code` is stable for programs, `message` is for people."""
 
-    default_code = "asset-error"
+    code = "asset-error"
 
     def __init__(self, message: str, code: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code or self.default_code
-        self.message = message
+        super().__init__(message, code or None)
 
     def __str__(self) -> str:
         return self.message
@@ -20,7 +20,7 @@ class AssetError(Exception):
 class AssetMissing(AssetError):
     """No source for the model: its pack is not installed, or only a (disabled) download has it."""
 
-    default_code = "asset-missing"
+    code = "asset-missing"
 
     def __init__(
         self,
@@ -38,4 +38,4 @@ class AssetMissing(AssetError):
 class AssetCorrupt(AssetError):
     """Assembled or downloaded bytes do not match the pinned size or sha256."""
 
-    default_code = "asset-corrupt"
+    code = "asset-corrupt"

@@ -16,17 +16,19 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from ..config import AudioConfig
+from ..errors import HearthdError
 from .wavio import SAMPLE_RATE, read_wav
 
 Kind = Literal["input", "output"]
 
 
-class AudioDeviceError(Exception):
+class AudioDeviceError(HearthdError):
     """A sound device that is missing, cannot be opened or stopped working; the message says what there is."""
 
+    code = "audio-no-device"
+
     def __init__(self, message: str, code: str = "audio-no-device") -> None:
-        super().__init__(message)
-        self.code = code
+        super().__init__(message, code)
 
 
 class AudioSource(Protocol):

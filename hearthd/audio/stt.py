@@ -10,6 +10,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..config import SttConfig
+from ..errors import HearthdError
 from ..locale import optional_text
 
 
@@ -44,7 +45,7 @@ def _urdu_tables() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
     return tuple({k: str(v) for k, v in data[key].items()} for key in ("urdu", "urdu_pairs", "urdu_initial"))  # type: ignore[return-value]
 
 
-class SttError(Exception):
+class SttError(HearthdError):
     """Speech to text that cannot run (a remote service that is down, refuses or does not answer in time)."""
 
     code = "stt-unavailable"

@@ -15,8 +15,10 @@ from typing import Protocol
 
 import numpy as np
 
+from ..errors import HearthdError
 
-class TtsError(Exception):
+
+class TtsError(HearthdError):
     """A voice that cannot speak (missing engine, missing voice)."""
 
     code = "tts-unavailable"

@@ -7,11 +7,13 @@ from typing import Protocol
 
 import numpy as np
 
+from ..errors import HearthdError
+
 SAMPLE_RATE = 16000
 CHUNK_SAMPLES = 160  # the feature frontend works in 10 ms steps
 
 
-class WakeWordError(Exception):
+class WakeWordError(HearthdError):
     """A wake word model that does not exist or cannot load."""
 
     code = "wake-model-missing"

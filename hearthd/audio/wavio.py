@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import HearthdError
+
 SAMPLE_RATE = 16000
 
 
@@ -22,13 +24,13 @@ _PCM, _FLOAT, _EXTENSIBLE = 0x0001, 0x0003, 0xFFFE
 _GUID_TAIL = bytes.fromhex("000000001000800000aa00389b71")
 
 
-class AudioFileError(Exception):
+class AudioFileError(HearthdError):
     """A file that is not a readable PCM WAV, or one refused before it is read (rate, length); `code` is stable."""
 
+    code = "audio-file-invalid"
+
     def __init__(self, message: str, code: str = "audio-file-invalid") -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
+        super().__init__(message, code)
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from ..errors import HearthdError
+
 T = TypeVar("T")
 
 
-class Skipped(Exception):
+class Skipped(HearthdError):
     """A speculative job that was cancelled before it could start."""
+
+    code = "stt-speculation-skipped"
 
 
 class InferenceGate:

@@ -31,10 +31,11 @@ from typing import Any
 import numpy as np
 
 from ..audio.chime import chime
-from ..audio.io import AudioSink, AudioSource
+from ..audio.io import AudioDeviceError, AudioSink, AudioSource
 from ..audio.vad import Endpointer, EndpointState, SpeechProbability
 from ..audio.wake import WakeWordDetector
 from ..audio.wavio import SAMPLE_RATE
+from ..errors import HearthdError
 from ..events import (
     AudioOutEvent,
     BargeInEvent,
@@ -47,9 +48,10 @@ from ..events import (
     Trace,
     WakeEvent,
 )
+from ..locale import phrase
 from .components import Components
 from .dialogue import LOCAL
-from .pipeline import Pipeline, TurnResult
+from .pipeline import Pipeline, TurnResult, stage_error
 from .policy import is_stop
 
 STOP_MAX_S = 1.6  # "stop" is short: longer speech heard while hearthd talks is (most likely) its own voice
@@ -132,7 +134,7 @@ class LiveLoop:
 
         if self.state in (LoopState.WAITING, LoopState.SPEAKING):
             self._set(LoopState.SPEAKING)
-            if await self.sink.play(alarm_chime(22050), 22050):
+            if await self._play(alarm_chime(22050), 22050):
                 await self.say(text, lang)
             elif self.state == LoopState.SPEAKING:
                 self._set(LoopState.WAITING)
@@ -328,9 +330,11 @@ class LiveLoop:
                 finally:
                     self.c.inference.leave(end_of_speech)
             except Exception as e:  # whatever a stage let escape ends this turn only: the loop goes back to waiting
-                self.trace.emit(ErrorEvent(code=getattr(e, "code", "internal"), message=str(e)))
-                with contextlib.suppress(Exception):
-                    await self._play_chime(ERROR_NOTES)
+                error = stage_error("turn", e, HearthdError, "internal")
+                self.trace.emit(ErrorEvent(code=error.code, message=str(e)))
+                await self._play_chime(ERROR_NOTES)
+                lang = self.c.dialogues.get(LOCAL).lang or self.cfg.general.language
+                await self.say(phrase(lang, error.phrase_key), lang)  # the apology, as any failed turn has
                 self._set(LoopState.WAITING)
                 return
             self.trace.timing("end_of_speech_to_action", time.monotonic() - end_of_speech)
@@ -382,15 +386,26 @@ class LiveLoop:
             if i == 0 and end_of_speech is not None:
                 self.trace.timing("end_of_speech_to_reply_audio", time.monotonic() - end_of_speech)
             self.trace.emit(AudioOutEvent(seconds=round(speech.seconds, 2), rate=speech.rate, sentence=i))
-            if self.state != LoopState.SPEAKING or not await self.sink.play(speech.audio, speech.rate):
+            if self.state != LoopState.SPEAKING or not await self._play(speech.audio, speech.rate):
                 completed = False
                 break
         if self.state == LoopState.SPEAKING:
             self._set(LoopState.WAITING)
         return completed
 
+    async def _play(self, audio: np.ndarray, rate: int) -> bool:
+        """The audio-out stage: False when cut by a barge-in, or when the speaker failed (its one `error` event said
+        so: an AudioDeviceError keeps its code, anything else is `audio-out-failed`); the loop goes on listening."""
+        try:
+            return await self.sink.play(audio, rate)
+        except Exception as e:
+            error = stage_error("audio-out", e, AudioDeviceError, "audio-out-failed")
+            self.trace.emit(ErrorEvent(code=error.code, message=error.message))
+            return False
+
     async def _play_chime(self, notes: tuple[float, ...]) -> None:
-        await self.sink.play(chime(22050, notes, note_s=0.09), 22050)
+        with contextlib.suppress(Exception):  # a chime is a cue: a speaker that fails says so when a reply plays
+            await self.sink.play(chime(22050, notes, note_s=0.09), 22050)
 
     def _background(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..config import MqttConfig
 from ..locale import phrase
-from ..tools.discovery import DiscoveryError, JunkName, load_json, parse_discovery
+from ..tools.discovery import DiscoveryError, JunkName, UnsafeJson, load_json, parse_discovery
 from ..tools.smarthome import Catalogue, CatalogueFull, CommandNotSent
 from .ha_device import HaDevice
 
@@ -427,7 +427,7 @@ class MqttLink:
             raise ValueError("not-utf8") from None
         try:
             request = load_json(raw, self.cfg.max_json_depth)
-        except ValueError as e:
+        except (ValueError, UnsafeJson) as e:
             reason = "too-deep" if "nested" in str(e) else "bad-text" if "surrogate" in str(e) else "bad-json"
             raise ValueError(reason) from None
         if isinstance(request, str):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -16,17 +17,16 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..agent.agent import Decision
+from ..agent.agent import AgentError, Decision
 from ..agent.declines import decline_phrase
 from ..agent.library import turn_area
-from ..agent.model import ModelError
 from ..agent.parsing import ToolCall
-from ..assets import AssetError
 from ..audio.stt import SpeechToText, SttError
-from ..audio.tts import Speech
+from ..audio.tts import Speech, TtsError
 from ..audio.vad import EndpointState
 from ..audio.wake import WakeWordDetector, WakeWordError
 from ..audio.wavio import SAMPLE_RATE
+from ..errors import HearthdError
 from ..events import (
     AbstainEvent,
     AudioOutEvent,
@@ -49,13 +49,14 @@ from ..language import language_of_text
 from ..locale import ask_phrase, phrase
 from ..private import StateWriteError
 from ..tools.alarms import turn_language
-from ..tools.registry import SchemaError, ToolResult, UnknownTool
+from ..tools.registry import SchemaError, ToolFailed, ToolResult, UnknownTool
 from .choice import chosen, held_choice, resolved_call
 from .components import Components
 from .dialogue import LOCAL, Dialogue, confirmations
 from .policy import answer_of
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class Stage(StrEnum):
@@ -69,14 +70,19 @@ class Stage(StrEnum):
     TTS = "tts"
 
 
-class PipelineError(Exception):
-    """A turn that cannot go on; `code` is stable (e.g. `wake-not-detected`), `phrase` is what to say."""
+class PipelineError(HearthdError):
+    """A turn that cannot go on; `code` is stable (e.g. `wake-not-detected`), `phrase_key` is what to say."""
 
     def __init__(self, code: str, message: str, phrase_key: str = "error.internal") -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.phrase_key = phrase_key
+        super().__init__(message, code, phrase_key)
+
+
+def stage_error(stage: str, error: Exception, kind: type[HearthdError], code: str) -> HearthdError:
+    """What `stage` raised, as its typed error: a HearthdError as it is, anything else (a library's RuntimeError, a
+    KeyError…) as `kind` with `code`, logged with its traceback (assist_pipeline wraps each stage the same way)."""
+    if not isinstance(error, HearthdError):
+        log.error("the %s stage failed unexpectedly", stage, exc_info=error)
+    return kind.wrapping(error, code)
 
 
 _CONTROL = dict.fromkeys(c for c in range(32) if c not in (9, 10, 13))  # NUL and the C0 controls but tab, newlines
@@ -130,8 +136,8 @@ class Pipeline:
             detector: WakeWordDetector = self.c.wake()
             detector.reset()
             detection = detector.process(audio)
-        except WakeWordError as e:
-            raise PipelineError(e.code, str(e), "error.internal") from e
+        except Exception as e:
+            raise stage_error(Stage.WAKE, e, WakeWordError, "wake-failed") from e
         if detection is None:
             best = float(getattr(detector, "max_score", 0.0))
             raise PipelineError(
@@ -186,7 +192,8 @@ class Pipeline:
         return result
 
     async def _run_audio(self, audio: np.ndarray, language: str | None, dialogue: Dialogue) -> TurnResult:
-        result = TurnResult(lang=language or self.cfg.general.language)
+        # until words are heard, the conversation's language is the turn's (an apology is said in it)
+        result = TurnResult(lang=language or dialogue.lang or self.cfg.general.language)
         try:
             if len(audio) < SAMPLE_RATE // 10:
                 raise PipelineError("audio-too-short", f"only {len(audio)} samples of audio", "error.no_speech")
@@ -201,19 +208,19 @@ class Pipeline:
             await self._respond(result, dialogue)
             if result.speech is not None:
                 self.trace.timing("end_of_speech_to_reply_audio", time.monotonic() - end_of_speech)
-        except PipelineError as e:
-            await self._fail(result, e)
+        except Exception as e:  # a stage's typed error, or what escaped between stages: this turn ends alone
+            await self._fail(result, stage_error("turn", e, HearthdError, "internal"))
         return result
 
     async def _hear(self, result: TurnResult, speech: np.ndarray, language: str | None, dialogue: Dialogue,
                     transcript: Any = None) -> None:
         """The transcript of one endpointed utterance (`transcript`: one already made, e.g. speculatively)."""
         if transcript is None:
-            stt: SpeechToText = self.c.stt()
-            try:  # a remote speech to text that is down ends this turn with an apology
+            try:  # a model that cannot load, a remote that is down, a decoder that breaks: this turn's apology
+                stt: SpeechToText = self.c.stt()
                 transcript = await self._blocking(Stage.STT, stt.transcribe, speech, language, dialogue.lang)
-            except SttError as e:
-                raise PipelineError(e.code, str(e), "error.internal") from e
+            except Exception as e:
+                raise stage_error(Stage.STT, e, SttError, "stt-failed") from e
         self.trace.emit(TranscriptEvent(text=transcript.text, lang=transcript.lang, prob=transcript.prob,
                                         lang_source=transcript.source, conversation=dialogue.id))
         self.c.last_lang = dialogue.lang = transcript.lang
@@ -232,8 +239,8 @@ class Pipeline:
         try:
             await self._hear(result, speech, language, dialogue, transcript)
             await self._respond(result, dialogue, speak=False)
-        except PipelineError as e:
-            await self._fail(result, e, speak=False)
+        except Exception as e:
+            await self._fail(result, stage_error("turn", e, HearthdError, "internal"), speak=False)
         self._audit(result, first_event)
         return result
 
@@ -256,8 +263,8 @@ class Pipeline:
         self.trace.emit(TranscriptEvent(text=text, lang=lang, prob=1.0, source="text", conversation=dialogue.id))
         try:
             await self._respond(result, dialogue, speak=speak)
-        except PipelineError as e:
-            await self._fail(result, e, speak=speak)
+        except Exception as e:
+            await self._fail(result, stage_error("turn", e, HearthdError, "internal"), speak=speak)
         return result
 
     # -- shared tail ----------------------------------------------------------------------------------------
@@ -284,8 +291,8 @@ class Pipeline:
             try:
                 decision = picked if picked is not None else await self._blocking(
                     Stage.AGENT, self.c.router().decide, result.transcript, result.lang, dialogue)
-            except (ModelError, AssetError) as e:  # a model that cannot load or evaluate ends this turn, not the daemon
-                raise PipelineError(e.code, str(e), "error.internal") from e
+            except Exception as e:  # a model that cannot load or evaluate, a library that breaks: this turn ends
+                raise stage_error(Stage.AGENT, e, AgentError, "agent-failed") from e
             if decision.evaluated:
                 self.trace.emit(ModelEvent(evaluated=decision.evaluated, completion_tokens=decision.completion_tokens,
                                            thinking_tokens=decision.thinking_tokens, prefix=decision.prefix))
@@ -396,7 +403,9 @@ class Pipeline:
             outcome = ToolResult(False, {"error": e.message, "code": e.code}, e.phrase_key)
             self.trace.emit(ErrorEvent(code=e.code, message=e.message))
         except Exception as e:  # a failing tool must not take the daemon down; the user hears an apology
+            failed = stage_error(Stage.TOOL, e, ToolFailed, "tool-failed")
             outcome = ToolResult(False, {"error": f"{type(e).__name__}: {e}"}, "error.tool_failed")
+            self.trace.emit(ErrorEvent(code=failed.code, message=failed.message))
         self.trace.timing(Stage.TOOL, time.monotonic() - started)
         self.trace.emit(ToolResultEvent(name=name, ok=outcome.ok, result=outcome.data))
         return outcome
@@ -405,12 +414,13 @@ class Pipeline:
         try:
             speech = await self._blocking(Stage.TTS, self.c.voices.synthesize, text, lang)
         except Exception as e:  # no voice is not a lost turn: the reply text is already out
+            stage_error(Stage.TTS, e, TtsError, "tts-failed")  # logged when unexpected; the event's code is the stage's
             self.trace.emit(ErrorEvent(code="tts-failed", message=str(e)))
             return None
         self.trace.emit(AudioOutEvent(seconds=round(speech.seconds, 2), rate=speech.rate))
         return speech
 
-    async def _fail(self, result: TurnResult, error: PipelineError, speak: bool = True) -> None:
+    async def _fail(self, result: TurnResult, error: HearthdError, speak: bool = True) -> None:
         result.error = error.code
         self.trace.emit(ErrorEvent(code=error.code, message=error.message))
         result.reply = phrase(result.lang, error.phrase_key)

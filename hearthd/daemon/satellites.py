@@ -66,9 +66,11 @@ from wyoming.wake import Detection
 
 from ..audio.chime import chime
 from ..audio.io import Resampler, resample
+from ..audio.stt import SttError
 from ..audio.vad import Endpointer, EndpointState, SpeechProbability
 from ..audio.wavio import SAMPLE_RATE
 from ..config import SatelliteConfig
+from ..errors import HearthdError
 from ..events import (
     AudioOutEvent,
     BargeInEvent,
@@ -81,7 +83,7 @@ from ..events import (
 )
 from ..tools.alarms import turn_origin
 from .components import Components
-from .pipeline import Pipeline
+from .pipeline import Pipeline, stage_error
 from .policy import is_stop
 
 log = logging.getLogger(__name__)
@@ -491,9 +493,10 @@ class SatelliteLink:
             raise
         except Exception as e:  # noqa: BLE001 — whatever a stage let escape ends this turn only
             log.exception("satellite %s: the turn failed", self.name)
-            trace.emit(ErrorEvent(code=getattr(e, "code", "internal"), message=str(e), satellite=self.name))
+            code = e.code if isinstance(e, HearthdError) else "internal"
+            trace.emit(ErrorEvent(code=code, message=str(e), satellite=self.name))
             with contextlib.suppress(Exception):
-                await self._write(Error(text=str(e) or type(e).__name__, code="internal").event())
+                await self._write(Error(text=str(e) or type(e).__name__, code=code).event())
         finally:
             self._turn_started = False
             self._after_turn()
@@ -514,8 +517,11 @@ class SatelliteLink:
         try:
             if transcript is None:
                 started = time.monotonic()
-                transcript = await loop.run_in_executor(None, lambda: c.stt().transcribe(utterance.audio, None,
-                                                                                        dialogue.lang))
+                try:  # what speech to text did not expect ends the turn as its own error (stt-failed)
+                    transcript = await loop.run_in_executor(None, lambda: c.stt().transcribe(utterance.audio, None,
+                                                                                            dialogue.lang))
+                except Exception as e:
+                    raise stage_error("stt", e, SttError, "stt-failed") from e
                 trace.timing("stt", time.monotonic() - started)
             await self._write(Transcript(text=transcript.text, language=transcript.lang).event())
             if not transcript.text.strip():

@@ -62,6 +62,7 @@ from ..audio.io import Resampler
 from ..audio.vad import Endpointer, EndpointState, SpeechProbability
 from ..audio.wake import MicroWakeWordDetector, builtin_models
 from ..audio.wavio import MAX_RATE, MIN_RATE, SAMPLE_RATE
+from ..errors import HearthdError
 from ..events import ErrorEvent, TimingEvent, Trace, WakeEvent
 from ..language import language_of_text
 from .components import Components
@@ -81,16 +82,19 @@ STOP_GRACE_S = 10.0  # shutting down: requests in flight get this long to answer
 _SENTENCE_END = re.compile(r"[.!?।]\s+$")
 
 
-class BadEvent(Exception):
+class BadEvent(HearthdError):
     """An event that cannot be taken as it is; `code` goes into the Error event."""
 
+    code = "bad-event"
+
     def __init__(self, message: str, code: str = "bad-event") -> None:
-        super().__init__(message)
-        self.code = code
+        super().__init__(message, code)
 
 
-class BadStream(Exception):
+class BadStream(HearthdError):
     """Bytes on the connection that are not Wyoming events: the connection ends (after an Error event)."""
+
+    code = "bad-stream"
 
 
 # -- reading events, bounded ---------------------------------------------------------------------------------------
@@ -338,9 +342,10 @@ class WyomingHandler(AsyncEventHandler):
             await self._error("bad-event", f"malformed {event.type} event: {type(e).__name__}: {e}")
         except Exception as e:  # noqa: BLE001 - a failing stage ends this request, never the server
             log.exception("wyoming %s: %s failed", self.conversation, event.type)
-            self.server.trace.emit(ErrorEvent(code=getattr(e, "code", "internal"), source="wyoming",
+            code = e.code if isinstance(e, HearthdError) else "internal"
+            self.server.trace.emit(ErrorEvent(code=code, source="wyoming",
                                               message=f"{event.type}: {type(e).__name__}: {e}"))
-            await self._error(getattr(e, "code", None) or "internal", f"{event.type} failed: {type(e).__name__}: {e}")
+            await self._error(code or "internal", f"{event.type} failed: {type(e).__name__}: {e}")
         return True
 
     async def _error(self, code: str, text: str) -> None:
@@ -659,7 +664,8 @@ class WyomingHandler(AsyncEventHandler):
         except Exception as e:
             speech.failed = True
             self.server.trace.emit(ErrorEvent(code="tts-failed", message=str(e), source="wyoming"))
-            raise BadEvent(f"the {speech.lang} voice cannot speak: {e}", getattr(e, "code", "tts-failed")) from e
+            raise BadEvent(f"the {speech.lang} voice cannot speak: {e}",
+                           e.code if isinstance(e, HearthdError) else "tts-failed") from e
         audio = np.asarray(out.audio, dtype=np.int16)
         if not speech.rate:
             speech.rate = out.rate

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..errors import HearthdError
 from .registry import ToolResult
 
 log = logging.getLogger(__name__)
@@ -31,20 +32,22 @@ _MISSING = {
 PROPERTIES = "org.freedesktop.DBus.Properties"
 
 
-class ServiceMissing(Exception):
+class ServiceMissing(HearthdError):
     """The bus or the service is not there; `family` names what the user asked for (media, power, …)."""
 
     code = "dbus-service-missing"
+    phrase_key = "error.tool_failed"  # on_bus says it better, per family ("no media player is running")
 
     def __init__(self, service: str, detail: str) -> None:
         super().__init__(f"{service}: {detail}")
         self.service = service
 
 
-class ServiceFailed(Exception):
+class ServiceFailed(HearthdError):
     """The service answered with an error (refused, not allowed, broken)."""
 
     code = "dbus-service-failed"
+    phrase_key = "error.tool_failed"
 
     def __init__(self, service: str, error_name: str, detail: str) -> None:
         super().__init__(f"{service}: {error_name}: {detail}")

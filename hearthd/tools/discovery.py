@@ -13,20 +13,29 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import HearthdError
+
 COMPONENTS = ("light", "switch", "fan", "cover", "climate", "lock", "alarm_control_panel", "scene", "button",
               "sensor", "binary_sensor", "select", "number", "text")
 
 
-class DiscoveryError(ValueError):
+class DiscoveryError(HearthdError):
     """A discovery payload that cannot be used (not JSON, not an object, unknown component…)."""
+
+    code = "discovery-invalid"
 
 
 class JunkName(DiscoveryError):
     """An entity whose name has no letter in any script ("+", "-1"): nobody can say it, so it is not catalogued."""
 
+    code = "discovery-junk-name"
 
-class UnsafeJson(ValueError):
-    """JSON hearthd refuses before or while parsing it: nested too deeply, or a number that is not finite."""
+
+class UnsafeJson(HearthdError):
+    """JSON hearthd refuses before or while parsing it: nested too deeply, or a number that is not finite. Not a
+    ValueError: who reads network JSON catches `(ValueError, UnsafeJson)` (json.JSONDecodeError is one)."""
+
+    code = "json-unsafe"
 
 
 MAX_JSON_DEPTH = 32  # discovery nests 4-5 levels; a state rarely more. Deeper is refused before json.loads
@@ -75,7 +84,7 @@ def load_json(text: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """`json.loads` for what arrives from the network: nesting beyond `max_depth` is refused before parsing, and
     NaN/Infinity, numbers that overflow to infinity and integers beyond 10**18 are refused while parsing.
     A lone surrogate (`"\\ud800"`, which no UTF-8 file can hold: saving the catalogue failed on it) is refused too.
-    Raises ValueError (json.JSONDecodeError or UnsafeJson)."""
+    Raises ValueError (json.JSONDecodeError, or an integer beyond Python's digit limit) or UnsafeJson."""
     if not json_depth_within(text, max_depth):
         raise UnsafeJson(f"nested deeper than {max_depth}")
     try:
@@ -392,7 +401,7 @@ def _load(payload: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> dict[str, An
         return None
     try:
         data = load_json(text, max_depth)
-    except ValueError as exc:  # JSONDecodeError, and ints beyond Python's digit limit
+    except (ValueError, UnsafeJson) as exc:  # JSONDecodeError, and ints beyond Python's digit limit
         raise DiscoveryError(f"payload is not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise DiscoveryError(f"payload must be a JSON object, not {_json_type(data)}")

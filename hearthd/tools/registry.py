@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import HearthdError
 from .schema import SchemaError, validate
 
 
@@ -113,10 +114,19 @@ def _descriptions(lang: str) -> dict[str, str]:
     return {k: str(v) for k, v in tomllib.loads(text).get("descriptions", {}).items()}
 
 
-class UnknownTool(Exception):
+class UnknownTool(HearthdError):
     """The model named a tool that is not declared."""
 
     code = "tool-unknown"
+    phrase_key = "agent.invalid_call"
+
+
+class ToolFailed(HearthdError):
+    """A tool whose handler raised what it should not have (a library's RuntimeError, a KeyError…): the turn goes
+    on with an apology for that call, and the `error` event says what it was."""
+
+    code = "tool-failed"
+    phrase_key = "error.tool_failed"
 
 
 class ToolRegistry:

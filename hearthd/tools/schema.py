@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..errors import HearthdError
+
 _TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "integer": (int,),
@@ -16,10 +18,11 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-class SchemaError(ValueError):
+class SchemaError(HearthdError):
     """Arguments that do not match a tool's schema; `path` says where."""
 
     code = "tool-arguments-invalid"
+    phrase_key = "agent.invalid_call"
 
     def __init__(self, message: str, path: str = "") -> None:
         super().__init__(f"{path or '$'}: {message}")

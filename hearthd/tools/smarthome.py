@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..errors import HearthdError
 from ..private import move_aside, private_dir
-from .discovery import MAX_JSON_DEPTH, Discovery, Entity, load_json
+from .discovery import MAX_JSON_DEPTH, Discovery, Entity, UnsafeJson, load_json
 from .registry import Tool, ToolResult
 
 log = logging.getLogger(__name__)
@@ -85,10 +86,11 @@ class Publisher(Protocol):
     async def publish(self, topic: str, payload: str, retain: bool = False) -> None: ...
 
 
-class CommandNotSent(Exception):
+class CommandNotSent(HearthdError):
     """A command that did not reach the broker; `uncertain` when it may have (never sent a second time)."""
 
     code = "mqtt-not-sent"
+    phrase_key = "error.tool_failed"
 
     def __init__(self, message: str, uncertain: bool = False) -> None:
         super().__init__(message)
@@ -210,7 +212,7 @@ def render_value_template(template: str, payload: str, max_depth: int = MAX_JSON
     payload: `value` is the payload, `value_json` its JSON when it is JSON (bounded: no deep nesting, no
     non-finite numbers). None when the template does not apply (then the raw payload is used)."""
     variables: dict[str, Any] = {"value": payload}
-    with contextlib.suppress(ValueError):  # not JSON: `value_json` is undefined, as in Home Assistant
+    with contextlib.suppress(ValueError, UnsafeJson):  # not JSON: `value_json` is undefined, as in Home Assistant
         variables["value_json"] = load_json(payload, max_depth)
     return render_template(template, **variables)
 
@@ -224,8 +226,10 @@ def render_command(entity: Entity, template_key: str, value: Any, **variables: A
     return render_template(template, value=value, **variables)
 
 
-class CatalogueFull(ValueError):
+class CatalogueFull(HearthdError):
     """A discovery that would take the catalogue past its `max_entities`: refused, the known devices kept."""
+
+    code = "catalogue-full"
 
 
 class Catalogue:
@@ -483,7 +487,7 @@ def _track(e: Entity, topic: str, payload: str, state: dict[str, Any], max_depth
         if e.component == "light" and cfg.get("schema") == "json":
             try:
                 data = load_json(payload, max_depth)
-            except ValueError:
+            except (ValueError, UnsafeJson):
                 return
             if not isinstance(data, dict):
                 return
@@ -625,11 +629,14 @@ def keep_area(tool: str, arguments: dict[str, Any], text: str) -> dict[str, Any]
     return {**arguments, key: f"{area} {name}".strip()}
 
 
-class Refusal(Exception):
+class Refusal(HearthdError):
     """A request that ends in a spoken answer instead of a command (no such device, which one?, offline)."""
 
+    code = "tool-refused"
+    phrase_key = "error.tool_failed"
+
     def __init__(self, result: ToolResult) -> None:
-        super().__init__(result.phrase)
+        super().__init__(result.phrase, phrase_key=result.phrase)
         self.result = result
 
 
