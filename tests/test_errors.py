@@ -202,11 +202,11 @@ def home(base_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 def errors(trace: Trace) -> list[str]:
-    return [e.fields["code"] for e in trace.of_type(EventType.ERROR)]
+    return [e.code for e in trace.of_type(EventType.ERROR)]
 
 
 def replies(trace: Trace) -> list[tuple[str, str]]:
-    return [(e.fields["text"], e.fields["lang"]) for e in trace.of_type(EventType.REPLY)]
+    return [(e.text, e.lang) for e in trace.of_type(EventType.REPLY)]
 
 
 async def a_turn_works(home: Components, lang: str) -> None:
@@ -214,7 +214,7 @@ async def a_turn_works(home: Components, lang: str) -> None:
     trace = Trace()
     result = await Pipeline(home, trace).run_text(ASK[lang], speak=True)
     assert errors(trace) == [] and result.error == ""
-    assert [c.fields["name"] for c in trace.of_type(EventType.TOOL_CALL)] == ["get_time"]
+    assert [c.name for c in trace.of_type(EventType.TOOL_CALL)] == ["get_time"]
     assert result.lang == lang and result.reply and result.speech is not None
 
 
@@ -237,12 +237,12 @@ async def test_speech_to_text_that_breaks(home: Components, lang: str, error: Ex
     trace = Trace()
     result = await Pipeline(home, trace).run_audio(utterance())
     assert errors(trace) == ["stt-failed"] and result.error == "stt-failed"
-    assert type(error).__name__ in trace.of_type(EventType.ERROR)[0].fields["message"]
+    assert type(error).__name__ in trace.of_type(EventType.ERROR)[0].message
     assert replies(trace) == [(phrase(lang, "error.internal"), lang)] and result.speech is not None
     stt.error = None
     trace = Trace()
     result = await Pipeline(home, trace).run_audio(utterance(), language=lang)
-    assert errors(trace) == [] and [c.fields["name"] for c in trace.of_type(EventType.TOOL_CALL)] == ["get_time"]
+    assert errors(trace) == [] and [c.name for c in trace.of_type(EventType.TOOL_CALL)] == ["get_time"]
     await a_turn_works(home, lang)
 
 
@@ -275,9 +275,9 @@ async def test_a_tool_that_breaks(home: Components, lang: str, monkeypatch: pyte
     trace = Trace()
     result = await Pipeline(home, trace).run_text(ASK[lang], speak=True)
     assert errors(trace) == ["tool-failed"]
-    assert "RuntimeError: the clock library broke" in trace.of_type(EventType.ERROR)[0].fields["message"]
+    assert "RuntimeError: the clock library broke" in trace.of_type(EventType.ERROR)[0].message
     (tool_result,) = trace.of_type(EventType.TOOL_RESULT)
-    assert tool_result.fields["ok"] is False
+    assert tool_result.ok is False
     assert replies(trace) == [(phrase(lang, "error.tool_failed"), lang)] and result.speech is not None
     monkeypatch.undo()
     await a_turn_works(home, lang)
@@ -292,7 +292,7 @@ async def test_a_voice_that_breaks(home: Components, lang: str) -> None:
     assert errors(trace) == ["tts-failed"]
     ((text, reply_lang),) = replies(trace)
     assert reply_lang == lang and text and result.speech is None  # the answer stands, in words
-    assert [c.fields["name"] for c in trace.of_type(EventType.TOOL_CALL)] == ["get_time"]
+    assert [c.name for c in trace.of_type(EventType.TOOL_CALL)] == ["get_time"]
     voices.error = None
     await a_turn_works(home, lang)
 
@@ -353,7 +353,7 @@ async def test_live_speech_to_text_that_breaks(home: Components) -> None:
     first, second = replies(trace)
     assert first == (phrase("ru", "error.internal"), "ru")  # said (the fake voice heard it) in the turn's language
     assert (first[0], "ru") in home.fakes["voices"].said  # type: ignore[attr-defined]
-    assert second[1] == "ru" and [c.fields["name"] for c in trace.of_type(EventType.TOOL_CALL)] == ["get_time"]
+    assert second[1] == "ru" and [c.name for c in trace.of_type(EventType.TOOL_CALL)] == ["get_time"]
 
 
 async def test_live_a_speaker_that_breaks(home: Components) -> None:
@@ -365,8 +365,8 @@ async def test_live_a_speaker_that_breaks(home: Components) -> None:
 
     trace, loop = await live_turns(home, sink, mend)
     assert errors(trace) == ["audio-out-failed"]
-    assert "PortAudio" in trace.of_type(EventType.ERROR)[0].fields["message"]
+    assert "PortAudio" in trace.of_type(EventType.ERROR)[0].message
     assert [lang for _, lang in replies(trace)] == ["en", "en"]
-    assert [c.fields["name"] for c in trace.of_type(EventType.TOOL_CALL)] == ["get_time", "get_time"]
+    assert [c.name for c in trace.of_type(EventType.TOOL_CALL)] == ["get_time", "get_time"]
     spoken = [audio for audio, rate, _ in sink.played if rate == SAMPLE_RATE]
     assert spoken  # the second reply was heard
