@@ -7,16 +7,15 @@ month names live in locales/<lang>/numbers.toml [months]. A date that does not e
 from __future__ import annotations
 
 import re
-import tomllib
 from datetime import date
 from functools import cache
-from importlib import resources
+
+from .locale import table
 
 
 @cache
 def _months(lang: str) -> dict[str, int]:
-    text = resources.files("hearthd.locales").joinpath(lang, "numbers.toml").read_text(encoding="utf-8")
-    return {k.lower(): int(v) for k, v in tomllib.loads(text).get("months", {}).items()}
+    return {k.lower(): int(v) for k, v in table(lang, "numbers.toml").get("months", {}).items()}
 
 
 def _next(day: int, month: int | None, today: date) -> date | None:
@@ -35,8 +34,7 @@ def _next(day: int, month: int | None, today: date) -> date | None:
 
 @cache
 def _weekdays(lang: str) -> dict[str, int]:
-    text = resources.files("hearthd.locales").joinpath(lang, "numbers.toml").read_text(encoding="utf-8")
-    return {k.lower(): int(v) for k, v in tomllib.loads(text).get("weekdays", {}).items()}
+    return {k.lower(): int(v) for k, v in table(lang, "numbers.toml").get("weekdays", {}).items()}
 
 
 def parse_date(text: str, lang: str, today: date) -> date | None:
