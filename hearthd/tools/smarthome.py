@@ -399,18 +399,19 @@ class Catalogue:
         if exact:
             return Match(exact, 1.0)
         area = _area_in(text)
-        kinds = {c for c, words in home_words().kinds.items() if any(_has_word(text, w) for w in words)}
-        kind_words = set().union(*home_words().kinds.values())
+        vocab = home_words()
+        kinds = {c for c, words in vocab.kinds.items() if any(_has_word(text, w) for w in words)}
+        kind_words = set().union(*vocab.kinds.values())
         if area:  # a room was said: a device elsewhere is never the one meant ("в кухне" is not the living room)
             pool = [e for e in pool if _area_in(e.area.lower()) == area or _area_in(e.name.lower()) == area]
             if kinds:
                 pool = [e for e in pool if e.component in kinds
-                        or any(_has_word(e.name.lower(), w) for k in kinds for w in home_words().kinds[k])]
+                        or any(_has_word(e.name.lower(), w) for k in kinds for w in vocab.kinds[k])]
             if not pool:
                 return Match([])
             # several: a word of one name said beyond the room and the kind decides, else hearthd asks
             rest = text
-            for phrase_ in sorted(home_words().areas.get(area, ()), key=len, reverse=True):  # "living room" is one room
+            for phrase_ in sorted(vocab.areas.get(area, ()), key=len, reverse=True):  # "living room" is one room
                 rest = re.sub(rf"(?<!\w){re.escape(phrase_)}(?!\w)", " ", rest)
             extra = [w for w in _words(rest) if not _area_in(w) and w not in kind_words]
             named = [e for e in pool if extra and all(_has_word(e.name.lower(), w) for w in extra)]
@@ -450,7 +451,8 @@ def _names(names: list[str], first: int = 5) -> str:
 
 
 def _words(text: str) -> list[str]:
-    return [w for w in (w.strip(".,!?;:।") for w in text.split()) if w and w not in home_words().fillers]
+    fillers = home_words().fillers
+    return [w for w in (w.strip(".,!?;:।") for w in text.split()) if w and w not in fillers]
 
 
 def _has_word(text: str, word: str) -> bool:
