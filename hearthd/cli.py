@@ -14,6 +14,7 @@ from . import __version__
 from .assets import AssetError
 from .config import Config, ConfigError, dump_toml, load_config, masked_dict
 from .errors import HearthdError
+from .locale import languages
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -444,7 +445,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("run", cmd_run, "run the whole chain on a WAV file: wake word → ... → reply WAV")
     p.add_argument("--input", "-i", help="16 kHz (or any PCM) WAV with the wake word and a command")
     p.add_argument("--output", "-o", help="where to write the spoken reply")
-    p.add_argument("--lang", choices=["en", "hi", "ru"], help="force the language instead of detecting it")
+    p.add_argument("--lang", choices=languages(), help="force the language instead of detecting it")
     p.add_argument("--no-wake", action="store_true", help="the file holds only the command (skip the wake word)")
     p.add_argument("--headless", action="store_true",
                    help="run the daemon without audio: ring alarms and timers from the store until stopped")
@@ -455,7 +456,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("ask", cmd_ask, "send a text request through the agent and the tools")
     p.add_argument("text")
-    p.add_argument("--lang", choices=["en", "hi", "ru"], help="language of the text (default: from its script)")
+    p.add_argument("--lang", choices=languages(), help="language of the text (default: from its script)")
     p.add_argument("--speak", metavar="OUT.wav", help="also speak the reply into a WAV file")
     p.add_argument("--request-id", metavar="ID",
                    help="make the request idempotent: sent again with the same id, its actions do not run twice")
@@ -464,11 +465,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("transcribe", cmd_transcribe, "speech to text on a WAV file")
     p.add_argument("file")
-    p.add_argument("--lang", choices=["en", "hi", "ru"])
+    p.add_argument("--lang", choices=languages())
 
     p = command("say", cmd_say, "speak text into a WAV file")
     p.add_argument("text")
-    p.add_argument("--lang", choices=["en", "hi", "ru"], default="en")
+    p.add_argument("--lang", choices=languages(), default="en")
     p.add_argument("--output", "-o", required=True)
 
     command("doctor", cmd_doctor, "check models, audio devices, D-Bus and MQTT, and say how to fix what is missing")
@@ -501,7 +502,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", "-v", action="store_true", help="list the misses")
 
     p = command("tools", cmd_tools, "the tools hearthd can use, with what each needs and whether it asks first")
-    p.add_argument("--lang", choices=["en", "hi", "ru"], default="en")
+    p.add_argument("--lang", choices=languages(), default="en")
 
     p = command("history", cmd_history, "the audit trail: what was asked, decided, confirmed, done and said")
     p.add_argument("-n", type=int, default=20, help="the last N turns (default 20)")

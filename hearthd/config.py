@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import HearthdError
-
-SUPPORTED_LANGUAGES = ("en", "hi", "ru")
+from .locale import languages as supported_languages
 
 
 class ConfigError(HearthdError):
@@ -83,7 +82,7 @@ class SttConfig:
     beam_size: int = 1
     temperature: float = 0.0  # no sampling fallback: deterministic, and no slow retries on noise
     max_new_tokens: int = 96  # a spoken command is short; this bounds a hallucination loop
-    languages: list[str] = field(default_factory=lambda: list(SUPPORTED_LANGUAGES))
+    languages: list[str] = field(default_factory=lambda: list(supported_languages()))
     language: str = ""  # force one language (no detection); empty = detect among `languages`
     min_language_probability: float = 0.5  # below it: the last turn's language, then general.language
     threads: int = 0  # 0 = the cores free when whisper loads (allowed cores less what other processes use)
@@ -345,9 +344,9 @@ def _apply(section: Any, data: dict[str, Any], prefix: str) -> None:
 def _validate(cfg: Config) -> None:
     for key, langs in (("stt.languages", cfg.stt.languages), ("tts.voices", list(cfg.tts.voices))):
         for lang in langs:
-            if lang not in SUPPORTED_LANGUAGES:
-                raise ConfigError(f"unsupported language {lang!r} (supported: en, hi, ru)", key)
-    if cfg.general.language not in SUPPORTED_LANGUAGES:
+            if lang not in supported_languages():
+                raise ConfigError(f"unsupported language {lang!r} (supported: {', '.join(supported_languages())})", key)
+    if cfg.general.language not in supported_languages():
         raise ConfigError(f"unsupported language {cfg.general.language!r}", "general.language")
     if not cfg.stt.languages:
         raise ConfigError("at least one language is needed", "stt.languages")

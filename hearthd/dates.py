@@ -7,16 +7,15 @@ month names live in locales/<lang>/numbers.toml [months]. A date that does not e
 from __future__ import annotations
 
 import re
-import tomllib
 from datetime import date
 from functools import cache
-from importlib import resources
+
+from .locale import languages, table
 
 
 @cache
 def _months(lang: str) -> dict[str, int]:
-    text = resources.files("hearthd.locales").joinpath(lang, "numbers.toml").read_text(encoding="utf-8")
-    return {k.lower(): int(v) for k, v in tomllib.loads(text).get("months", {}).items()}
+    return {k.lower(): int(v) for k, v in table(lang, "numbers.toml").get("months", {}).items()}
 
 
 def _next(day: int, month: int | None, today: date) -> date | None:
@@ -35,8 +34,7 @@ def _next(day: int, month: int | None, today: date) -> date | None:
 
 @cache
 def _weekdays(lang: str) -> dict[str, int]:
-    text = resources.files("hearthd.locales").joinpath(lang, "numbers.toml").read_text(encoding="utf-8")
-    return {k.lower(): int(v) for k, v in tomllib.loads(text).get("weekdays", {}).items()}
+    return {k.lower(): int(v) for k, v in table(lang, "numbers.toml").get("weekdays", {}).items()}
 
 
 def parse_date(text: str, lang: str, today: date) -> date | None:
@@ -44,7 +42,7 @@ def parse_date(text: str, lang: str, today: date) -> date | None:
     saturday", "в субботу", "शनिवार को") is the next such day after today."""
     months = {**_months("en"), **_months(lang)}
     words = [w.strip(".,!?") for w in text.lower().split()]
-    found = [m for w in words if (m := re.fullmatch(r"(\d{1,2})(st|nd|rd|th|-?го|-?е|-?ого)?", w))]
+    found = [m for w in words if (m := _day(2).fullmatch(w))]
     named = [months[w] for w in words if w in months]
     weekdays = {**_weekdays("en"), **_weekdays(lang)}
     days = {weekdays[w] for w in words if w in weekdays}
@@ -59,9 +57,28 @@ def parse_date(text: str, lang: str, today: date) -> date | None:
     return _next(day, named[0] if named else None, today)
 
 
-_DAY = re.compile(r"(\d{1,3})(st|nd|rd|th|-?го|-?е|-?ого)?")
+def _every_language(key: str) -> frozenset[str]:
+    """numbers.toml [dates] `key` of every supported language together ("5th" and "5-го" are read in any)."""
+    return _dates_words(languages(), key)
+
+
+@cache
+def _dates_words(langs: tuple[str, ...], key: str) -> frozenset[str]:
+    return frozenset(w for lang in langs for w in table(lang, "numbers.toml").get("dates", {}).get(key, []))
+
+
+def _day(digits: int) -> re.Pattern[str]:
+    """A day number ("5") with the ordinal ending a language gives it, if any ("5th", "5-го")."""
+    return _day_pattern(digits, _every_language("ordinal_endings"))
+
+
+@cache
+def _day_pattern(digits: int, endings: frozenset[str]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(e) for e in sorted(endings, key=lambda e: (-len(e), e)))
+    return re.compile(rf"(\d{{1,{digits}}})({alternatives})?")
+
+
 _LONGEST = {1: 31, 2: 29, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31}
-_BETWEEN = frozenset({"of", "the"})  # "the 30th of February", "February the 30th"
 
 
 def impossible_date(text: str, lang: str) -> bool:
@@ -75,9 +92,9 @@ def impossible_date(text: str, lang: str) -> bool:
         if month is None:
             continue
         for j in (i - 1, i - 2, i + 1, i + 2):
-            if not 0 <= j < len(words) or (abs(j - i) == 2 and words[(i + j) // 2] not in _BETWEEN):
+            if not 0 <= j < len(words) or (abs(j - i) == 2 and words[(i + j) // 2] not in _every_language("between")):
                 continue
-            found = _DAY.fullmatch(words[j])
+            found = _day(3).fullmatch(words[j])
             if found and ":" not in words[j] and not 1 <= int(found.group(1)) <= _LONGEST[month]:
                 return True
     return False

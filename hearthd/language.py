@@ -1,16 +1,164 @@
-"""Choosing the language of text input from its script (speech gets Whisper's restricted detection)."""
+"""The languages' own code behind one registry, and choosing the language of text input from its script (speech
+gets Whisper's restricted detection).
+
+A language is data first (locales/<lang>/, read through hearthd.locale): `rules(lang)` gives every language the
+defaults its files drive (language.toml: the script it is typed in, whether month names are capitalised; one/many
+plurals; numbers spoken as digits). Only what data cannot say is code, registered here by language code with
+`register` (Russian plural classes and number words, Hindi number words, romanised Hindi, Urdu-script transcripts).
+A language with no code of its own gets the defaults, never another language's rules.
+"""
 
 from __future__ import annotations
 
 import functools
-import tomllib
-from importlib import resources
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .locale import languages, table
+
+# Unicode blocks of the scripts text input is told apart by; any other ASCII letter is "latin".
+SCRIPTS = {"devanagari": (0x0900, 0x097F), "cyrillic": (0x0400, 0x04FF)}
+
+
+def _one_many(n: int) -> int:
+    return 0 if n == 1 else 1
+
+
+def _same(text: str) -> str:
+    return text
+
+
+@dataclass(frozen=True)
+class LanguageRules:
+    """What hearthd needs to know about a language beyond its word tables."""
+
+    code: str
+    script: str = "latin"  # language.toml `script`: latin, cyrillic or devanagari ("" for an unknown language)
+    capitalize_months: bool = False  # language.toml: "December 5" (English), "5 декабря"
+    plural: Callable[[int], int] = _one_many  # n → the index of the noun form in spoken.toml `forms`
+    number_words: Callable[[int, str], str] | None = None  # (0-9999, gender) → words; None: digits
+    reads_latin: Callable[[str], bool] | None = None  # Latin-letter text that is this language (romanised Hindi)
+    transcript: Callable[[str], str] = field(default=_same)  # a transcript put in the language's own script
+
+
+_CODE: dict[str, dict[str, Any]] = {}
+
+
+def register(lang: str, **code: Any) -> None:
+    """Give `lang` code of its own (any LanguageRules field: plural, number_words, reads_latin, transcript)."""
+    unknown = set(code) - {f for f in LanguageRules.__dataclass_fields__ if f not in ("code", "script")}
+    if unknown:
+        raise TypeError(f"not a language rule: {', '.join(sorted(unknown))}")
+    _CODE.setdefault(lang, {}).update(code)
+    _rules.cache_clear()
+
+
+def rules(lang: str) -> LanguageRules:
+    """`lang`'s rules: the data-driven defaults (locales/<lang>/language.toml) with its registered code."""
+    return _rules(lang, lang in languages())
+
+
+@functools.cache
+def _rules(lang: str, supported: bool) -> LanguageRules:
+    data = table(lang, "language.toml")
+    script = str(data.get("script", "latin" if supported else ""))
+    return LanguageRules(lang, script, bool(data.get("capitalize_months", False)), **_CODE.get(lang, {}))
+
+
+def language_of_text(text: str, allowed: list[str] | tuple[str, ...], default: str = "en") -> str:
+    """The allowed language written in the text's script (Devanagari → hi, Cyrillic → ru), Latin letters → a language
+    that reads them as its own (romanised Hindi, "Hinglish" → hi), else the first Latin-script one (en); else the
+    default."""
+    counts = dict.fromkeys((*SCRIPTS, "latin"), 0)
+    for ch in text:
+        code = ord(ch)
+        for name, (low, high) in SCRIPTS.items():
+            if low <= code <= high:
+                counts[name] += 1
+                break
+        else:
+            if ch.isascii() and ch.isalpha():
+                counts["latin"] += 1
+    script, n = max(counts.items(), key=lambda kv: kv[1])
+    if n and script == "latin":
+        for lang in allowed:
+            reads = rules(lang).reads_latin
+            if reads is not None and reads(text):
+                return lang
+    own = [lang for lang in allowed if rules(lang).script == script]
+    if n and own:
+        return own[0]
+    return default if default in allowed else allowed[0]
+
+
+# Russian: three noun forms after a number, and number words that agree with the noun's gender.
+
+def _russian_plural(n: int) -> int:
+    """0 = one (1, 21, 101), 1 = few (2-4, 22-24), 2 = many (5-20, 25-30, 11-14)."""
+    if n % 10 == 1 and n % 100 != 11:
+        return 0
+    if 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14:
+        return 1
+    return 2
+
+
+def _russian_words(n: int, gender: str) -> str:
+    """"одна минута", "два часа": the words from locales/ru/spoken.toml [numbers]."""
+    t = table("ru", "spoken.toml")["numbers"]
+    if n == 0:
+        return str(t["zero"])
+    parts: list[str] = []
+    thousands, rest = divmod(n, 1000)
+    if thousands:
+        parts += [_russian_words(thousands, "f")] if thousands > 1 else []
+        parts.append(t["thousand"][_russian_plural(thousands)])
+    hundreds, rest = divmod(rest, 100)
+    if hundreds:
+        parts.append(t["hundreds"][hundreds - 1])
+    if 10 <= rest <= 19:
+        parts.append(t["teens"][rest - 10])
+    else:
+        tens, units = divmod(rest, 10)
+        if tens:
+            parts.append(t["tens"][tens - 2])
+        if units:
+            parts.append(t["units_f"][units - 1] if gender == "f" and units <= 2 else t["units"][units - 1])
+    return " ".join(parts)
+
+
+# Hindi: every number to 100 is its own word (the table the parser reads), typed in Latin letters as often as not,
+# and Whisper writes it in Urdu script at times.
+
+@functools.cache
+def _hindi_numbers() -> dict[int, str]:
+    out: dict[int, str] = {}
+    for word, value in table("hi", "numbers.toml")["cardinal"]["words"].items():
+        if word.isascii():
+            continue  # Hinglish spellings are read, not spoken
+        out.setdefault(int(value), word)  # the first spelling listed is the one spoken
+    return out
+
+
+def _hindi_words(n: int, gender: str = "m") -> str:
+    words = _hindi_numbers()
+    if n in words:
+        return words[n]
+    thousands, rest = divmod(n, 1000)
+    hundreds, rest = divmod(rest, 100)
+    parts = []
+    if thousands:
+        parts += [words[thousands], table("hi", "spoken.toml")["numbers"]["thousand"]]
+    if hundreds:
+        parts += [words[hundreds], table("hi", "spoken.toml")["numbers"]["hundred"]]
+    if rest:
+        parts.append(words[rest])
+    return " ".join(parts)
 
 
 @functools.cache
 def _hinglish_markers() -> frozenset[str]:
-    text = resources.files("hearthd.locales").joinpath("hi", "script.toml").read_text(encoding="utf-8")
-    return frozenset(w.lower() for w in tomllib.loads(text)["hinglish"]["markers"])
+    return frozenset(w.lower() for w in table("hi", "script.toml")["hinglish"]["markers"])
 
 
 def is_hinglish(text: str) -> bool:
@@ -22,22 +170,33 @@ def is_hinglish(text: str) -> bool:
     return len(hits) >= 2 and sum(w in hits for w in words) * 5 >= len(words)
 
 
-def language_of_text(text: str, allowed: list[str] | tuple[str, ...], default: str = "en") -> str:
-    """Devanagari → hi, Cyrillic → ru, romanised Hindi (Hinglish) → hi, other Latin → en, else the default."""
-    counts = {"hi": 0, "ru": 0, "latin": 0}
-    for ch in text:
-        code = ord(ch)
-        if 0x0900 <= code <= 0x097F:
-            counts["hi"] += 1
-        elif 0x0400 <= code <= 0x04FF:
-            counts["ru"] += 1
-        elif ch.isascii() and ch.isalpha():
-            counts["latin"] += 1
-    script, n = max(counts.items(), key=lambda kv: kv[1])
-    if n and script in allowed:
-        return script
-    if n and script == "latin" and "hi" in allowed and is_hinglish(text):
-        return "hi"
-    if n and script == "latin" and "en" in allowed:
-        return "en"
-    return default if default in allowed else allowed[0]
+def devanagari(text: str) -> str:
+    """Urdu-script (Perso-Arabic) letters in a Hindi transcript transliterated to Devanagari, letter by letter
+    (locales/hi/script.toml). Urdu leaves short vowels unwritten, so this is approximate, but it keeps one script
+    for the templates and the model; Devanagari and Latin text pass through unchanged."""
+    if not any("\u0600" <= ch <= "\u06ff" for ch in text):
+        return text
+    single, pairs, initial = _urdu_tables()
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        pair = text[i : i + 2]
+        start = i == 0 or not text[i - 1].isalpha()
+        if pair in pairs:
+            out.append(pairs[pair])
+            i += 2
+            continue
+        ch = text[i]
+        out.append(initial[ch] if start and ch in initial else single.get(ch, ch))
+        i += 1
+    return "".join(out)
+
+
+@functools.cache
+def _urdu_tables() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    data = table("hi", "script.toml")
+    return tuple({k: str(v) for k, v in data[key].items()} for key in ("urdu", "urdu_pairs", "urdu_initial"))  # type: ignore[return-value]
+
+
+register("ru", plural=_russian_plural, number_words=_russian_words)
+register("hi", number_words=_hindi_words, reads_latin=is_hinglish, transcript=devanagari)

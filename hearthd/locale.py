@@ -1,14 +1,28 @@
-"""Locale data (spoken phrases, prompts) loaded from the locales/ package; no phrases live in code."""
+"""Locale data (spoken phrases, prompts, word tables, sentence templates) from the locales/ folders; no phrases
+live in code, and this is the only module that reads them.
+
+A language is a folder: locales/<lang>/ as installed (the `hearthd.locales` package), plus the subfolders of each
+directory in HEARTHD_LOCALES (os.pathsep-separated), which is how a language is added without touching the
+installation (a folder there of a code hearthd already has replaces that language). A folder is a language when it
+carries the files every language needs (REQUIRED).
+"""
 
 from __future__ import annotations
 
+import os
 import tomllib
 from functools import cache
 from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import Any
 
-from .config import SUPPORTED_LANGUAGES
 from .errors import HearthdError
+
+# The files a folder needs to be a language (read without a fallback); the others are optional.
+REQUIRED = ("phrases.toml", "system_prompt.txt", "answers.toml", "grounding.toml", "numbers.toml", "split.toml",
+            "spoken.toml", "tools.toml")
+ENV = "HEARTHD_LOCALES"  # directories whose subfolders are languages too (added or replacing a built-in one)
 
 
 class LocaleError(HearthdError):
@@ -17,13 +31,89 @@ class LocaleError(HearthdError):
     code = "locale-missing"
 
 
+def _is_language(folder: Traversable) -> bool:
+    return folder.is_dir() and all(folder.joinpath(name).is_file() for name in REQUIRED)
+
+
+@cache
+def _folders(extra: str) -> dict[str, Traversable]:
+    found: dict[str, Traversable] = {}
+    try:
+        root: Traversable | None = resources.files("hearthd.locales")
+    except ModuleNotFoundError:  # pragma: no cover - a broken install; the extra folders may still hold languages
+        root = None
+    roots = [root] if root is not None else []
+    roots += [Path(d) for d in extra.split(os.pathsep) if d]
+    for base in roots:  # later roots win: a user's folder replaces the installed language of its code
+        for entry in sorted(base.iterdir(), key=lambda e: e.name) if base.is_dir() else []:
+            if not entry.name.startswith((".", "_")) and _is_language(entry):
+                found[entry.name] = entry
+    return dict(sorted(found.items()))
+
+
+def languages() -> tuple[str, ...]:
+    """The supported languages: the locale folders that exist and carry the required files, sorted."""
+    return tuple(_folders(os.environ.get(ENV, "")))
+
+
+def folder(lang: str) -> Traversable:
+    """locales/<lang>/ of a supported language."""
+    folders = _folders(os.environ.get(ENV, ""))
+    if lang not in folders:
+        raise LocaleError(f"unsupported language {lang!r}")
+    return folders[lang]
+
+
 def _read(lang: str, name: str) -> str:
-    if lang not in SUPPORTED_LANGUAGES:
+    return _read_in(os.environ.get(ENV, ""), lang, name)
+
+
+@cache
+def _read_in(extra: str, lang: str, name: str) -> str:
+    folders = _folders(extra)
+    if lang not in folders:
         raise LocaleError(f"unsupported language {lang!r}")
     try:
-        return resources.files("hearthd.locales").joinpath(lang, name).read_text(encoding="utf-8")
-    except FileNotFoundError as e:
+        return folders[lang].joinpath(*name.split("/")).read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as e:
         raise LocaleError(f"locales/{lang}/{name} is missing") from e
+
+
+def has(lang: str, name: str) -> bool:
+    """Whether a supported language has the file locales/<lang>/<name>."""
+    try:
+        return folder(lang).joinpath(*name.split("/")).is_file()
+    except LocaleError:
+        return False
+
+
+def text(lang: str, name: str) -> str:
+    """The text of locales/<lang>/<name> (LocaleError when the language or the file is missing)."""
+    return _read(lang, name)
+
+
+def toml(lang: str, name: str) -> dict[str, Any]:
+    """locales/<lang>/<name> parsed, a fresh copy each call (callers cache what they derive from it)."""
+    return tomllib.loads(_read(lang, name))
+
+
+def yaml(lang: str, name: str) -> Any:
+    """locales/<lang>/<name> (a YAML file) parsed, a fresh copy each call; None when it is empty."""
+    import yaml as pyyaml
+
+    return pyyaml.safe_load(_read(lang, name))
+
+
+def sentence_files(lang: str) -> tuple[str, ...]:
+    """The sentence template files of a language ("sentences/alarms.yaml"…), sorted by name; () when none."""
+    try:
+        entries = folder(lang).joinpath("sentences")
+    except LocaleError:
+        return ()
+    if not entries.is_dir():
+        return ()
+    return tuple(f"sentences/{e.name}" for e in sorted(entries.iterdir(), key=lambda e: e.name)
+                 if e.name.endswith(".yaml") and e.is_file())
 
 
 @cache
@@ -74,10 +164,15 @@ def optional_text(lang: str, name: str) -> str | None:
         return None
 
 
-@cache
 def table(lang: str, name: str) -> dict[str, Any]:
-    """A language's TOML data file (locales/<lang>/<name>: clock words, decline words), parsed once; {} if none."""
+    """A language's TOML data file (locales/<lang>/<name>: clock words, decline words, home words), parsed once per
+    set of locale folders; {} if none. Shared: read it, never change it."""
+    return _table(os.environ.get(ENV, ""), lang, name)
+
+
+@cache
+def _table(extra: str, lang: str, name: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(_read(lang, name))
+        return toml(lang, name)
     except LocaleError:
         return {}

@@ -7,16 +7,17 @@ with every language-specific word kept in the locale tables rather than in this 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
-import tomllib
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
-from importlib import resources
 from typing import Any
+
+from .locale import table as locale_table
 
 _PUNCT = "\"'“”«»,;:!?()[]।॥"
 
@@ -29,11 +30,8 @@ def words_of(text: str) -> list[str]:
 
 @cache
 def _table(lang: str) -> dict[str, Any] | None:
-    try:
-        text = resources.files("hearthd.locales").joinpath(lang, "numbers.toml").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    return tomllib.loads(text)
+    found = locale_table(lang, "numbers.toml")
+    return copy.deepcopy(found) if found else None  # its own copy: digits_for_times adds to it
 
 
 def _clock(hour: int, minutes: int) -> str:

@@ -1,12 +1,11 @@
 import pytest
 
-from hearthd.config import SUPPORTED_LANGUAGES
 from hearthd.language import language_of_text
-from hearthd.locale import LocaleError, phrase, phrases, system_prompt
+from hearthd.locale import LocaleError, languages, phrase, phrases, system_prompt
 
 
 def test_every_phrase_exists_in_every_language() -> None:
-    keys = {lang: set(phrases(lang)) for lang in SUPPORTED_LANGUAGES}
+    keys = {lang: set(phrases(lang)) for lang in languages()}
     for lang, have in keys.items():
         assert have == keys["en"], f"{lang}: missing {keys['en'] - have}, extra {have - keys['en']}"
 
@@ -31,7 +30,7 @@ def test_phrase_fills_and_scripts() -> None:
 
 
 def test_system_prompts_exist() -> None:
-    for lang in SUPPORTED_LANGUAGES:
+    for lang in languages():
         assert "tool" in system_prompt(lang)
 
 
@@ -52,7 +51,7 @@ def test_language_of_text(text: str, lang: str) -> None:
     ("already हिंदी", "already हिंदी"),
 ])
 def test_urdu_script_hindi_is_written_in_devanagari(urdu: str, devanagari: str) -> None:
-    from hearthd.audio.stt import devanagari as normalise
+    from hearthd.language import devanagari as normalise
 
     assert normalise(urdu) == devanagari
 

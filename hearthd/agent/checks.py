@@ -16,13 +16,12 @@ decision into an abstention with a phrase that says why; they never choose anoth
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from ..dates import impossible_date
+from ..locale import table
 from ..numbers import words_of
 from ..tools.registry import ToolRegistry
 from .agent import Decision
@@ -77,11 +76,7 @@ def _patterns(items: list[str]) -> tuple[Pattern, ...]:
 
 @cache
 def _own(lang: str) -> dict[str, Any]:
-    try:
-        text = resources.files("hearthd.locales").joinpath(lang, "checks.toml").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    return tomllib.loads(text)
+    return table(lang, "checks.toml")
 
 
 @cache

@@ -5,17 +5,13 @@ from __future__ import annotations
 import functools
 import re
 import time
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
-from importlib import resources
 from typing import Any, Protocol
 
-import yaml
-
-from ..config import SUPPORTED_LANGUAGES
+from .. import locale
 from ..numbers import parse_clock, words_of
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from ..tools.smarthome import KINDS, keep_area
@@ -27,15 +23,22 @@ from .split import clauses, split_requests, statement, tells_not_to
 from .when import absolute_times
 
 # How a slot's matched text becomes an argument value; a slot that cannot be read sends the turn to the model.
-MORE = frozenset({"more", "extra", "another", "ещё", "еще", "और", "aur"})  # "ten more minutes" is ten minutes more
+
+
+@functools.cache
+def _every_language(section: str, key: str, name: str) -> frozenset[str]:
+    """A word list of every supported language's `name` [section] together (code-mixed speech)."""
+    return frozenset(w.lower() for lang in locale.languages()
+                     for w in locale.table(lang, name).get(section, {}).get(key, []))
 
 
 def _duration(text: str, lang: str) -> int | None:
     from ..numbers import parse_duration
 
+    more = _every_language("duration", "more", "numbers.toml")  # "ten more minutes" is ten minutes more
     found = parse_duration(text, lang)
-    if found is None and any(w in MORE for w in text.lower().split()):
-        found = parse_duration(" ".join(w for w in text.split() if w.lower() not in MORE), lang)
+    if found is None and any(w in more for w in text.lower().split()):
+        found = parse_duration(" ".join(w for w in text.split() if w.lower() not in more), lang)
     return found
 
 
@@ -63,8 +66,7 @@ def _label(text: str, lang: str) -> str | None:
 
 @functools.cache
 def _skip_file(lang: str) -> dict[str, Any]:
-    entry = resources.files("hearthd.locales").joinpath(lang, "sentences", "_skip.yaml")
-    return (yaml.safe_load(entry.read_text(encoding="utf-8")) or {}) if entry.is_file() else {}
+    return (locale.yaml(lang, "sentences/_skip.yaml") or {}) if locale.has(lang, "sentences/_skip.yaml") else {}
 
 
 @functools.cache
@@ -96,19 +98,17 @@ def _time_words(lang: str) -> frozenset[str]:
                 add(v)
 
     for source in dict.fromkeys((lang, "en")):
-        entry = resources.files("hearthd.locales").joinpath(source, "numbers.toml")
-        numbers = tomllib.loads(entry.read_text(encoding="utf-8")) if entry.is_file() else {}
+        numbers = locale.toml(source, "numbers.toml") if locale.has(source, "numbers.toml") else {}
         for section in _TIME_SECTIONS:
             add(numbers.get(section, {}))
         cardinal = numbers.get("cardinal", {})
         add(cardinal.get("words", {}))
         add(cardinal.get("tens", []))
-        checks = resources.files("hearthd.locales").joinpath(source, "checks.toml")
-        if checks.is_file():
-            add(tomllib.loads(checks.read_text(encoding="utf-8")).get("time", {}))
+        if locale.has(source, "checks.toml"):
+            add(locale.toml(source, "checks.toml").get("time", {}))
         add(list(_no_names(source)))  # "please", "um", "ज़रा", "mujhe": said inside a time as anywhere else
-    # the little words of "seven o clock", "6 in the morning", "the 7 a.m.", "सुबह 6 बजे का"
-    add(["in", "the", "of", "a", "o", "clock", "a.m", "p.m", "का", "की", "के", "ka", "ki", "ke"])
+    # the little words of "seven o clock", "6 in the morning", "the 7 a.m.", "सुबह 6 बजे का" (checks.toml [time] around)
+    add(sorted(_every_language("time", "around", "checks.toml")))
     return frozenset(words)
 
 
@@ -159,8 +159,7 @@ def _plausible_slot(text: str, lang: str) -> bool:
 
 @functools.cache
 def _misheard(lang: str) -> tuple[tuple[re.Pattern[str], str], ...]:
-    entry = resources.files("hearthd.locales").joinpath(lang, "heard.toml")
-    table = tomllib.loads(entry.read_text(encoding="utf-8")).get("misheard", {}) if entry.is_file() else {}
+    table = locale.toml(lang, "heard.toml").get("misheard", {}) if locale.has(lang, "heard.toml") else {}
     return tuple((re.compile(rf"(?<!\w){re.escape(heard)}(?!\w)", re.IGNORECASE), meant)
                  for heard, meant in sorted(table.items(), key=lambda kv: -len(kv[0])))
 
@@ -186,16 +185,14 @@ def _load_intents() -> dict[str, Any]:
     from hassil import Intents
 
     out = {}
-    for lang in SUPPORTED_LANGUAGES:
-        folder = resources.files("hearthd.locales").joinpath(lang, "sentences")
+    for lang in locale.languages():
         merged: dict[str, Any] = {"language": lang, "intents": {}, "lists": {}, "skip_words": []}
-        for entry in sorted(folder.iterdir(), key=lambda e: e.name) if folder.is_dir() else []:
-            if entry.name.endswith(".yaml"):
-                data = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
-                for name, intent in (data.get("intents") or {}).items():  # an intent in two files: both its blocks
-                    merged["intents"].setdefault(name, {"data": []})["data"].extend(intent.get("data", []))
-                merged["lists"].update(data.get("lists", {}))
-                merged["skip_words"].extend(data.get("skip_words", []))
+        for file in locale.sentence_files(lang):
+            data = locale.yaml(lang, file) or {}
+            for name, intent in (data.get("intents") or {}).items():  # an intent in two files: both its blocks
+                merged["intents"].setdefault(name, {"data": []})["data"].extend(intent.get("data", []))
+            merged["lists"].update(data.get("lists", {}))
+            merged["skip_words"].extend(data.get("skip_words", []))
         out[lang] = Intents.from_dict(merged)
     return out
 
@@ -566,8 +563,7 @@ def _keep_rooms(decision: Decision, text: str) -> None:
 
 @cache
 def _cancel_words(lang: str) -> tuple[str, ...]:
-    text = resources.files("hearthd.locales").joinpath(lang, "answers.toml").read_text(encoding="utf-8")
-    return tuple(w.lower() for w in tomllib.loads(text)["cancel"])
+    return tuple(w.lower() for w in locale.toml(lang, "answers.toml")["cancel"])
 
 
 def is_cancel(text: str, lang: str) -> bool:

@@ -4,11 +4,10 @@ is the model guessing, and a guess is never acted on."""
 from __future__ import annotations
 
 import re
-import tomllib
 from functools import cache
-from importlib import resources
 from typing import Any
 
+from ..locale import languages, sentence_files, table, toml, yaml
 from ..numbers import words_of
 from ..tools.registry import Tool
 
@@ -17,18 +16,13 @@ GROUND_KEY = "x-ground"  # schema annotation: how a value must show up in the ut
 
 @cache
 def _hour_words(lang: str) -> dict[str, int]:
-    text = resources.files("hearthd.locales").joinpath(lang, "grounding.toml").read_text(encoding="utf-8")
-    return {k.lower(): int(v) for k, v in tomllib.loads(text)["hour_words"].items()}
+    return {k.lower(): int(v) for k, v in toml(lang, "grounding.toml")["hour_words"].items()}
 
 
 @cache
 def _ambiguous(lang: str) -> tuple[frozenset[str], frozenset[str]]:
-    try:
-        text = resources.files("hearthd.locales").joinpath(lang, "numbers.toml").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return frozenset(), frozenset()
-    table = tomllib.loads(text).get("ambiguous", {})
-    return frozenset(w.lower() for w in table.get("words", [])), frozenset(w.lower() for w in table.get("units", []))
+    found = table(lang, "numbers.toml").get("ambiguous", {})
+    return frozenset(w.lower() for w in found.get("words", [])), frozenset(w.lower() for w in found.get("units", []))
 
 
 def hours_said(utterance: str, lang: str) -> set[int]:
@@ -120,15 +114,10 @@ def read_arguments(tool: Tool, utterance: str, lang: str) -> dict[str, Any]:
 def _alias_words(lang: str) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
     """Per canonical value of a sentence-template list (device, door…), every word its spoken names use in
     `lang` (templates' alternatives flattened), plus the words of the value itself; and the lists' value sets."""
-    import yaml
-
     words: dict[str, set[str]] = {}
     lists: dict[str, frozenset[str]] = {}
-    folder = resources.files("hearthd.locales").joinpath(lang, "sentences")
-    for entry in folder.iterdir() if folder.is_dir() else []:
-        if not entry.name.endswith(".yaml"):
-            continue
-        for list_name, spec in (yaml.safe_load(entry.read_text(encoding="utf-8")) or {}).get("lists", {}).items():
+    for name in sentence_files(lang):
+        for list_name, spec in (yaml(lang, name) or {}).get("lists", {}).items():
             values = set()
             for item in spec.get("values", []) if isinstance(spec, dict) else []:
                 if isinstance(item, dict) and "in" in item and isinstance(item.get("out"), str):
@@ -172,23 +161,31 @@ def _merged_names(lang: str) -> tuple[dict[str, frozenset[str]], dict[str, froze
     return {k: frozenset(v) for k, v in table.items()}, lists
 
 
-# Lists whose values place or describe a thing rather than name one ("kitchen", "blue"), or name smart-home things
-# by room and kind ("kitchen blinds", "bedroom fan"): they share words with the fixed device names without
-# making "kitchen" a word every name uses. Their own values are still grounded by their own words.
-QUALIFIER_LISTS = frozenset({"area", "home_area", "home_floor", "room_group", "room_hi", "room_hi_other", "colour",
-                             "temperature", "climate_mode", "alarm_mode", "cover", "fan", "fan_gen", "thermostat",
-                             "scene", "scene_verb"})
+def qualifier_lists() -> frozenset[str]:
+    """The template lists (of any language) marked `qualifier: true`: their values place or describe a thing rather
+    than name one ("kitchen", "blue"), or name smart-home things by room and kind ("kitchen blinds", "bedroom fan"):
+    they share words with the fixed device names without making "kitchen" a word every name uses. Their own values
+    are still grounded by their own words."""
+    return _qualifier_lists(languages())
+
+
+@cache
+def _qualifier_lists(langs: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(list_name for lang in langs for name in sentence_files(lang)
+                     for list_name, spec in ((yaml(lang, name) or {}).get("lists") or {}).items()
+                     if isinstance(spec, dict) and spec.get("qualifier"))
 
 
 @cache
 def _distinctive_words(value: str, lang: str) -> frozenset[str]:
     """The words that count as naming `value` (computed once per value and language, not per utterance)."""
+    qualifying = qualifier_lists()
     table, lists = _merged_names(lang)
     own = table.get(value, frozenset(words_of(value.lower())))
-    qualifiers = frozenset().union(*(g for k, g in lists.items() if k in QUALIFIER_LISTS)) - \
-        frozenset().union(*(g for k, g in lists.items() if k not in QUALIFIER_LISTS))
+    qualifiers = frozenset().union(*(g for k, g in lists.items() if k in qualifying)) - \
+        frozenset().union(*(g for k, g in lists.items() if k not in qualifying))
     names = {v: words for v, words in table.items() if v not in qualifiers or v == value}
-    lists = {k: g for k, g in lists.items() if k not in QUALIFIER_LISTS or value in g}
+    lists = {k: g for k, g in lists.items() if k not in qualifying or value in g}
 
     def generic(word: str) -> bool:
         # "light", "свет", "в" name most things, "door" names every door, "सुबह"/"morning" turn up in days and

@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
-from ..tools.smarthome import AREA_WORDS, COLOURS, Catalogue
+from ..tools.smarthome import COLOURS, Catalogue, home_words
 from .agent import Decision
 from .parsing import ToolCall
 
@@ -103,7 +103,7 @@ class Library:
         for e in entities.values():
             if e.area:
                 areas.setdefault(e.area, e.area)
-                for words in (w for a, w in AREA_WORDS.items() if a == e.area.lower()):
+                for words in (w for a, w in home_words().areas.items() if a == e.area.lower()):
                     for word in words:  # "кухне", "रसोई": the area in the user's language
                         areas.setdefault(word, e.area)
         for floor_areas in self.floors.values():

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from functools import cache
-from importlib import resources
+
+from ..locale import toml
 
 
 @cache
 def _table(lang: str) -> dict[str, list[str]]:
-    text = resources.files("hearthd.locales").joinpath(lang, "split.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return toml(lang, "split.toml")
 
 
 @cache

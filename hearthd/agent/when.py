@@ -6,15 +6,20 @@ The rewritten words carry the hour, so the grounding check sees a time the user 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
+from ..locale import table
 from ..numbers import words_of
 
-# The word that makes a duration relative, before it (English "in", Russian "через") or after it (Hindi "में",
-# "बाद", Hinglish "mein", "baad"); and the words that say "at" before a clock time in the rewritten text.
-_BEFORE = {"en": ("in",), "ru": ("через",), "hi": ()}
-_AFTER = {"en": ("from now",), "ru": (), "hi": ("में", "बाद", "के बाद", "mein", "me", "baad", "ke baad")}
-_AT = {"en": "at {t}", "ru": "в {t}", "hi": "{t} बजे"}
 _MAX_WORDS = 7
+
+
+def _relative(lang: str) -> dict[str, Any]:
+    """The words that make a duration relative, before it (English "in", Russian "через") or after it (Hindi "में",
+    "बाद", Hinglish "mein", "baad"), and how the rewritten text says "at" a clock time (locales/<lang>/clock.toml
+    [relative])."""
+    found: dict[str, Any] = table(lang, "clock.toml").get("relative", {})
+    return found
 
 
 def _duration(words: list[str], lang: str) -> int | None:
@@ -28,13 +33,13 @@ def relative_span(text: str, lang: str) -> tuple[int, int, int] | None:
     `words_of(text)`, or None."""
     low = [w.lower() for w in words_of(text)]
     for i, word in enumerate(low):
-        if word in _BEFORE.get(lang, ()):
+        if word in _relative(lang).get("before", ()):
             for j in range(min(len(low), i + 1 + _MAX_WORDS), i + 1, -1):  # the longest duration after it
                 seconds = _duration(low[i + 1 : j], lang)
                 if seconds:
                     return i, j + (2 if low[j : j + 2] == ["from", "now"] else 0), seconds
     for i in range(len(low)):
-        for marker in _AFTER.get(lang, ()):
+        for marker in _relative(lang).get("after", ()):
             size = len(marker.split())
             for start in range(max(0, i - _MAX_WORDS), i):
                 if " ".join(low[i : i + size]) == marker:
@@ -67,5 +72,5 @@ def absolute_times(text: str, lang: str, now: datetime) -> str:
 
 def _rewrite(words: list[str], start: int, end: int, seconds: int, lang: str, now: datetime) -> str:
     at = now + timedelta(seconds=seconds)
-    clock = _AT.get(lang, _AT["en"]).format(t=f"{at.hour}:{at.minute:02d}")
+    clock = str(_relative(lang).get("at") or _relative("en")["at"]).format(t=f"{at.hour}:{at.minute:02d}")
     return " ".join(words[:start] + [clock] + words[end:])

@@ -36,7 +36,8 @@ from wyoming.tts import Synthesize, SynthesizeVoice
 from wyoming.wake import Detect, Detection, NotDetected
 
 from ..config import SttConfig
-from .stt import SttError, Transcript, devanagari
+from ..language import rules
+from .stt import SttError, Transcript
 from .tts import Speech, TtsError
 from .wake import WakeDetection, WakeWordError
 
@@ -214,8 +215,7 @@ class WyomingSpeechToText:
             else:
                 lang, prob, source = fallback or self.default_language, 0.0, "fallback"
         text = text.strip()
-        if lang == "hi":
-            text = devanagari(text)
+        text = rules(lang).transcript(text)
         return Transcript(text, lang, prob, source)
 
     async def _transcribe(self, audio: np.ndarray, language: str | None) -> tuple[str, str | None]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -11,38 +10,8 @@ import numpy as np
 
 from ..config import SttConfig
 from ..errors import HearthdError
+from ..language import rules
 from ..locale import optional_text
-
-
-def devanagari(text: str) -> str:
-    """Urdu-script (Perso-Arabic) letters in a Hindi transcript transliterated to Devanagari, letter by letter
-    (locales/hi/script.toml). Urdu leaves short vowels unwritten, so this is approximate, but it keeps one script
-    for the templates and the model; Devanagari and Latin text pass through unchanged."""
-    if not any("\u0600" <= ch <= "\u06ff" for ch in text):
-        return text
-    single, pairs, initial = _urdu_tables()
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        pair = text[i : i + 2]
-        start = i == 0 or not text[i - 1].isalpha()
-        if pair in pairs:
-            out.append(pairs[pair])
-            i += 2
-            continue
-        ch = text[i]
-        out.append(initial[ch] if start and ch in initial else single.get(ch, ch))
-        i += 1
-    return "".join(out)
-
-
-@functools.cache
-def _urdu_tables() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
-    import tomllib
-    from importlib import resources
-
-    data = tomllib.loads(resources.files("hearthd.locales").joinpath("hi", "script.toml").read_text("utf-8"))
-    return tuple({k: str(v) for k, v in data[key].items()} for key in ("urdu", "urdu_pairs", "urdu_initial"))  # type: ignore[return-value]
 
 
 class SttError(HearthdError):
@@ -141,6 +110,5 @@ class WhisperSpeechToText:
             vad_filter=False,  # the endpointer already cut the speech out
         )
         text = " ".join(s.text.strip() for s in segments).strip()
-        if language == "hi":
-            text = devanagari(text)  # Whisper writes Hindi in Urdu script at times
+        text = rules(language).transcript(text)  # Whisper writes Hindi in Urdu script at times
         return Transcript(text, language, round(prob, 3), source)

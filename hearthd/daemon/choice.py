@@ -4,25 +4,14 @@ devices, and reading the answer ("the left one", "Bed Lamp Right", "второй
 from __future__ import annotations
 
 import difflib
+import functools
 import time
 from dataclasses import dataclass
 
 from ..agent.parsing import ToolCall
+from ..locale import languages, table
 from ..tools.registry import ToolResult
 
-# Ordinals people answer with, per language: "the first one", "второй", "दूसरी" ("one" alone is not one: "the third
-# one" is the third).
-ORDINALS = {
-    0: {"first", "1", "первый", "первую", "первая", "первое", "पहला", "पहली", "पहले", "pehla", "pahla",
-        "pehli", "pahli"},
-    1: {"second", "2", "two", "второй", "вторую", "вторая", "второе", "दूसरा", "दूसरी", "दूसरे", "doosra", "dusra",
-        "doosri", "dusri"},
-    2: {"third", "3", "three", "третий", "третью", "третья", "третье", "तीसरा", "तीसरी", "तीसरे", "teesra", "tisra",
-        "teesri", "tisri"},
-    3: {"fourth", "4", "four", "четвёртый", "четвертый", "четвёртую", "четвертую", "четвёртая", "четвертая", "चौथा",
-        "चौथी", "चौथे", "chautha", "chauthi"},
-    -1: {"last", "последний", "последнюю", "последняя", "आख़िरी", "आखिरी", "aakhri", "akhri"},
-}
 NAME_ARGUMENTS = ("device", "door", "scene")
 
 
@@ -57,11 +46,26 @@ def chosen(choice: Choice, answer: str) -> str | None:
         distinctive = [w for w in own if w not in others]
         if distinctive and any(w in words for w in distinctive):
             return choice.candidates[i]
-    for index, forms in ORDINALS.items():
+    for index, forms in ordinals().items():
         if index < len(choice.candidates) and any(w in forms for w in words):  # -1: "the last one"
             return choice.candidates[index]
     scored = sorted((difflib.SequenceMatcher(None, answer.lower(), c.lower()).ratio(), c) for c in choice.candidates)
     return scored[-1][1] if scored[-1][0] >= 0.75 else None
+
+
+def ordinals() -> dict[int, frozenset[str]]:
+    """Ordinals people answer with, in every language (locales/<lang>/answers.toml [ordinals]): "the first one",
+    "второй", "दूसरी"; -1 is "the last one" ("one" alone is not one: "the third one" is the third)."""
+    return _ordinals(languages())
+
+
+@functools.cache
+def _ordinals(langs: tuple[str, ...]) -> dict[int, frozenset[str]]:
+    found: dict[int, set[str]] = {}
+    for lang in langs:
+        for index, words in table(lang, "answers.toml").get("ordinals", {}).items():
+            found.setdefault(int(index), set()).update(w.lower() for w in words)
+    return {k: frozenset(v) for k, v in found.items()}
 
 
 def resolved_call(choice: Choice, name: str) -> ToolCall:

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import re
 import time
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from ..agent.parsing import ToolCall
-from ..locale import phrase, phrases
+from ..locale import phrase, phrases, toml
 from ..numbers import words_of
 from ..spoken import say_count
 from ..tools.alarms import TIME_PATTERN, spoken_time
@@ -37,8 +35,7 @@ class Held:
 
 @cache
 def _answers(lang: str) -> dict[str, tuple[str, ...]]:
-    text = resources.files("hearthd.locales").joinpath(lang, "answers.toml").read_text(encoding="utf-8")
-    data = tomllib.loads(text)
+    data = toml(lang, "answers.toml")
     return {k: tuple(w.lower() for w in data.get(k, [])) for k in ("yes", "no", "cancel", "stop")}
 
 

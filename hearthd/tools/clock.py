@@ -12,6 +12,7 @@ from datetime import date, datetime
 from typing import Any
 
 from ..dates import _months
+from ..language import rules
 from ..locale import table
 from .alarms import local_zone, turn_language
 from .registry import Tool, ToolResult
@@ -42,7 +43,7 @@ def say_day(day: date, lang: str) -> str:
     form of another ("december", not "dec"; "may" and "मई" are whole names)."""
     names = [k for k, v in _months(lang).items() if v == day.month]
     month = next((n for n in names if not any(o != n and o.startswith(n) for o in names)), str(day.month))
-    if lang == "en":
+    if rules(lang).capitalize_months:
         month = month.capitalize()
     return str(table(lang, "clock.toml")["date"]).format(day=day.day, month=month)
 

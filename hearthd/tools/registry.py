@@ -104,14 +104,9 @@ def _shown(schema: Any) -> Any:
 
 @functools.cache
 def _descriptions(lang: str) -> dict[str, str]:
-    import tomllib
-    from importlib import resources
+    from ..locale import table
 
-    try:
-        text = resources.files("hearthd.locales").joinpath(lang, "tools.toml").read_text(encoding="utf-8")
-    except (FileNotFoundError, ModuleNotFoundError):
-        return {}
-    return {k: str(v) for k, v in tomllib.loads(text).get("descriptions", {}).items()}
+    return {k: str(v) for k, v in table(lang, "tools.toml").get("descriptions", {}).items()}
 
 
 class UnknownTool(HearthdError):

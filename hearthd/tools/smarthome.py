@@ -23,43 +23,52 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import HearthdError
+from ..locale import languages, table
 from ..private import move_aside, private_dir
 from .discovery import MAX_JSON_DEPTH, Discovery, Entity, UnsafeJson, load_json
 from .registry import Tool, ToolResult
 
 log = logging.getLogger(__name__)
 
-# Words for a kind of device, in every language, so "kitchen light" finds the light whose area is Kitchen.
-COMPONENT_WORDS = {
-    "light": {"light", "lights", "lamp", "свет", "светильник", "лампа", "лампу", "люстра", "люстру", "लाइट", "बत्ती",
-              "लैंप", "बल्ब"},
-    "switch": {"switch", "plug", "socket", "розетка", "розетку", "выключатель", "स्विच", "प्लग"},
-    "fan": {"fan", "вентилятор", "पंखा", "फैन"},
-    "cover": {"blinds", "blind", "curtains", "curtain", "shutters", "cover", "шторы", "жалюзи", "पर्दे", "पर्दा"},
-    "climate": {"thermostat", "heating", "heater", "ac", "термостат", "отопление", "обогреватель", "थर्मोस्टेट",
-                "हीटर"},
-    "lock": {"door", "lock", "дверь", "замок", "दरवाज़ा", "दरवाजा", "ताला"},
-    "alarm_control_panel": {"alarm", "security", "сигнализация", "сигнализацию", "अलार्म", "सुरक्षा"},
-    "scene": {"scene", "сцена", "сцену", "सीन"},
-}
+@dataclass(frozen=True)
+class HomeWords:
+    """The words for a home in every language together (locales/<lang>/home.toml): a device's name, a room or a kind
+    may be said in any of them ("kitchen light", "свет на кухне", "रसोई की लाइट")."""
+
+    kinds: dict[str, frozenset[str]]  # words for a kind of device: "kitchen light" finds the light in the Kitchen
+    doors: frozenset[str]  # words in a cover's name that say it lets people in
+    areas: dict[str, frozenset[str]]  # area words people say, under the English area names devices are given
+    fillers: frozenset[str]  # words around a device's name that name nothing: articles, prepositions, particles
+
+
+def home_words() -> HomeWords:
+    """Every supported language's home words, merged (read once per set of languages)."""
+    return _home_words(languages())
+
+
+@functools.cache
+def _home_words(langs: tuple[str, ...]) -> HomeWords:
+    kinds: dict[str, set[str]] = {}
+    areas: dict[str, set[str]] = {}
+    doors: set[str] = set()
+    fillers: set[str] = set()
+    for lang in langs:
+        words = table(lang, "home.toml")
+        for kind, said in words.get("kinds", {}).items():
+            kinds.setdefault(kind, set()).update(said)
+        for area, said in words.get("areas", {}).items():
+            areas.setdefault(area, set()).update(said)
+        doors.update(words.get("doors", []))
+        fillers.update(words.get("fillers", []))
+    return HomeWords({k: frozenset(v) for k, v in kinds.items()}, frozenset(doors),
+                     {k: frozenset(v) for k, v in areas.items()}, frozenset(fillers))
+
+
 # A cover that lets people in: opening it waits for a yes (Home Assistant's garage, door and gate device classes,
 # or a name that says so); blinds, curtains and shutters open without one.
 DOOR_CLASSES = frozenset({"garage", "door", "gate"})
-DOOR_WORDS = frozenset({"door", "garage", "gate", "дверь", "двери", "ворота", "гараж", "гаража", "калитка", "калитку",
-                        "दरवाज़ा", "दरवाजा", "गेट", "गैराज", "darwaza", "darwaja"})
 # Home Assistant's cover device classes a word covers: "the doors" are the garage door and the gate too.
 CLASS_FAMILIES = {"door": {"door", "garage", "gate"}, "blind": {"blind", "shade"}, "shade": {"shade", "blind"}}
-# Area words people say, mapped to the English area names devices are usually given.
-AREA_WORDS = {
-    "kitchen": {"kitchen", "кухня", "кухне", "кухни", "кухню", "रसोई", "किचन"},
-    "living room": {"living room", "lounge", "гостиная", "гостиной", "гостиную", "зал", "зале", "लिविंग रूम", "बैठक",
-                    "ड्राइंग रूम"},
-    "bedroom": {"bedroom", "спальня", "спальне", "спальни", "спальню", "बेडरूम", "शयनकक्ष"},
-    "hallway": {"hallway", "hall", "corridor", "прихожая", "прихожей", "коридор", "коридоре", "हॉल", "गलियारा"},
-    "bathroom": {"bathroom", "ванная", "ванной", "बाथरूम"},
-    "office": {"office", "study", "кабинет", "кабинете", "ऑफिस", "दफ्तर"},
-    "garage": {"garage", "гараж", "гараже", "गैराज"},
-}
 COLOURS = {  # name → RGB; localized names are in the fast-path lists, which give these English values
     "red": (255, 0, 0), "orange": (255, 128, 0), "yellow": (255, 220, 0), "green": (0, 255, 0),
     "cyan": (0, 255, 255), "blue": (0, 0, 255), "purple": (128, 0, 255), "pink": (255, 105, 180),
@@ -394,18 +403,19 @@ class Catalogue:
         if exact:
             return Match(exact, 1.0)
         area = _area_in(text)
-        kinds = {c for c, words in COMPONENT_WORDS.items() if any(_has_word(text, w) for w in words)}
-        kind_words = set().union(*COMPONENT_WORDS.values())
+        vocab = home_words()
+        kinds = {c for c, words in vocab.kinds.items() if any(_has_word(text, w) for w in words)}
+        kind_words = set().union(*vocab.kinds.values())
         if area:  # a room was said: a device elsewhere is never the one meant ("в кухне" is not the living room)
             pool = [e for e in pool if _area_in(e.area.lower()) == area or _area_in(e.name.lower()) == area]
             if kinds:
                 pool = [e for e in pool if e.component in kinds
-                        or any(_has_word(e.name.lower(), w) for k in kinds for w in COMPONENT_WORDS[k])]
+                        or any(_has_word(e.name.lower(), w) for k in kinds for w in vocab.kinds[k])]
             if not pool:
                 return Match([])
             # several: a word of one name said beyond the room and the kind decides, else hearthd asks
             rest = text
-            for phrase_ in sorted(AREA_WORDS.get(area, ()), key=len, reverse=True):  # "living room" is one room
+            for phrase_ in sorted(vocab.areas.get(area, ()), key=len, reverse=True):  # "living room" is one room
                 rest = re.sub(rf"(?<!\w){re.escape(phrase_)}(?!\w)", " ", rest)
             extra = [w for w in _words(rest) if not _area_in(w) and w not in kind_words]
             named = [e for e in pool if extra and all(_has_word(e.name.lower(), w) for w in extra)]
@@ -444,13 +454,9 @@ def _names(names: list[str], first: int = 5) -> str:
     return ", ".join(names[:first]) + (f" (+{len(names) - first})" if len(names) > first else "")
 
 
-# Words around a device's name that name nothing: articles, prepositions, case particles.
-FILLERS = frozenset({"the", "my", "a", "an", "in", "on", "of", "at", "please", "в", "во", "на", "у", "мой", "моя",
-                     "мою", "का", "की", "के", "में", "वाली", "वाला", "वाले", "को"})
-
-
 def _words(text: str) -> list[str]:
-    return [w for w in (w.strip(".,!?;:।") for w in text.split()) if w and w not in FILLERS]
+    fillers = home_words().fillers
+    return [w for w in (w.strip(".,!?;:।") for w in text.split()) if w and w not in fillers]
 
 
 def _has_word(text: str, word: str) -> bool:
@@ -458,7 +464,7 @@ def _has_word(text: str, word: str) -> bool:
 
 
 def _area_in(text: str) -> str:
-    for area, words in AREA_WORDS.items():
+    for area, words in home_words().areas.items():
         if any(_has_word(text, w) for w in words):
             return area
     return ""
@@ -598,7 +604,7 @@ KIND_WORD = {"light": "light", "switch": "switch", "fan": "fan", "cover": "blind
 def areas_in(text: str) -> set[str]:
     """Every room `text` names ("кухне" → kitchen)."""
     folded = text.lower()
-    return {area for area, words in AREA_WORDS.items() if any(_has_word(folded, w) for w in words)}
+    return {area for area, words in home_words().areas.items() if any(_has_word(folded, w) for w in words)}
 
 
 def keep_area(tool: str, arguments: dict[str, Any], text: str) -> dict[str, Any]:
@@ -623,7 +629,7 @@ def keep_area(tool: str, arguments: dict[str, Any], text: str) -> dict[str, Any]
     if areas_in(name) == said:
         return arguments
     for other in areas_in(name):  # the model's room, not the user's: dropped
-        for w in sorted(AREA_WORDS[other], key=len, reverse=True):
+        for w in sorted(home_words().areas[other], key=len, reverse=True):
             name = re.sub(rf"(?<!\w){re.escape(w)}(?!\w)", " ", name, flags=re.IGNORECASE)
     name = " ".join(name.split()) or KIND_WORD.get(kinds[0], "")
     return {**arguments, key: f"{area} {name}".strip()}
@@ -683,7 +689,7 @@ class SmartHome:
                 pool = same  # asked for a door: never the blinds instead
             else:  # "the blinds" and no cover says its class: the covers that are not doors
                 pool = [e for e in pool if str(e.config.get("device_class", "")).lower() not in DOOR_CLASSES
-                        and not any(_has_word(e.name.lower(), w) for w in DOOR_WORDS)]
+                        and not any(_has_word(e.name.lower(), w) for w in home_words().doors)]
         return sorted(pool, key=lambda e: e.name.lower())
 
     async def _many(self, args: dict[str, Any], components: Iterable[str], verb: str,
@@ -745,7 +751,7 @@ class SmartHome:
         found = self.catalogue.resolve(said, ("cover",)).entities if said else self.group(args, ("cover",))
         for e in found:
             if str(e.config.get("device_class", "")).lower() in DOOR_CLASSES \
-                    or any(_has_word(e.name.lower(), w) for w in DOOR_WORDS):
+                    or any(_has_word(e.name.lower(), w) for w in home_words().doors):
                 return True
         return False
 

@@ -1,0 +1,80 @@
+"""A language is its folder: a fourth one made from files alone (a copy of English with a few words changed) is
+supported, validated and spoken in, with no Python edited (README "Adding a language")."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from hearthd import locale
+from hearthd.config import ConfigError, load_config
+from hearthd.language import language_of_text, rules
+from hearthd.spoken import number_words, plural_class, say_count
+
+
+def _new_language(root: Path, code: str = "xx") -> Path:
+    """locales/en copied as `code`, with "wecker" for "alarm" in one template, the checks and the reply."""
+    folder = root / code
+    shutil.copytree(str(locale.folder("en")), folder)
+    alarms = folder / "sentences" / "alarms.yaml"
+    text = alarms.read_text(encoding="utf-8")
+    assert '          - "alarm {time}"\n' in text
+    alarms.write_text(text.replace('          - "alarm {time}"\n', '          - "wecker {time}"\n'), encoding="utf-8")
+    checks = folder / "checks.toml"  # the words that say a sentence is about an alarm
+    checks.write_text(checks.read_text(encoding="utf-8").replace('topic = ["alarm*"', 'topic = ["wecker", "alarm*"'),
+                      encoding="utf-8")
+    phrases = folder / "phrases.toml"
+    text = phrases.read_text(encoding="utf-8")
+    assert 'set = "Alarm set for {time}."' in text
+    phrases.write_text(text.replace('set = "Alarm set for {time}."', 'set = "Wecker gestellt: {time}."'),
+                       encoding="utf-8")
+    return folder
+
+
+def test_the_languages_are_the_folders_that_carry_the_required_files(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    installed = resources.files("hearthd.locales")
+    folders = sorted(e.name for e in installed.iterdir()
+                     if e.is_dir() and all(e.joinpath(name).is_file() for name in locale.REQUIRED))
+    monkeypatch.delenv(locale.ENV, raising=False)
+    assert list(locale.languages()) == folders == ["en", "hi", "ru"]
+
+    _new_language(tmp_path)
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "phrases.toml").write_text("", encoding="utf-8")  # not every required file: not a language
+    monkeypatch.setenv(locale.ENV, str(tmp_path))
+    assert locale.languages() == ("en", "hi", "ru", "xx")
+    assert load_config(environ={"HEARTHD__GENERAL__LANGUAGE": '"xx"'}).general.language == "xx"
+    monkeypatch.delenv(locale.ENV)
+    with pytest.raises(ConfigError, match="unsupported language 'xx'"):
+        load_config(environ={"HEARTHD__GENERAL__LANGUAGE": '"xx"'})
+
+
+def test_a_language_with_no_code_of_its_own_gets_the_defaults(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Not another language's rules: numbers as digits, one/many plurals (never the Russian words)."""
+    _new_language(tmp_path)
+    monkeypatch.setenv(locale.ENV, str(tmp_path))
+    assert rules("xx").script == "latin" and rules("xx").number_words is None
+    assert number_words(21, "xx") == "21" and [plural_class(n, "xx") for n in (1, 2, 5, 21)] == [0, 1, 1, 1]
+    assert say_count(3, "alarm", "xx") == "3 alarms"
+    assert language_of_text("wecker 7:30", ["xx"]) == "xx"
+
+
+def test_a_fast_path_turn_in_a_language_made_from_files_alone(tmp_path: Path) -> None:
+    _new_language(tmp_path / "locales")
+    env = {**os.environ, locale.ENV: str(tmp_path / "locales"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    proc = subprocess.run([sys.executable, "-m", "hearthd", "ask", "--lang", "xx", "wecker 7:30", "--json"],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    calls = [(e["name"], e["arguments"], e["source"]) for e in events if e["type"] == "tool_call"]
+    assert calls == [("set_alarm", {"time": "07:30"}, "fastpath")]
+    assert [(e["text"], e["lang"]) for e in events if e["type"] == "reply"] == [("Wecker gestellt: 7:30.", "xx")]
+
+    unknown = subprocess.run([sys.executable, "-m", "hearthd", "ask", "--lang", "xx", "wecker 7:30"],
+                             capture_output=True, text=True, timeout=120, env={**env, locale.ENV: ""})
+    assert unknown.returncode == 2 and "invalid choice: 'xx'" in unknown.stderr  # without the folder: unknown
