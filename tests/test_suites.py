@@ -58,6 +58,29 @@ def test_the_suites_tools_are_the_daemons(home: SuiteHome, base_config: Config, 
     assert declared(home.registry) == declared(daemon)
 
 
+def test_the_unit_tests_catalogue_matches_the_daemons_tools(home: SuiteHome) -> None:
+    """tools.yaml, the fixed catalogue some unit tests declare, is checked against hearthd's real declarations: the
+    same tools, the same arguments as the model sees them, the same types, bounds and required ones, the same
+    confirmations; it may only narrow a free name to a list of the test home's devices (an enum)."""
+    from hearthd.agent.evaluate import load_catalogue
+
+    for tool in load_catalogue(SUITES / "tools.yaml"):
+        assert tool.name in home.registry, tool.name
+        real = home.registry.get(tool.name)
+        assert tool.consequential == real.consequential, tool.name
+        mine, theirs = tool.model_parameters, real.model_parameters
+        assert sorted(mine.get("required", [])) == sorted(theirs.get("required", [])), tool.name
+        assert mine["properties"].keys() == theirs["properties"].keys(), tool.name
+        for key, prop in mine["properties"].items():
+            want = theirs["properties"][key]
+            for word in ("type", "pattern", "minimum", "maximum"):
+                assert prop.get(word) == want.get(word), (tool.name, key, word)
+            if "enum" in want:
+                assert set(prop.get("enum", ())) <= set(want["enum"]), (tool.name, key)
+            else:
+                assert "enum" not in prop or prop.get("x-ground") == "name", (tool.name, key)
+
+
 def test_a_case_needs_a_tool_or_an_abstention(tmp_path: Path) -> None:
     bad = tmp_path / "x.yaml"
     bad.write_text('- {text: "hello"}\n')

@@ -90,7 +90,7 @@ class Login1:
                           "screen.brightness", counts={"percent": (percent, "percent")})
 
     def tools(self) -> list[Tool]:
-        empty = {"type": "object", "properties": {}}
+        empty = {"type": "object", "properties": {}, "additionalProperties": False}
         return [
             Tool("lock_screen", "Lock the computer's screen.", empty, on_bus("screen", self._lock), family="power"),
             Tool("suspend", "Put the computer to sleep.", empty, on_bus("power", self._suspend), family="power"),
@@ -100,5 +100,6 @@ class Login1:
                  consequential=True, idempotent=False),
             Tool("screen_brightness", "Set the screen's brightness in percent.",
                  {"type": "object", "properties": {"percent": {"type": "integer", "minimum": 0, "maximum": 100}},
-                  "required": ["percent"]}, on_bus("screen", self._brightness), family="power"),
+                  "required": ["percent"], "additionalProperties": False},
+                 on_bus("screen", self._brightness), family="power"),
         ]
