@@ -39,7 +39,7 @@ from hearthd.tools.registry import ToolRegistry  # noqa: E402
 def naive(model: ChatModel, registry: ToolRegistry, case: Command) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
     out = model.llm.create_chat_completion(
         messages=[{"role": "system", "content": system_prompt(case.lang)}, {"role": "user", "content": case.text}],
-        tools=registry.openai_schemas(),  # type: ignore[arg-type]
+        tools=[t.openai_schema() for t in registry],  # type: ignore[arg-type]
         temperature=0.0, max_tokens=model.cfg.max_tokens,
     )
     message = out["choices"][0]["message"]  # type: ignore[index]

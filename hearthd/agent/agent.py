@@ -51,12 +51,6 @@ class Decision:
     every: bool = False  # a template's group that means all of it ("it's dark in here"), never narrowed to one
 
 
-def time_context(now: datetime) -> str:
-    """The current date and time, so the model can resolve relative times."""
-    zone = now.tzname() or "local"
-    return now.strftime(f"Current date and time: %A %Y-%m-%d %H:%M ({zone}).")
-
-
 class TurnTooLong(Exception):
     """The model's time budget for this turn ran out."""
 

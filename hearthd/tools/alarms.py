@@ -356,10 +356,6 @@ class AlarmBook:
     def ringing(self) -> list[Alarm]:
         return self._select("state = 'ringing'")
 
-    def next_due(self) -> datetime | None:
-        rows = self._select("state = 'pending'")
-        return rows[0].at if rows else None
-
     def remove(self, alarm: Alarm) -> None:
         self.set_state(alarm, "cancelled", durable=True)  # a cancel not saved would ring after a restart
 
@@ -639,7 +635,6 @@ class AlarmBook:
                  "required": ["time"], "additionalProperties": False},
                 self.set_alarm,
                 family="alarms",
-                idempotent=False,
             ),
             Tool(
                 "list_alarms",
@@ -667,7 +662,7 @@ class AlarmBook:
             ),
             Tool("set_timer", "Start a countdown timer for a duration, optionally named.",
                  {"type": "object", "properties": {"seconds": _SECONDS, "label": _TIMER_LABEL}, "required": ["seconds"],
-                  "additionalProperties": False}, self.set_timer, family="alarms", idempotent=False),
+                  "additionalProperties": False}, self.set_timer, family="alarms"),
             Tool("cancel_timer", "Cancel a timer (by its name), or all timers.",
                  {"type": "object", "properties": {"label": _TIMER_LABEL, "all": {"type": "boolean"}},
                   "additionalProperties": False}, self.cancel_timer, family="alarms",
