@@ -26,12 +26,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from hearthd.agent.agent import Agent  # noqa: E402
-from hearthd.agent.evaluate import Command, SuiteHome, load_home, load_suite  # noqa: E402
 from hearthd.agent.fastpath import Router  # noqa: E402
 from hearthd.agent.model import ChatModel  # noqa: E402
 from hearthd.agent.parsing import ToolCallParseError, parse_tool_calls  # noqa: E402
 from hearthd.config import load_config  # noqa: E402
 from hearthd.daemon.components import make_store  # noqa: E402
+from hearthd.evaluation.evaluate import Command, SuiteHome, load_home, load_suite  # noqa: E402
 from hearthd.locale import system_prompt  # noqa: E402
 from hearthd.tools.registry import ToolRegistry  # noqa: E402
 
