@@ -28,7 +28,7 @@ import aiomqtt
 import numpy as np
 import pytest
 
-from hearthd.audio.io import resample
+from hearthd.audio.pcm import resample
 from hearthd.audio.wavio import read_wav
 from hearthd.config import Config, SatelliteConfig
 from hearthd.daemon.components import Components

@@ -7,7 +7,6 @@ from typing import Protocol
 
 import numpy as np
 
-SAMPLE_RATE = 16000
 CHUNK_SAMPLES = 160  # the feature frontend works in 10 ms steps
 
 

@@ -66,9 +66,8 @@ from wyoming.wake import Detection
 
 from ..agent.library import turn_area
 from ..audio.chime import chime
-from ..audio.io import Resampler, resample
+from ..audio.pcm import SAMPLE_RATE, Resampler, resample
 from ..audio.vad import Endpointer, EndpointState, SpeechProbability
-from ..audio.wavio import SAMPLE_RATE
 from ..config import SatelliteConfig
 from ..events import EventType, Trace
 from ..tools.alarms import turn_origin
