@@ -25,11 +25,11 @@ from ..audio.tts import Speech
 from ..audio.vad import EndpointState
 from ..audio.wake import WakeWordDetector, WakeWordError
 from ..audio.wavio import SAMPLE_RATE
+from ..context import turn_language
 from ..events import EventType, Trace
 from ..language import language_of_text
 from ..locale import ask_phrase, phrase
 from ..private import StateWriteError
-from ..tools.alarms import turn_language
 from ..tools.registry import SchemaError, ToolResult, UnknownTool
 from .choice import chosen, held_choice, resolved_call
 from .components import Components

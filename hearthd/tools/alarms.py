@@ -12,13 +12,13 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from ..context import turn_language, turn_origin
 from ..private import PrivateStore, StateWriteError, open_sqlite, reopen_writable, writing
 from .registry import Tool, ToolResult
 
@@ -41,12 +41,6 @@ _TIMER_LABEL = {"type": "string", "minLength": 1, "maxLength": 40, "x-ground": "
                 "description": "the timer's name"}
 _DIRECTION = {"type": "string", "enum": ["add", "subtract"]}
 _PAUSE = {"type": "string", "enum": ["pause", "resume"]}
-
-# The language of the turn that runs a handler: an alarm rings its label in the language it was set in.
-turn_language: ContextVar[str] = ContextVar("turn_language", default="en")
-# Who asked in the turn that runs a handler: "" (this machine: its microphone, D-Bus, MQTT) or a satellite's name
-# (daemon/satellites.py sets it); an alarm or a timer set then rings there.
-turn_origin: ContextVar[str] = ContextVar("turn_origin", default="")
 
 log = logging.getLogger(__name__)
 
