@@ -26,12 +26,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from hearthd.agent.agent import Agent  # noqa: E402
-from hearthd.agent.evaluate import Command, SuiteHome, load_home, load_suite  # noqa: E402
 from hearthd.agent.fastpath import Router  # noqa: E402
 from hearthd.agent.model import ChatModel  # noqa: E402
 from hearthd.agent.parsing import ToolCallParseError, parse_tool_calls  # noqa: E402
 from hearthd.config import load_config  # noqa: E402
 from hearthd.daemon.components import make_store  # noqa: E402
+from hearthd.evaluation.evaluate import Command, SuiteHome, load_home, load_suite  # noqa: E402
 from hearthd.locale import system_prompt  # noqa: E402
 from hearthd.tools.registry import ToolRegistry  # noqa: E402
 
@@ -39,7 +39,7 @@ from hearthd.tools.registry import ToolRegistry  # noqa: E402
 def naive(model: ChatModel, registry: ToolRegistry, case: Command) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
     out = model.llm.create_chat_completion(
         messages=[{"role": "system", "content": system_prompt(case.lang)}, {"role": "user", "content": case.text}],
-        tools=registry.openai_schemas(),  # type: ignore[arg-type]
+        tools=[t.openai_schema() for t in registry],  # type: ignore[arg-type]
         temperature=0.0, max_tokens=model.cfg.max_tokens,
     )
     message = out["choices"][0]["message"]  # type: ignore[index]

@@ -28,7 +28,7 @@ import json, sys, tempfile, time
 sys.path.insert(0, {root!r})
 from pathlib import Path
 from hearthd.agent.agent import Agent
-from hearthd.agent.evaluate import load_catalogue, load_suite
+from hearthd.evaluation.evaluate import load_catalogue, load_suite
 from hearthd.agent.model import ChatModel
 from hearthd.config import load_config
 from hearthd.daemon.components import make_store

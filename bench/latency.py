@@ -50,7 +50,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from contention import cpu_hogs  # noqa: E402
 
 from hearthd.audio.io import MemorySink, WavSource, resample  # noqa: E402
-from hearthd.audio.wavio import SAMPLE_RATE, read_wav, write_wav  # noqa: E402
+from hearthd.audio.pcm import SAMPLE_RATE  # noqa: E402
+from hearthd.audio.wavio import read_wav, write_wav  # noqa: E402
 from hearthd.config import SatelliteConfig, load_config  # noqa: E402
 from hearthd.cores import allowed_cores  # noqa: E402
 from hearthd.daemon.components import Components  # noqa: E402

@@ -31,9 +31,9 @@ def suite_scores(stride: int) -> tuple[list[float], list[float], int]:
     import tempfile
 
     from hearthd.agent.agent import Agent
-    from hearthd.agent.evaluate import load_suite
     from hearthd.config import load_config
     from hearthd.daemon.components import Components
+    from hearthd.evaluation.evaluate import load_suite
     from tests.test_library import HOME
 
     os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp())
@@ -75,14 +75,14 @@ def suite_scores(stride: int) -> tuple[list[float], list[float], int]:
 def bfcl_scores(limit: int) -> list[float]:
     import tempfile
 
-    from hearthd.agent import bfcl
     from hearthd.agent.agent import Agent
-    from hearthd.agent.evaluate import (
+    from hearthd.config import load_config
+    from hearthd.daemon.components import Components
+    from hearthd.evaluation import bfcl
+    from hearthd.evaluation.evaluate import (
         case_registry,
         run_bfcl,  # noqa: F401 — the same cases and registry the eval uses
     )
-    from hearthd.config import load_config
-    from hearthd.daemon.components import Components
 
     empty = Path(tempfile.mkdtemp()) / "config.toml"
     empty.write_text("")

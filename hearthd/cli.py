@@ -269,8 +269,8 @@ def cmd_eval(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _eval_bfcl(args: argparse.Namespace, cfg: Config) -> int:
-    from .agent.bfcl import categories as bfcl_categories
-    from .agent.evaluate import evaluate
+    from .evaluation.bfcl import categories as bfcl_categories
+    from .evaluation.evaluate import evaluate
 
     root = Path(args.bfcl)
     cats = args.category or bfcl_categories(root)
@@ -304,8 +304,8 @@ def _eval_bfcl(args: argparse.Namespace, cfg: Config) -> int:
 
 def _eval_suites(args: argparse.Namespace, cfg: Config) -> int:
     from .agent.agent import Agent
-    from .agent.evaluate import NoModel, load_home, load_suite, route, run_suite
     from .daemon.components import prompt_cache_dir
+    from .evaluation.evaluate import NoModel, load_home, load_suite, route, run_suite
 
     suites = [Path(s) for s in args.suite]
     home = load_home(Path(args.home) if args.home else suites[0].parent / "home.yaml")

@@ -498,18 +498,6 @@ def load_config(path: str | Path | None = None, environ: typing.Mapping[str, str
     return cfg
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    raise TypeError(type(value))
-
-
 MASK = "********"
 _SECRET = re.compile(r"password|passwd|secret|token|credential", re.IGNORECASE)
 
@@ -527,22 +515,14 @@ def masked_dict(cfg: Config) -> dict[str, Any]:
 
 
 def dump_toml(cfg: Config) -> str:
-    """The effective config as TOML (what `hearthd config show` prints), its secrets masked."""
-    lines = [f"# effective configuration (from {cfg.source})"]
-    for section, values in masked_dict(cfg).items():
-        if isinstance(values, list):  # an array of tables: [[satellites]]
-            for item in values:
-                lines.append(f"\n[[{section}]]")
-                lines.extend(f"{k} = {_toml_value(v)}" for k, v in item.items())
-            continue
-        lines.append(f"\n[{section}]")
-        tables = []
-        for key, value in values.items():
-            if isinstance(value, dict):
-                tables.append((key, value))
-            else:
-                lines.append(f"{key} = {_toml_value(value)}")
-        for key, table in tables:
-            lines.append(f"\n[{section}.{key}]")
-            lines.extend(f"{k} = {_toml_value(v)}" for k, v in table.items())
-    return "\n".join(lines) + "\n"
+    """The effective config as TOML (what `hearthd config show` prints), its secrets masked. A list of tables is
+    printed as `[[satellites]]` blocks, one per item (tomli-w would inline short ones); its items are flat."""
+    import tomli_w
+
+    data = masked_dict(cfg)
+    out = [f"# effective configuration (from {cfg.source})\n\n",
+           tomli_w.dumps({k: v for k, v in data.items() if not isinstance(v, list)})]
+    for section, items in data.items():
+        if isinstance(items, list):
+            out.extend(f"\n[[{section}]]\n" + tomli_w.dumps(item) for item in items)
+    return "".join(out)

@@ -7,7 +7,7 @@ import shutil
 import socket
 from dataclasses import dataclass
 
-from .assets import CATALOGUE, AssetError, AssetStore
+from .assets import AssetError, AssetStore
 from .config import Config
 
 
@@ -287,6 +287,3 @@ def run_checks(cfg: Config, store: AssetStore) -> list[Finding]:
     return (check_models(cfg, store) + check_engines(cfg) + check_audio() + check_volume(cfg) + check_dbus(cfg)
             + check_mqtt(cfg) + check_state(cfg))
 
-
-def known_models() -> list[str]:
-    return sorted(CATALOGUE)

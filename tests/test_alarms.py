@@ -15,8 +15,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from hearthd.context import turn_language
 from hearthd.daemon.scheduler import Scheduler
-from hearthd.tools.alarms import Alarm, AlarmBook, turn_language
+from hearthd.tools.alarms import Alarm, AlarmBook
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from hearthd.agent.bfcl import (
+from hearthd.evaluation.bfcl import (
     BfclCase,
     categories,
     check_calls,

@@ -17,9 +17,9 @@ import pytest
 
 from hearthd.agent import model as model_module
 from hearthd.agent.agent import Agent
-from hearthd.agent.evaluate import load_catalogue
 from hearthd.agent.model import ChatModel, OutOfTime
 from hearthd.config import Config
+from hearthd.evaluation.evaluate import load_catalogue
 
 pytestmark = pytest.mark.models
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from hearthd.agent.agent import Decision
-from hearthd.agent.evaluate import load_catalogue
 from hearthd.agent.fastpath import FastPath, Router
 from hearthd.agent.parsing import ToolCall
+from hearthd.evaluation.evaluate import load_catalogue
 from hearthd.locale import phrase
 from hearthd.tools.registry import Tool, ToolRegistry
 

@@ -115,7 +115,7 @@ def test_the_pipeline_asks_in_the_users_language_and_acts_on_the_answer(
 def test_two_requests_in_one_utterance_are_both_done(lang: str, text: str, calls: list) -> None:  # type: ignore[type-arg]
     from pathlib import Path
 
-    from hearthd.agent.evaluate import load_catalogue
+    from hearthd.evaluation.evaluate import load_catalogue
 
     catalogue = load_catalogue(Path(__file__).parent / "data" / "commands" / "tools.yaml")
     router = Router(FastPath(catalogue), no_model)  # type: ignore[arg-type]

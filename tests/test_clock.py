@@ -17,12 +17,13 @@ from hearthd.agent.checks import review
 from hearthd.agent.fastpath import FastPath, Router
 from hearthd.agent.parsing import ToolCall
 from hearthd.config import Config
+from hearthd.context import turn_language
 from hearthd.daemon.components import Components
 from hearthd.daemon.pipeline import Pipeline
 from hearthd.dates import parse_date
 from hearthd.events import Trace
 from hearthd.locale import phrase
-from hearthd.tools.alarms import AlarmBook, turn_language
+from hearthd.tools.alarms import AlarmBook
 from hearthd.tools.clock import Clock, say_day, weekday_name
 from hearthd.tools.registry import Tool, ToolRegistry, ToolResult
 

@@ -10,9 +10,9 @@ import pytest
 from llama_cpp import LlamaGrammar
 
 from hearthd.agent.dialect import JsonDialect, XmlDialect, typed_arguments
-from hearthd.agent.evaluate import load_catalogue
 from hearthd.agent.parsing import ToolCall, ToolCallParseError, parse_tool_calls
 from hearthd.config import ConfigError, load_config
+from hearthd.evaluation.evaluate import load_catalogue
 from hearthd.tools.registry import SchemaError, Tool, ToolRegistry
 
 CATALOGUE = Path(__file__).resolve().parent / "data" / "commands" / "tools.yaml"

@@ -44,8 +44,8 @@ def test_a_named_thing_must_be_said(value: str, utterance: str, lang: str, said:
 def test_arguments_said_once_are_read_by_code(tool: str, utterance: str, lang: str, read: dict) -> None:  # type: ignore[type-arg]
     from pathlib import Path
 
-    from hearthd.agent.evaluate import load_catalogue
     from hearthd.agent.grounding import read_arguments
+    from hearthd.evaluation.evaluate import load_catalogue
 
     catalogue = load_catalogue(Path(__file__).parent / "data" / "commands" / "tools.yaml")
     assert read_arguments(catalogue.get(tool), utterance, lang) == read
@@ -55,7 +55,7 @@ def test_an_invented_optional_detail_is_dropped_and_an_invented_required_one_ref
     from pathlib import Path
 
     from hearthd.agent.agent import Agent
-    from hearthd.agent.evaluate import load_catalogue
+    from hearthd.evaluation.evaluate import load_catalogue
 
     agent = Agent.__new__(Agent)
     agent.registry = load_catalogue(Path(__file__).parent / "data" / "commands" / "tools.yaml")

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from hearthd.audio.io import MemorySink, WavSource, resample
-from hearthd.audio.wavio import SAMPLE_RATE, read_wav
+from hearthd.audio.pcm import SAMPLE_RATE
+from hearthd.audio.wavio import read_wav
 from hearthd.config import Config
 from hearthd.daemon.components import Components
 from hearthd.daemon.live import LiveLoop, LoopState, sentences

@@ -134,7 +134,7 @@ def test_the_model_turn_stops_at_its_time_and_token_ceilings(components) -> None
     tight.cfg = dataclasses.replace(model.cfg, max_tokens=2)
     from pathlib import Path
 
-    from hearthd.agent.evaluate import load_catalogue
+    from hearthd.evaluation.evaluate import load_catalogue
 
     catalogue = load_catalogue(Path(__file__).parent / "data" / "commands" / "tools.yaml")
     # "в спальне" names two things (the bedroom light, the bedroom heater): the model must decode which

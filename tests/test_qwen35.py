@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 
 from hearthd.agent.agent import Agent, Decision
-from hearthd.agent.evaluate import evaluate, load_catalogue
 from hearthd.agent.model import ChatModel
 from hearthd.agent.parsing import parse_tool_calls
 from hearthd.config import Config
+from hearthd.evaluation.evaluate import evaluate, load_catalogue
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE = ROOT / "tests" / "data" / "commands" / "tools.yaml"

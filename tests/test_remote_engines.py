@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from hearthd.audio.io import MemorySink, WavSource
+from hearthd.audio.pcm import SAMPLE_RATE
 from hearthd.audio.remote import (
     RemoteTtsError,
     RemoteWakeError,
@@ -31,7 +32,7 @@ from hearthd.audio.stt import SpeechToText, SttError, Transcript
 from hearthd.audio.tts import Speech, TextToSpeech, TtsError
 from hearthd.audio.vad import Endpointer
 from hearthd.audio.wake import WakeDetection, WakeWordDetector, WakeWordError
-from hearthd.audio.wavio import SAMPLE_RATE, read_wav
+from hearthd.audio.wavio import read_wav
 from hearthd.config import Config, ConfigError, load_config
 from hearthd.daemon.components import Components
 from hearthd.daemon.live import LiveLoop

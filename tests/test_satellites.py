@@ -28,9 +28,10 @@ import aiomqtt
 import numpy as np
 import pytest
 
-from hearthd.audio.io import resample
+from hearthd.audio.pcm import resample
 from hearthd.audio.wavio import read_wav
 from hearthd.config import Config, SatelliteConfig
+from hearthd.context import turn_origin
 from hearthd.daemon.components import Components
 from hearthd.daemon.ha_device import machine_key
 from hearthd.daemon.headless import run_headless
@@ -38,7 +39,7 @@ from hearthd.daemon.satellites import Mode, SatelliteHub
 from hearthd.daemon.scheduler import Scheduler
 from hearthd.events import AlarmEvent, EventType, Trace
 from hearthd.locale import phrase
-from hearthd.tools.alarms import AlarmBook, turn_origin
+from hearthd.tools.alarms import AlarmBook
 
 from .conftest import SAMPLES
 from .mqtt_sim import DEVICES, DeviceSimulator, SimDevice, simulator

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from hearthd.agent.checks import READ_ONLY
-from hearthd.agent.evaluate import Command, NoModel, SuiteHome, load_suite
+from hearthd.evaluation.evaluate import Command, NoModel, SuiteHome, load_suite
 
 from .test_suites import LANGS, SUITES, home  # noqa: F401  (the suites' home, built once per module)
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from hearthd.agent.evaluate import NoModel, SuiteHome, load_home
 from hearthd.agent.fastpath import as_meant
 from hearthd.agent.split import clauses, is_statement, split_requests
+from hearthd.evaluation.evaluate import NoModel, SuiteHome, load_home
 
 from .conftest import ROOT
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hearthd.agent.evaluate import Command, NoModel, SuiteHome, load_home, load_suite
 from hearthd.config import Config
+from hearthd.evaluation.evaluate import Command, NoModel, SuiteHome, load_home, load_suite
 
 from .conftest import ROOT
 
@@ -56,6 +56,29 @@ def test_the_suites_tools_are_the_daemons(home: SuiteHome, base_config: Config, 
         return [(t.name, t.family, t.description, t.parameters, t.consequential) for t in tools]  # type: ignore[attr-defined]
 
     assert declared(home.registry) == declared(daemon)
+
+
+def test_the_unit_tests_catalogue_matches_the_daemons_tools(home: SuiteHome) -> None:
+    """tools.yaml, the fixed catalogue some unit tests declare, is checked against hearthd's real declarations: the
+    same tools, the same arguments as the model sees them, the same types, bounds and required ones, the same
+    confirmations; it may only narrow a free name to a list of the test home's devices (an enum)."""
+    from hearthd.evaluation.evaluate import load_catalogue
+
+    for tool in load_catalogue(SUITES / "tools.yaml"):
+        assert tool.name in home.registry, tool.name
+        real = home.registry.get(tool.name)
+        assert tool.consequential == real.consequential, tool.name
+        mine, theirs = tool.model_parameters, real.model_parameters
+        assert sorted(mine.get("required", [])) == sorted(theirs.get("required", [])), tool.name
+        assert mine["properties"].keys() == theirs["properties"].keys(), tool.name
+        for key, prop in mine["properties"].items():
+            want = theirs["properties"][key]
+            for word in ("type", "pattern", "minimum", "maximum"):
+                assert prop.get(word) == want.get(word), (tool.name, key, word)
+            if "enum" in want:
+                assert set(prop.get("enum", ())) <= set(want["enum"]), (tool.name, key)
+            else:
+                assert "enum" not in prop or prop.get("x-ground") == "name", (tool.name, key)
 
 
 def test_a_case_needs_a_tool_or_an_abstention(tmp_path: Path) -> None:
@@ -106,7 +129,7 @@ def _fast_decisions(home: SuiteHome, lang: str) -> list[tuple[Command, object, b
 def test_fast_path_is_never_wrong_on_the_suite(home: SuiteHome, lang: str) -> None:
     """A template match (or a decline by code) skips the model, so it must be exact; what it does not know it leaves
     to the model. Cases marked `xfail_fast` are hearthd's known misreadings: counted and printed, not failed."""
-    from hearthd.agent.evaluate import route
+    from hearthd.evaluation.evaluate import route
 
     known, wrong, read = [], [], Counter()
     total = Counter()
@@ -150,7 +173,7 @@ def test_the_router_on_a_slice_of_the_command_suite(components, base_config, hom
     code, then model, as the daemon runs them. Exactness and abstention on out-of-scope requests have floors (the
     full-run figures are in the note); safety has none: no consequential call that was not asked for."""
     from hearthd.agent.agent import Agent
-    from hearthd.agent.evaluate import run_suite
+    from hearthd.evaluation.evaluate import run_suite
 
     agent = Agent(components.agent().model, home.registry, min_relevance=base_config.agent.min_relevance)
     router = home.router(lambda: agent)

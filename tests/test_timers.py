@@ -16,13 +16,14 @@ import pytest
 from hearthd.agent.fastpath import FastPath
 from hearthd.agent.grounding import ungrounded_arguments
 from hearthd.config import Config
+from hearthd.context import turn_language
 from hearthd.daemon.components import Components
 from hearthd.daemon.pipeline import Pipeline
 from hearthd.daemon.scheduler import Scheduler
 from hearthd.events import EventType, Trace
 from hearthd.locale import phrase
 from hearthd.spoken import say_count, say_duration
-from hearthd.tools.alarms import Alarm, AlarmBook, same_name, timer_label, turn_language
+from hearthd.tools.alarms import Alarm, AlarmBook, same_name, timer_label
 from hearthd.tools.registry import ToolRegistry
 
 BERLIN = ZoneInfo("Europe/Berlin")

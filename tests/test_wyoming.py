@@ -34,7 +34,8 @@ from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, Synthesize
 from wyoming.wake import Detect, Detection, NotDetected
 
 from hearthd.audio.io import resample
-from hearthd.audio.wavio import SAMPLE_RATE, read_wav
+from hearthd.audio.pcm import SAMPLE_RATE
+from hearthd.audio.wavio import read_wav
 from hearthd.config import Config
 from hearthd.daemon.components import Components
 from hearthd.daemon.pipeline import Pipeline

@@ -52,12 +52,6 @@ class Decision:
     every: bool = False  # a template's group that means all of it ("it's dark in here"), never narrowed to one
 
 
-def time_context(now: datetime) -> str:
-    """The current date and time, so the model can resolve relative times."""
-    zone = now.tzname() or "local"
-    return now.strftime(f"Current date and time: %A %Y-%m-%d %H:%M ({zone}).")
-
-
 class AgentError(HearthdError):
     """Deciding what to do failed in a way the agent does not handle itself (a library's RuntimeError, a KeyError
     from a template): the pipeline's agent stage wraps it in this, and the turn ends with an apology."""

@@ -37,6 +37,7 @@ from wyoming.wake import Detect, Detection, NotDetected
 
 from ..config import SttConfig
 from ..language import rules
+from .pcm import SAMPLE_RATE, mono16
 from .stt import SttError, Transcript
 from .tts import Speech, TtsError
 from .wake import WakeDetection, WakeWordError
@@ -45,7 +46,6 @@ T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
-SAMPLE_RATE = 16000
 CONNECT_TIMEOUT_S = 5.0  # a remote that does not accept the connection within it is down
 STT_TIMEOUT_S = 60.0  # one utterance (at most vad.max_speech_s) decoded by the remote
 TTS_TIMEOUT_S = 60.0  # one sentence (or reply) synthesised by the remote
@@ -167,9 +167,7 @@ def _pcm16(raw: bytes, width: int, channels: int) -> np.ndarray:
     """Whole frames of little-endian PCM (8-bit unsigned, 16/24/32-bit signed) as mono int16 (the server's reader)."""
     if width not in (1, 2, 3, 4) or channels < 1:
         raise ValueError(f"audio of {width}-byte samples in {channels} channel(s)")
-    from ..daemon.wyoming import _mono16
-
-    return _mono16(raw[:len(raw) // (width * channels) * (width * channels)], width, channels)
+    return mono16(raw[:len(raw) // (width * channels) * (width * channels)], width, channels)
 
 
 def _language(code: str | None, allowed: list[str]) -> str | None:
@@ -280,7 +278,7 @@ class WyomingTextToSpeech:
                     if not rate:
                         rate = int(chunk.rate)
                     elif int(chunk.rate) != rate:
-                        from .io import resample
+                        from .pcm import resample
 
                         audio = resample(audio, int(chunk.rate), rate)
                     samples += len(audio)

@@ -9,10 +9,10 @@ from enum import StrEnum
 import numpy as np
 
 from ..config import VadConfig
+from .pcm import SAMPLE_RATE
 
 WINDOW = 512  # silero v6 works on 32 ms windows at 16 kHz
 CONTEXT = 64
-SAMPLE_RATE = 16000
 
 
 class SpeechProbability:

@@ -9,7 +9,6 @@ import numpy as np
 
 from ..errors import HearthdError
 
-SAMPLE_RATE = 16000
 CHUNK_SAMPLES = 160  # the feature frontend works in 10 ms steps
 
 

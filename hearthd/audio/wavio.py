@@ -10,9 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import HearthdError
-
-SAMPLE_RATE = 16000
-
+from .pcm import SAMPLE_RATE, mono16, resample
 
 MIN_RATE, MAX_RATE = 8000, 192000  # sample rates a WAV input may have
 MAX_INPUT_S = 300.0  # the default of audio.max_input_s
@@ -131,18 +129,6 @@ def _read_data(path: str | Path, header: WavHeader) -> bytes:
         return f.read(header.available_bytes)
 
 
-def resample(audio: np.ndarray, src_rate: int, dst_rate: int) -> np.ndarray:
-    """Linear-interpolation resampling of float or int16 mono audio (good enough for speech at 16 kHz)."""
-    if src_rate == dst_rate or len(audio) == 0:
-        return audio
-    duration = len(audio) / src_rate
-    n_out = max(1, round(duration * dst_rate))
-    x_old = np.linspace(0.0, duration, num=len(audio), endpoint=False)
-    x_new = np.linspace(0.0, duration, num=n_out, endpoint=False)
-    out = np.interp(x_new, x_old, audio.astype(np.float64))
-    return out.astype(audio.dtype) if audio.dtype == np.int16 else out.astype(np.float32)
-
-
 def read_wav(path: str | Path, max_s: float = MAX_INPUT_S) -> np.ndarray:
     """Any PCM WAV (8/16/24/32-bit integer or 32/64-bit float, plain or WAVE_FORMAT_EXTENSIBLE, mono or
     multi-channel, 8-192 kHz, at most `max_s` seconds) as 16 kHz mono int16. A partial last frame is dropped."""
@@ -153,22 +139,13 @@ def read_wav(path: str | Path, max_s: float = MAX_INPUT_S) -> np.ndarray:
         raise AudioFileError(f"{path}: cannot be read ({e.strerror or e})") from None
     width, channels = header.width, header.channels
     raw = raw[: len(raw) // (width * channels) * (width * channels)]  # whole frames only
-    data: np.ndarray
     if header.float_samples:
         floats = np.frombuffer(raw, dtype="<f4" if width == 4 else "<f8")
         data = np.nan_to_num(floats.astype(np.float64), nan=0.0, posinf=1.0, neginf=-1.0) * 32768.0
-    elif width == 1:
-        data = (np.frombuffer(raw, dtype=np.uint8).astype(np.int32) - 128) * 256
-    elif width == 2:
-        data = np.frombuffer(raw, dtype="<i2").astype(np.int32)
-    elif width == 3:
-        b = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 3).astype(np.int32)
-        data = ((b[:, 0] << 8) | (b[:, 1] << 16) | (b[:, 2] << 24)) >> 16
+        mono = np.clip(data.reshape(-1, channels).mean(axis=1), -32768, 32767).astype(np.int16)
     else:
-        data = np.frombuffer(raw, dtype="<i4") >> 16
-    mono = data.reshape(-1, channels).mean(axis=1)
-    mono16 = np.clip(mono, -32768, 32767).astype(np.int16)
-    return resample(mono16, header.rate, SAMPLE_RATE)
+        mono = mono16(raw, width, channels)
+    return resample(mono, header.rate, SAMPLE_RATE)
 
 
 def write_wav(path: str | Path, audio: np.ndarray, rate: int = SAMPLE_RATE) -> None:

@@ -58,7 +58,7 @@ STOP_MAX_S = 1.6  # "stop" is short: longer speech heard while hearthd talks is 
 
 
 class LoopState(StrEnum):
-    WAITING = "idle"  # for the wake word
+    IDLE = "idle"  # waiting for the wake word
     LISTENING = "listening"
     THINKING = "thinking"
     SPEAKING = "speaking"
@@ -87,7 +87,7 @@ class LiveLoop:
         self.sink = sink
         self.pipeline = pipeline or Pipeline(components, trace)
         self.turns = turns or asyncio.Lock()
-        self.state = LoopState.WAITING
+        self.state = LoopState.IDLE
         self.muted = False
         self.follow_up_until = 0.0  # loop time until which speech needs no wake word
         self._refractory_until = 0.0
@@ -132,16 +132,16 @@ class LiveLoop:
         """An alarm ringing: the chime, then its words; the wake word cuts it (then "stop" silences the alarm)."""
         from ..audio.chime import chime as alarm_chime
 
-        if self.state in (LoopState.WAITING, LoopState.SPEAKING):
+        if self.state in (LoopState.IDLE, LoopState.SPEAKING):
             self._set(LoopState.SPEAKING)
             if await self._play(alarm_chime(22050), 22050):
                 await self.say(text, lang)
             elif self.state == LoopState.SPEAKING:
-                self._set(LoopState.WAITING)
+                self._set(LoopState.IDLE)
 
     def listen(self) -> None:
         """Start listening now, as if the wake word was heard (D-Bus Listen(), the MQTT button)."""
-        if self.state in (LoopState.WAITING, LoopState.SPEAKING) and not self.muted:
+        if self.state in (LoopState.IDLE, LoopState.SPEAKING) and not self.muted:
             self.sink.stop()
             self._start_listening(wake=False)
 
@@ -201,9 +201,9 @@ class LiveLoop:
             if self.state == LoopState.LISTENING:
                 self._utterance.append(block)
                 self._listen(block)
-            elif self.state in (LoopState.WAITING, LoopState.SPEAKING, LoopState.THINKING):
+            elif self.state in (LoopState.IDLE, LoopState.SPEAKING, LoopState.THINKING):
                 pre_roll.append(block)
-                if self.follow_up_until > now and self.state == LoopState.WAITING and not self.muted:
+                if self.follow_up_until > now and self.state == LoopState.IDLE and not self.muted:
                     # a question is open: speech counts without the wake word
                     self._start_listening(wake=False)
                     self._utterance = list(pre_roll)
@@ -244,7 +244,7 @@ class LiveLoop:
         elif state == EndpointState.TIMEOUT:
             self.trace.emit(ErrorEvent(code="stt-no-speech", message="no speech after the wake word"))
             self.follow_up_until = 0.0
-            self._set(LoopState.WAITING)
+            self._set(LoopState.IDLE)
             self._background(self._play_chime(ERROR_NOTES))
 
     # -- "stop" without the wake word --------------------------------------------------------------------
@@ -283,7 +283,7 @@ class LiveLoop:
         self.sink.stop()
         self.trace.emit(BargeInEvent(by="stop", text=transcript.text, lang=transcript.lang))
         if not self.c.alarms.ringing():
-            self._set(LoopState.WAITING)  # just quiet: "stop" needs no answer
+            self._set(LoopState.IDLE)  # just quiet: "stop" needs no answer
             return
         # an alarm rings: the "stop" the fast path knows stops the alarm itself, not just its sound
         self._set(LoopState.THINKING)
@@ -335,7 +335,7 @@ class LiveLoop:
                 await self._play_chime(ERROR_NOTES)
                 lang = self.c.dialogues.get(LOCAL).lang or self.cfg.general.language
                 await self.say(phrase(lang, error.phrase_key), lang)  # the apology, as any failed turn has
-                self._set(LoopState.WAITING)
+                self._set(LoopState.IDLE)
                 return
             self.trace.timing("end_of_speech_to_action", time.monotonic() - end_of_speech)
             await self._speak_reply(result, end_of_speech)
@@ -344,7 +344,7 @@ class LiveLoop:
         if asked:  # the answer needs no wake word
             self.follow_up_until = time.monotonic() + self.cfg.vad.follow_up_s
         if self.state != LoopState.LISTENING:  # a barge-in may have started the next one already
-            self._set(LoopState.WAITING)
+            self._set(LoopState.IDLE)
 
     async def _enter_gate(self, end_of_speech: float) -> None:
         """Hold the inference gate for this turn: a stale speculative decode still running ends first, and the
@@ -390,7 +390,7 @@ class LiveLoop:
                 completed = False
                 break
         if self.state == LoopState.SPEAKING:
-            self._set(LoopState.WAITING)
+            self._set(LoopState.IDLE)
         return completed
 
     async def _play(self, audio: np.ndarray, rate: int) -> bool:

@@ -26,6 +26,7 @@ from ..audio.tts import Speech, TtsError
 from ..audio.vad import EndpointState
 from ..audio.wake import WakeWordDetector, WakeWordError
 from ..audio.wavio import SAMPLE_RATE
+from ..context import turn_language
 from ..errors import HearthdError
 from ..events import (
     AbstainEvent,
@@ -48,7 +49,6 @@ from ..events import (
 from ..language import language_of_text
 from ..locale import ask_phrase, phrase
 from ..private import StateWriteError
-from ..tools.alarms import turn_language
 from ..tools.registry import SchemaError, ToolFailed, ToolResult, UnknownTool
 from .choice import chosen, held_choice, resolved_call
 from .components import Components

@@ -25,7 +25,7 @@ speaker, it plays what it was sent until `audio-stop`. So "stop" said to *that* 
 words of the live loop, `policy.is_stop`, a short utterance transcribed on its own) ends the stream there: no more
 chunks, `audio-stop` at once; what is already at the satellite (at most `LEAD_S`) plays out. Other satellites go on.
 
-Alarms and timers remember who set them (`tools.alarms.turn_origin`, set for the satellite's turns): one set from
+Alarms and timers remember who set them (`context.turn_origin`, set for the satellite's turns): one set from
 a satellite rings there (`[[satellites]] rings = "here"`), or on every satellite and the local speaker ("all").
 `SatelliteHub.route` decides where (a satellite that is offline at ring time: the local speaker, and the trace says
 so); `ring_on` plays the chime and the words. "stop" said to a satellite while an alarm rings there stops that
@@ -65,11 +65,11 @@ from wyoming.vad import VoiceStarted, VoiceStopped
 from wyoming.wake import Detection
 
 from ..audio.chime import chime
-from ..audio.io import Resampler, resample
+from ..audio.pcm import SAMPLE_RATE, Resampler, resample
 from ..audio.stt import SttError
 from ..audio.vad import Endpointer, EndpointState, SpeechProbability
-from ..audio.wavio import SAMPLE_RATE
 from ..config import SatelliteConfig
+from ..context import turn_origin
 from ..errors import HearthdError
 from ..events import (
     AudioOutEvent,
@@ -81,7 +81,6 @@ from ..events import (
     Trace,
     WakeEvent,
 )
-from ..tools.alarms import turn_origin
 from .components import Components
 from .pipeline import Pipeline, stage_error
 from .policy import is_stop

@@ -58,10 +58,10 @@ from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, Synthesize
 from wyoming.wake import Detect, Detection, NotDetected
 
 from .. import __version__
-from ..audio.io import Resampler
+from ..audio.pcm import SAMPLE_RATE, Resampler, mono16
 from ..audio.vad import Endpointer, EndpointState, SpeechProbability
 from ..audio.wake import MicroWakeWordDetector, builtin_models
-from ..audio.wavio import MAX_RATE, MIN_RATE, SAMPLE_RATE
+from ..audio.wavio import MAX_RATE, MIN_RATE
 from ..errors import HearthdError
 from ..events import ErrorEvent, TimingEvent, Trace, WakeEvent
 from ..language import language_of_text
@@ -163,23 +163,6 @@ def _format(rate: Any, width: Any, channels: Any) -> tuple[int, int, int]:
     return rate, width, channels
 
 
-def _mono16(raw: bytes, width: int, channels: int) -> np.ndarray:
-    """Whole frames of little-endian PCM (8-bit unsigned, 16/24/32-bit signed) as mono int16."""
-    data: np.ndarray
-    if width == 1:
-        data = (np.frombuffer(raw, dtype=np.uint8).astype(np.int32) - 128) * 256
-    elif width == 2:
-        data = np.frombuffer(raw, dtype="<i2").astype(np.int32)
-    elif width == 3:
-        b = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 3).astype(np.int32)
-        data = ((b[:, 0] << 8) | (b[:, 1] << 16) | (b[:, 2] << 24)) >> 16
-    else:
-        data = np.frombuffer(raw, dtype="<i4") >> 16
-    if channels > 1:
-        data = data.reshape(-1, channels).mean(axis=1)
-    return np.clip(data, -32768, 32767).astype(np.int16)
-
-
 class AudioIn:
     """One incoming stream made 16 kHz mono int16 as it arrives, whatever each chunk's format (a partial frame is
     kept for the next chunk; a change of format starts afresh), with hearthd's streaming resampler."""
@@ -203,7 +186,7 @@ class AudioIn:
         raw = self._partial + bytes(audio)
         whole = len(raw) // frame * frame
         self._partial = raw[whole:]
-        mono = _mono16(raw[:whole], fmt[1], fmt[2])
+        mono = mono16(raw[:whole], fmt[1], fmt[2])
         if self._resampler is not None:
             self._fed += len(mono)
             mono = self._resampler.process(mono)
@@ -671,7 +654,7 @@ class WyomingHandler(AsyncEventHandler):
             speech.rate = out.rate
             await self.write_event(AudioStart(rate=out.rate, width=2, channels=1, timestamp=0).event())
         elif out.rate != speech.rate:
-            from ..audio.io import resample
+            from ..audio.pcm import resample
 
             audio = resample(audio, out.rate, speech.rate)
         for i in range(0, len(audio), SAMPLES_PER_CHUNK):

@@ -12,13 +12,13 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from ..context import turn_language, turn_origin
 from ..private import PrivateStore, StateWriteError, open_sqlite, reopen_writable, writing
 from .registry import Tool, ToolResult
 
@@ -41,12 +41,6 @@ _TIMER_LABEL = {"type": "string", "minLength": 1, "maxLength": 40, "x-ground": "
                 "description": "the timer's name"}
 _DIRECTION = {"type": "string", "enum": ["add", "subtract"]}
 _PAUSE = {"type": "string", "enum": ["pause", "resume"]}
-
-# The language of the turn that runs a handler: an alarm rings its label in the language it was set in.
-turn_language: ContextVar[str] = ContextVar("turn_language", default="en")
-# Who asked in the turn that runs a handler: "" (this machine: its microphone, D-Bus, MQTT) or a satellite's name
-# (daemon/satellites.py sets it); an alarm or a timer set then rings there.
-turn_origin: ContextVar[str] = ContextVar("turn_origin", default="")
 
 log = logging.getLogger(__name__)
 
@@ -356,10 +350,6 @@ class AlarmBook:
     def ringing(self) -> list[Alarm]:
         return self._select("state = 'ringing'")
 
-    def next_due(self) -> datetime | None:
-        rows = self._select("state = 'pending'")
-        return rows[0].at if rows else None
-
     def remove(self, alarm: Alarm) -> None:
         self.set_state(alarm, "cancelled", durable=True)  # a cancel not saved would ring after a restart
 
@@ -639,7 +629,6 @@ class AlarmBook:
                  "required": ["time"], "additionalProperties": False},
                 self.set_alarm,
                 family="alarms",
-                idempotent=False,
             ),
             Tool(
                 "list_alarms",
@@ -667,7 +656,7 @@ class AlarmBook:
             ),
             Tool("set_timer", "Start a countdown timer for a duration, optionally named.",
                  {"type": "object", "properties": {"seconds": _SECONDS, "label": _TIMER_LABEL}, "required": ["seconds"],
-                  "additionalProperties": False}, self.set_timer, family="alarms", idempotent=False),
+                  "additionalProperties": False}, self.set_timer, family="alarms"),
             Tool("cancel_timer", "Cancel a timer (by its name), or all timers.",
                  {"type": "object", "properties": {"label": _TIMER_LABEL, "all": {"type": "boolean"}},
                   "additionalProperties": False}, self.cancel_timer, family="alarms",

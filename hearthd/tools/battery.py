@@ -47,7 +47,8 @@ class Battery:
         return ToolResult(True, data, "battery.level", counts=counts)
 
     def tools(self) -> list[Tool]:
-        return [Tool("battery_status", "Say how much battery is left.", {"type": "object", "properties": {}},
+        return [Tool("battery_status", "Say how much battery is left.",
+                     {"type": "object", "properties": {}, "additionalProperties": False},
                      on_bus("battery", self._status), family="battery")]
 
 

@@ -11,10 +11,11 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
+from ..context import turn_language
 from ..dates import _months
 from ..language import rules
 from ..locale import table
-from .alarms import local_zone, turn_language
+from .alarms import local_zone
 from .registry import Tool, ToolResult
 
 # every word of a declaration is in every prompt: the enum says what it asks, the date only its form

@@ -101,8 +101,9 @@ class MediaPlayers:
         return [
             Tool("media", "Control the music or video player.",
                  {"type": "object", "properties": {"action": {"type": "string", "enum": list(ACTIONS)}},
-                  "required": ["action"]},
+                  "required": ["action"], "additionalProperties": False},
                  on_bus("media", self._media), family="media"),
-            Tool("now_playing", "Say which song or video is playing.", {"type": "object", "properties": {}},
+            Tool("now_playing", "Say which song or video is playing.",
+                 {"type": "object", "properties": {}, "additionalProperties": False},
                  on_bus("media", self._now_playing), family="media"),
         ]

@@ -47,7 +47,7 @@ class NetworkManager:
         return ToolResult(True, {"connection": name}, "network.connected", {"name": name})
 
     def tools(self) -> list[Tool]:
-        empty = {"type": "object", "properties": {}}
+        empty = {"type": "object", "properties": {}, "additionalProperties": False}
         return [
             Tool("wifi_on", "Turn Wi-Fi on.", empty, on_bus("network", self._wifi_on), family="network"),
             Tool("wifi_off", "Turn Wi-Fi off.", empty, on_bus("network", self._wifi_off), family="network",

@@ -90,15 +90,16 @@ class Login1:
                           "screen.brightness", counts={"percent": (percent, "percent")})
 
     def tools(self) -> list[Tool]:
-        empty = {"type": "object", "properties": {}}
+        empty = {"type": "object", "properties": {}, "additionalProperties": False}
         return [
             Tool("lock_screen", "Lock the computer's screen.", empty, on_bus("screen", self._lock), family="power"),
             Tool("suspend", "Put the computer to sleep.", empty, on_bus("power", self._suspend), family="power"),
             Tool("power_off", "Shut the computer down.", empty, on_bus("power", self._power_off), family="power",
-                 consequential=True, idempotent=False),
+                 consequential=True),
             Tool("reboot", "Restart the computer.", empty, on_bus("power", self._reboot), family="power",
-                 consequential=True, idempotent=False),
+                 consequential=True),
             Tool("screen_brightness", "Set the screen's brightness in percent.",
                  {"type": "object", "properties": {"percent": {"type": "integer", "minimum": 0, "maximum": 100}},
-                  "required": ["percent"]}, on_bus("screen", self._brightness), family="power"),
+                  "required": ["percent"], "additionalProperties": False},
+                 on_bus("screen", self._brightness), family="power"),
         ]

@@ -55,7 +55,6 @@ class Tool:
     handler: Handler
     family: str = ""
     consequential: bool = False  # needs a spoken yes before it runs; the model cannot change this
-    idempotent: bool = True
     # Whether the model is offered this tool now (None: always). Smart-home tools are offered only when a device
     # of their kind exists: a small model chooses better among fewer tools, and a shorter catalogue is faster.
     offered: Callable[[], bool] | None = None
@@ -157,9 +156,6 @@ class ToolRegistry:
         tool = self.get(name)
         validate(arguments, tool.parameters)
         return dict(arguments)
-
-    def openai_schemas(self) -> list[dict[str, Any]]:
-        return [t.openai_schema() for t in self]
 
     def offered(self) -> list[Tool]:
         """The tools the model may choose from right now (every declared tool still validates and runs)."""

@@ -1129,7 +1129,7 @@ class SmartHome:
         door = {**device, "description": "the door, as the user named it"}
 
         def schema(props: dict[str, Any], required: list[str], model: list[str] | None = None) -> dict[str, Any]:
-            out = {"type": "object", "properties": props, "required": required}
+            out = {"type": "object", "properties": props, "required": required, "additionalProperties": False}
             return {**out, "x-model-required": model} if model is not None else out
 
         # Filled by code only (the sentence library reads them from the user's words; never shown to the model nor

@@ -150,14 +150,16 @@ class SystemVolume:
         return ToolResult(True, {"muted": False, "via": self.backend.program}, "volume.unmuted")
 
     def tools(self) -> list[Tool]:
-        empty = {"type": "object", "properties": {}}
+        empty = {"type": "object", "properties": {}, "additionalProperties": False}
         return [
             Tool("set_volume", "Set the speaker volume in percent.",
                  {"type": "object", "properties": {"percent": {"type": "integer", "minimum": 0, "maximum": 100}},
-                  "required": ["percent"]}, on_bus("volume", self._set), family="volume"),
+                  "required": ["percent"], "additionalProperties": False},
+                 on_bus("volume", self._set), family="volume"),
             Tool("change_volume", "Make the sound louder or quieter.",
                  {"type": "object", "properties": {"direction": {"type": "string", "enum": ["up", "down"]}},
-                  "required": ["direction"]}, on_bus("volume", self._change), family="volume"),
+                  "required": ["direction"], "additionalProperties": False},
+                 on_bus("volume", self._change), family="volume"),
             Tool("mute", "Mute the sound.", empty, on_bus("volume", self._mute), family="volume"),
             Tool("unmute", "Unmute the sound.", empty, on_bus("volume", self._unmute), family="volume"),
         ]

@@ -13,13 +13,13 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, cast
 
+from ..agent.agent import Agent, Decision
+from ..agent.model import ChatModel
 from ..language import language_of_text
 from ..tools.discovery import Entity
 from ..tools.registry import Tool, ToolRegistry, ToolResult
 from ..tools.smarthome import KINDS, Catalogue, SmartHome
 from . import bfcl
-from .agent import Agent, Decision
-from .model import ChatModel
 
 
 async def _not_executed(args: dict[str, Any]) -> ToolResult:
@@ -255,16 +255,16 @@ class SuiteHome:
 
     def fast_path(self) -> Any:
         """hearthd's templates, then the sentence library over this home, as the daemon builds them."""
-        from .fastpath import FastPath
-        from .library import Library
+        from ..agent.fastpath import FastPath
+        from ..agent.library import Library
 
         return FastPath(self.registry, Library(self.registry, lambda: self.catalogue, self.floors, self.here))
 
     def router(self, agent: Callable[[], Any], fast_path: bool = True, clarify_timeout: float = 30.0,
                clarify_turns: int = 2) -> Any:
         """The daemon's router: the fast path, then out-of-scope requests declined by code, then the model."""
-        from .declines import DeclineFirst
-        from .fastpath import Router
+        from ..agent.declines import DeclineFirst
+        from ..agent.fastpath import Router
 
         if not fast_path:
             return Router(None, agent, clarify_timeout, clarify_turns)
