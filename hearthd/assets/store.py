@@ -8,7 +8,6 @@ this one decides which source serves a file and what to tell the user when none 
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 from pathlib import Path
 
@@ -116,13 +115,6 @@ class AssetStore:
         """The catalogue entry completed by its recorded pins: real file names, sha256 and sizes."""
         spec = self.spec(name)
         return apply_pins(spec, self._read_pins(spec))
-
-    def cached_path(self, name: str) -> Path:
-        """Where `resolve` puts the asset's entry (a file, or the directory when entry is empty)."""
-        spec = self.spec(name)
-        with contextlib.suppress(AssetError):
-            spec = apply_pins(spec, self._read_pins(spec))
-        return self._entry_path(spec)
 
     def resolve(self, name: str, explicit_path: str | Path | None = None) -> Path:
         """Explicit path, else a verified cache copy, else assemble from packs or (if allowed) download."""

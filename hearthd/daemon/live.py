@@ -32,9 +32,9 @@ import numpy as np
 
 from ..audio.chime import chime
 from ..audio.io import AudioDeviceError, AudioSink, AudioSource
+from ..audio.pcm import SAMPLE_RATE
 from ..audio.vad import Endpointer, EndpointState, SpeechProbability
 from ..audio.wake import WakeWordDetector
-from ..audio.wavio import SAMPLE_RATE
 from ..errors import HearthdError
 from ..events import (
     AudioOutEvent,

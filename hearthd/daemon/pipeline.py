@@ -21,11 +21,11 @@ from ..agent.agent import AgentError, Decision
 from ..agent.declines import decline_phrase
 from ..agent.library import turn_area
 from ..agent.parsing import ToolCall
+from ..audio.pcm import SAMPLE_RATE
 from ..audio.stt import SpeechToText, SttError
 from ..audio.tts import Speech, TtsError
 from ..audio.vad import EndpointState
 from ..audio.wake import WakeWordDetector, WakeWordError
-from ..audio.wavio import SAMPLE_RATE
 from ..context import turn_language
 from ..errors import HearthdError
 from ..events import (

@@ -857,16 +857,3 @@ async def start_wyoming(components: Components, pipeline: Pipeline, turns: async
                               f"{e}"))
         return None
     return server
-
-
-async def serve_wyoming(components: Components, pipeline: Pipeline, turns: asyncio.Lock, trace: Trace,
-                        stopping: asyncio.Event) -> None:
-    """Serve until `stopping` is set (nothing when no uri is set, or it cannot listen)."""
-    server = await start_wyoming(components, pipeline, turns, trace, stopping)
-    if server is None:
-        return
-    try:
-        await stopping.wait()
-    finally:
-        await server.stop()
-

@@ -16,6 +16,7 @@ from typing import Any, cast
 from ..agent.agent import Agent, Decision
 from ..agent.model import ChatModel
 from ..language import language_of_text
+from ..locale import languages
 from ..tools.discovery import Entity
 from ..tools.registry import Tool, ToolRegistry, ToolResult
 from ..tools.smarthome import KINDS, Catalogue, SmartHome
@@ -93,7 +94,7 @@ def run_bfcl(model: ChatModel, root: Path, category: str, limit: int | None = No
         try:
             agent = Agent(model, case_registry(case), state_dir=None, min_tool_probability=min_tool_probability,
                           min_relevance=min_relevance, thinking=thinking)
-            decision = agent.decide(text, language_of_text(text, ["en", "hi", "ru"]))
+            decision = agent.decide(text, language_of_text(text, list(languages())))
             calls = [(bfcl.resolve_name(case, c.name), c.arguments) for c in decision.calls]
             abstained = decision.kind == "abstain"
             verdict = bfcl.check_calls(case, calls)
