@@ -41,11 +41,11 @@ def _write_speech(path: str, speech: Any) -> None:
     write_wav(path, speech.audio, speech.rate)
 
 
-def _run_headless(args: argparse.Namespace, cfg: Config, audio: Any = None) -> int:
-    from .daemon.headless import run_headless
+def _run_daemon(args: argparse.Namespace, cfg: Config, audio: Any = None) -> int:
+    from .daemon.run import run_daemon
 
     trace = _trace(args)
-    asyncio.run(run_headless(_components(cfg, trace), trace, args.ring_output, config_path=args.config, audio=audio))
+    asyncio.run(run_daemon(_components(cfg, trace), trace, args.ring_output, config_path=args.config, audio=audio))
     return EXIT_OK
 
 
@@ -58,7 +58,7 @@ def _run_live(args: argparse.Namespace, cfg: Config) -> int:
     except AudioDeviceError as e:
         print(f"hearthd run: {e} ({e.code}); `hearthd run --headless` runs without audio", file=sys.stderr)
         return EXIT_FAIL
-    return _run_headless(args, cfg, audio=(source, sink))
+    return _run_daemon(args, cfg, audio=(source, sink))
 
 
 def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
@@ -68,7 +68,7 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
 
     configure_logging(args.log_level)
     if args.headless:
-        return _run_headless(args, cfg)
+        return _run_daemon(args, cfg)
     if not args.input:
         return _run_live(args, cfg)
     if args.no_wake:

@@ -22,8 +22,8 @@ from hearthd.audio.io import MemorySink, VolumeSink, WavSource
 from hearthd.config import Config, load_config
 from hearthd.daemon.components import Components
 from hearthd.daemon.ha_device import STATE_MAX, machine_key
-from hearthd.daemon.headless import _publish_state, run_headless
 from hearthd.daemon.mqtt import Handlers
+from hearthd.daemon.run import _publish_state, run_daemon
 from hearthd.daemon.settings import Settings, SettingsStore
 from hearthd.events import (
     AlarmEvent,
@@ -258,7 +258,7 @@ async def _run_daemon(cfg: Config, until: Any, timeout: float = 30.0,
     trace = Trace()
     sink = MemorySink()
     source = WavSource(_quiet_room(), tail_s=None)
-    daemon = asyncio.create_task(run_headless(components, trace, audio=(source, sink), config_path=config_path))
+    daemon = asyncio.create_task(run_daemon(components, trace, audio=(source, sink), config_path=config_path))
     try:
         async with asyncio.timeout(timeout):
             while not trace.of_type(EventType.READY):

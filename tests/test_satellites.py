@@ -34,7 +34,7 @@ from hearthd.config import Config, SatelliteConfig
 from hearthd.context import turn_origin
 from hearthd.daemon.components import Components
 from hearthd.daemon.ha_device import machine_key
-from hearthd.daemon.headless import run_headless
+from hearthd.daemon.run import run_daemon
 from hearthd.daemon.satellites import Mode, SatelliteHub
 from hearthd.daemon.scheduler import Scheduler
 from hearthd.events import AlarmEvent, EventType, Trace
@@ -512,7 +512,7 @@ async def test_a_timer_set_in_the_kitchen_rings_there_and_stop_there_stops_it(sa
     await hub.wait_listening("bedroom")
     rang_here: list[int] = []
 
-    async def ring(alarm: Any, count: int) -> None:  # as the daemon's (headless.py): routed by the hub
+    async def ring(alarm: Any, count: int) -> None:  # as the daemon's (daemon/run.py): routed by the hub
         route = hub.hub.route(alarm)
         text = phrase(alarm.lang, "timer.done", label=alarm.label).strip()
         hub.trace.emit(AlarmEvent(id=alarm.id, kind=alarm.kind, label=alarm.label, lang=alarm.lang, count=count,
@@ -571,7 +571,7 @@ async def _retained(port: int, topic: str, seconds: float = 0.5) -> dict[str, st
 async def _daemon(cfg: Config, ring_output: Path) -> tuple[asyncio.Task[None], Trace, Components]:
     components = Components(cfg)
     trace = Trace()
-    daemon = asyncio.create_task(run_headless(components, trace, ring_output=str(ring_output)))
+    daemon = asyncio.create_task(run_daemon(components, trace, ring_output=str(ring_output)))
     async with asyncio.timeout(60):
         while not trace.of_type(EventType.READY):
             assert not daemon.done(), daemon.exception() if daemon.done() else None

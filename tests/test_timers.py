@@ -476,7 +476,7 @@ def test_a_named_timer_rings_with_its_name(hearthd: Components, clock: Clock, la
     clock.advance(60)
     heard: list[str] = []
 
-    async def ring(alarm: Alarm, count: int) -> None:  # as the daemon's ring says it (headless.ring)
+    async def ring(alarm: Alarm, count: int) -> None:  # as the daemon's ring says it (daemon/run.py's ring)
         heard.append(phrase(alarm.lang, "timer.done", label=alarm.label).strip())
 
     asyncio.run(Scheduler(hearthd.alarms, ring).tick())

@@ -1,6 +1,8 @@
-"""The daemon without a microphone (`hearthd run --headless`): the alarm scheduler, hearthd's D-Bus interface and
-its MQTT presence, until SIGTERM/SIGINT; SIGHUP reloads the config, and systemd hears of each step (lifecycle.py).
-Pending alarms come from the store, so a restart (or a crash) loses none. The live audio loop builds on this."""
+"""The daemon (`hearthd run`): the alarm scheduler, hearthd's D-Bus interface, its MQTT presence, the Wyoming
+server and the rooms' satellites, and with a microphone and a speaker the live loop (wake word, turns, spoken
+replies, rings; without them, `--headless`, rings and Say() go to `ring_output`), until SIGTERM/SIGINT; SIGHUP
+reloads the config, and systemd hears of each step (lifecycle.py). Pending alarms come from the store, so a restart
+(or a crash) loses none."""
 
 from __future__ import annotations
 
@@ -34,9 +36,9 @@ from .scheduler import Scheduler
 from .settings import Settings, SettingsStore
 
 
-async def run_headless(components: Components, trace: Trace, ring_output: str | None = None,
-                       config_path: str | Path | None = None, notify: SdNotify | None = None,
-                       audio: tuple[Any, Any] | None = None) -> None:
+async def run_daemon(components: Components, trace: Trace, ring_output: str | None = None,
+                     config_path: str | Path | None = None, notify: SdNotify | None = None,
+                     audio: tuple[Any, Any] | None = None) -> None:
     """Run until SIGTERM/SIGINT; `config_path` is the file SIGHUP re-reads (None: as `load_config` finds it).
     With `audio` (a capture source and a sink) the live loop runs too: wake word, turns, spoken replies, rings."""
     cfg = components.cfg
