@@ -12,7 +12,6 @@ import dataclasses
 import importlib
 import inspect
 import pkgutil
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +32,8 @@ from hearthd.daemon.live import LiveLoop
 from hearthd.daemon.pipeline import Pipeline
 from hearthd.errors import HearthdError
 from hearthd.events import EventType, Trace
-from hearthd.locale import phrase
+from hearthd.locale import languages, phrase, toml
 
-LOCALES = Path(hearthd.__file__).resolve().parent / "locales"
 ASK = {"en": "what time is it", "ru": "который час", "hi": "कितने बजे हैं"}
 MARKER = 1234  # a block of this value is the "wake word"
 BLOCK = 480  # the WavSource's 30 ms block
@@ -58,7 +56,7 @@ def every_error_class() -> list[type[BaseException]]:
 
 
 def has_phrase(lang: str, key: str) -> bool:
-    table: Any = tomllib.loads((LOCALES / lang / "phrases.toml").read_text(encoding="utf-8"))
+    table: Any = toml(lang, "phrases.toml")
     for part in key.split("."):
         if not isinstance(table, dict) or part not in table:
             return False
@@ -69,7 +67,7 @@ def has_phrase(lang: str, key: str) -> bool:
 def test_every_exception_class_is_a_hearthd_error_with_a_code_and_an_apology_in_every_language() -> None:
     classes = every_error_class()
     assert len(classes) >= 30  # the walk found them (35 when this was written)
-    langs = sorted(p.name for p in LOCALES.iterdir() if (p / "phrases.toml").is_file())
+    langs = sorted(languages())  # every language hearthd has (the locale folders)
     assert {"en", "ru", "hi"} <= set(langs)
     for cls in classes:
         if cls.__name__ == "_Malformed":  # private.py's sqlite3.DatabaseError, never seen outside the state store
