@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from hearthd.daemon.pipeline import Pipeline
 from hearthd.events import Trace
 from hearthd.locale import phrase
 from hearthd.spoken import say_count
+from hearthd.tools.smarthome import Catalogue
 
 from .conversation import Conversation
 from .mqtt_sim import DEVICES, DeviceSimulator, simulator
@@ -27,6 +29,31 @@ from .services import Broker
 
 KITCHEN_SET = DEVICES["kitchen_light"].commands["command"]
 LANGS = ["en", "ru", "hi"]
+
+
+async def until(condition: Callable[[], object], what: str, timeout: float = 3) -> None:
+    """Wait until `condition()` holds, looking every 10 ms; the test fails when it does not within `timeout`.
+    For something that must happen; a wait that gives something the chance to happen wrongly stays a sleep."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not within {timeout:g} s: {what}")
+        await asyncio.sleep(0.01)
+
+
+def learned(catalogue: Catalogue, home: DeviceSimulator) -> bool:
+    """Every device of the simulated home (those not removed) is catalogued, each entity with a state topic with
+    the state the home published."""
+    sources = {DEVICES[d].config_topic(home.prefix)[len(home.prefix) + 1:-len("/config")] for d in DEVICES
+               if d not in home.removed}
+    known = [(key, e) for key, e in catalogue.entities.items() if e.source in sources]
+    return sources <= {e.source for _, e in known} and all(key in catalogue.states for key, e in known
+                                                           if e.config.get("state_topic"))
+
+
+def state_of(catalogue: Catalogue, name: str) -> dict[str, Any]:
+    """The tracked state of the entity called `name` ({} while none arrived)."""
+    return next((catalogue.states.get(key, {}) for key, e in catalogue.entities.items() if e.name == name), {})
 
 
 @pytest.fixture
@@ -145,7 +172,8 @@ async def test_arming_and_disarming_the_alarm_ask_first(hearthd: Conversation, h
 async def test_questions_are_answered_from_tracked_state(hearthd: Conversation, home: DeviceSimulator) -> None:
     await hearthd.say("turn off the kitchen light")
     await home.wait_for_state("kitchen_light", state="OFF")
-    await asyncio.sleep(0.2)  # the state message reaches hearthd
+    await until(lambda: state_of(hearthd.components.catalogue, "Kitchen Light").get("state") == "off",
+                "the kitchen light's new state reaches hearthd")
     # a yes/no question says no, and what it is (the sentence library reads the question with the home's names)
     assert await hearthd.say("is the kitchen light on") == phrase("en", "home.q_one_no", name="Kitchen Light",
                                                                   state=phrase("en", "state_one.off"))
@@ -174,7 +202,8 @@ async def test_discovery_learns_every_device_and_forgets_removed_ones(hearthd: C
     sensors = [e for e in catalogue.entities.values() if e.source == "device/bedroom_multisensor"]
     assert sorted(e.component for e in sensors) == ["binary_sensor", "sensor", "sensor"]  # device-based `cmps`
     await home.remove("coffee_machine")
-    await asyncio.sleep(0.3)
+    await until(lambda: "Coffee Machine" not in {e.name for e in catalogue.entities.values()},
+                "the empty retained config reaches hearthd")
     assert "Coffee Machine" not in {e.name for e in catalogue.entities.values()}
     # saved: the next start knows the devices before the broker says anything
     again = Components(mqtt_config)
@@ -237,7 +266,7 @@ async def test_automations_ask_and_control_hearthd(mqtt_config: Config, broker: 
                          "conversation_id": reply["id"]}  # no id asked with: a fresh one, told
         await home.wait_for_command()
         assert home.commands == [(KITCHEN_SET, json.dumps({"state": "OFF"}))]
-        await asyncio.sleep(0.2)
+        await until(lambda: muted and components.mqtt.status["muted"] == "ON", "the mute is read and taken")
         assert muted == [True] and components.mqtt.status["muted"] == "ON"
     finally:
         await components.close()
@@ -250,7 +279,7 @@ async def test_a_command_given_while_the_broker_restarts_is_sent_once(hearthd: C
                                                                       broker: Broker) -> None:
     link = await hearthd.components.mqtt_link().ready()
     broker.stop()
-    await asyncio.sleep(0.3)
+    await until(lambda: not link.connected, "hearthd sees the broker gone")
     assert not link.connected
     turn = asyncio.create_task(hearthd.say("turn off the kitchen light"))
     await asyncio.sleep(0.5)
@@ -323,7 +352,9 @@ async def test_hearthd_ask_from_the_command_line(broker: Broker, home: DeviceSim
 async def test_toggle_open_part_way_mode_and_lock(hearthd: Conversation, home: DeviceSimulator) -> None:
     await home.wait_for_state("kitchen_light", state="ON")
     await hearthd.components.mqtt_link().ready()
-    await asyncio.sleep(0.2)
+    await until(lambda: learned(hearthd.components.catalogue, home)
+                and state_of(hearthd.components.catalogue, "Kitchen Light").get("state") == "on",
+                "hearthd knows the devices and that the kitchen light is on")
     assert await hearthd.say("toggle the kitchen light") == phrase("en", "home.off", name="Kitchen Light")
     assert await hearthd.say("open the bedroom blinds") == phrase("en", "home.cover_open", name="Bedroom Blinds")
     assert await hearthd.say("открой шторы в спальне наполовину") == phrase(
@@ -385,7 +416,9 @@ async def test_two_lights_in_a_room_give_a_question_and_the_answer_acts(hearthd:
                                                 "sa": "Living Room"}}
     await home.publish_raw("homeassistant/light/lr_ceiling/config", json.dumps(ceiling), retain=True)
     await hearthd.components.mqtt_link().ready()
-    await asyncio.sleep(0.3)
+    await until(lambda: learned(hearthd.components.catalogue, home)
+                and "Living Room Ceiling" in {e.name for e in hearthd.components.catalogue.entities.values()},
+                "hearthd knows the devices and the ceiling light")
     question = await hearthd.say("turn off the living room light")
     assert question == phrase("en", "home.which", first="Living Room Ceiling", second="Living Room Lamp")
     assert await hearthd.say("the lamp") == phrase("en", "home.off", name="Living Room Lamp")
@@ -423,7 +456,8 @@ async def test_a_handler_that_raises_drops_only_its_message(hearthd: Conversatio
     monkeypatch.setattr(link.catalogue, "on_message", on_message)
     await home.publish_raw(DEVICES["bedroom_fan"].topics["state"], "boom")
     await home.publish_raw("homeassistant/light/huge/config", b"x" * (link.cfg.max_payload_bytes + 1))
-    await asyncio.sleep(0.3)
+    await until(lambda: link.rejected[("state", "error:RuntimeError")] and link.rejected[("discovery", "too-large")],
+                "both messages are read and dropped")
     assert link.rejected[("state", "error:RuntimeError")] == 1
     assert link.rejected[("discovery", "too-large")] == 1
     assert link.metrics()["mqtt_rejected"]["state"] == {"error:RuntimeError": 1}
@@ -526,7 +560,7 @@ async def test_turns_run_beside_the_reader_and_a_full_house_is_busy(mqtt_config:
         async with aiomqtt.Client("127.0.0.1", broker.port, identifier="automation") as automation:
             await automation.subscribe("hearthd/testnode/reply", qos=1)
             await automation.publish("hearthd/testnode/ask", json.dumps({"text": "first"}), qos=1)
-            await asyncio.sleep(0.2)
+            await until(lambda: components.mqtt.metrics()["mqtt_turns_in_flight"] == 1, "the first ask is running")
             await automation.publish("hearthd/testnode/ask", json.dumps({"text": "second", "lang": "ru"}), qos=1)
             await automation.publish("hearthd/testnode/mute/set", "ON", qos=1)
             replies = []
@@ -534,7 +568,7 @@ async def test_turns_run_beside_the_reader_and_a_full_house_is_busy(mqtt_config:
                 async for m in automation.messages:
                     replies.append(json.loads(bytes(m.payload)))
                     if len(replies) == 1:
-                        await asyncio.sleep(0.2)
+                        await until(lambda: muted, "the mute is read")
                         assert muted == [True]  # read and done while the first ask still runs
                         release.set()
                     if len(replies) == 2:
@@ -552,7 +586,8 @@ async def test_hearthd_does_not_catalogue_its_own_entities(mqtt_config: Config, 
     components.mqtt_one_shot = False
     link = await components.mqtt_link().ready()
     try:
-        await asyncio.sleep(0.5)  # its own discovery, retained, comes back to it
+        # its own discovery comes back to it: the legacy topic's emptying, then the device with its entities
+        await until(lambda: link.rejected[("discovery", "hearthd-itself")] >= 2, "its own discovery comes back")
         assert link.rejected[("discovery", "hearthd-itself")] >= 1
         assert not [e for e in components.catalogue.entities.values() if e.source.startswith("device/hearthd_")]
         assert "Kitchen Light" in {e.name for e in components.catalogue.entities.values()}
@@ -627,8 +662,8 @@ async def automation(mqtt_config: Config, broker: Broker) -> AsyncIterator[tuple
 
 async def test_an_ask_with_an_id_is_answered_with_it_and_only_its_own_yes_unlocks(automation, home: DeviceSimulator
                                                                                  ) -> None:
-    asker, _ = automation
-    await asyncio.sleep(0.3)  # the devices are learned
+    asker, served = automation
+    await until(lambda: learned(served.components.catalogue, home), "the devices are learned")
     question = await asker.ask({"text": "unlock the front door", "id": "a-1"})
     assert question["id"] == question["conversation_id"] == "a-1"
     assert question["text"] == phrase("en", "confirm.unlock_door", door="Front Door")  # as the home spells it
@@ -648,7 +683,7 @@ async def test_an_ask_with_an_id_is_answered_with_it_and_only_its_own_yes_unlock
 
 async def test_an_ask_without_an_id_gets_one_and_can_be_answered_with_it(automation, home: DeviceSimulator) -> None:
     asker, served = automation
-    await asyncio.sleep(0.3)
+    await until(lambda: learned(served.components.catalogue, home), "the devices are learned")
     question = await asker.ask({"text": "unlock the front door"})
     given = question["id"]
     assert given and question["conversation_id"] == given
@@ -659,17 +694,19 @@ async def test_an_ask_without_an_id_gets_one_and_can_be_answered_with_it(automat
     assert home.commands_to("front_door") == ["UNLOCK"]
     for bad in ("a/b", "#", "+", "attributes", "x" * 65, True, 1.5, [1]):  # a topic level of its own, or no id
         await asker.client.publish("hearthd/testnode/ask", json.dumps({"text": "yes", "id": bad}), qos=1)
-    await asyncio.sleep(0.5)
+    await until(lambda: served.components.mqtt.rejected[("ask", "bad-id")] >= 8, "the 8 bad ids are read")
     assert served.components.mqtt.rejected[("ask", "bad-id")] == 8
 
 
 async def test_a_which_one_is_answered_only_by_its_own_conversation(automation, home: DeviceSimulator) -> None:
-    asker, _ = automation
+    asker, served = automation
     ceiling = {"name": "Living Room Ceiling", "cmd_t": "home/lr_ceiling/set", "stat_t": "home/lr_ceiling",
                "uniq_id": "lr_ceiling", "dev": {"ids": ["lr_ceiling"], "name": "Living Room Ceiling",
                                                 "sa": "Living Room"}}
     await home.publish_raw("homeassistant/light/lr_ceiling/config", json.dumps(ceiling), retain=True)
-    await asyncio.sleep(0.5)
+    await until(lambda: learned(served.components.catalogue, home)
+                and "Living Room Ceiling" in {e.name for e in served.components.catalogue.entities.values()},
+                "the devices and the ceiling light are learned")
     question = await asker.ask({"text": "turn off the living room light", "id": "a"})
     assert question["text"] == phrase("en", "home.which", first="Living Room Ceiling", second="Living Room Lamp")
     other = await asker.ask({"text": "turn off the kitchen light", "id": "b"})  # B's own turn
@@ -700,7 +737,7 @@ async def test_a_dbus_yes_does_not_unlock_an_mqtt_askers_door(automation, home: 
         return str(reply.body[0])
 
     try:
-        await asyncio.sleep(0.3)
+        await until(lambda: learned(served.components.catalogue, home), "the devices are learned")
         question = await asker.ask({"text": "unlock the front door", "id": "door"})
         assert question["text"] == phrase("en", "confirm.unlock_door", door="Front Door")  # as the home spells it
         assert await b_asks("yes") == phrase("en", "confirm.nothing_open")
