@@ -63,7 +63,7 @@ def broker(tmp_path: Path) -> Iterator[Broker]:
         pytest.skip("mosquitto is not installed")
     broker.start()
     yield broker
-    broker.stop()
+    broker.stop(kill=True)
 
 
 @pytest.fixture
