@@ -23,7 +23,6 @@ from hearthd.audio.io import MemorySink, WavSource
 from hearthd.audio.stt import Transcript
 from hearthd.audio.tts import Speech
 from hearthd.audio.vad import Endpointer
-from hearthd.audio.wake import WakeDetection
 from hearthd.audio.wavio import SAMPLE_RATE
 from hearthd.config import Config
 from hearthd.daemon.components import Components
@@ -34,8 +33,9 @@ from hearthd.errors import HearthdError
 from hearthd.events import EventType, Trace
 from hearthd.locale import languages, phrase, toml
 
+from .test_remote_engines import MARKER, FakeWake  # the marker-block wake word the live-loop tests share
+
 ASK = {"en": "what time is it", "ru": "который час", "hi": "कितने बजे हैं"}
-MARKER = 1234  # a block of this value is the "wake word"
 BLOCK = 480  # the WavSource's 30 ms block
 
 
@@ -113,22 +113,6 @@ class Broken:
     def check(self) -> None:
         if self.error is not None:
             raise type(self.error)(*self.error.args)  # a new one each time, as a library raises it
-
-
-class FakeWake:
-    name = "marker"
-
-    def __init__(self) -> None:
-        self.samples = 0
-
-    def process(self, audio: np.ndarray) -> WakeDetection | None:
-        self.samples += len(audio)
-        if len(audio) and np.all(audio == MARKER):
-            return WakeDetection(self.name, 1.0, self.samples)
-        return None
-
-    def reset(self) -> None:
-        pass
 
 
 class FakeStt(Broken):
