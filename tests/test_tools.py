@@ -41,6 +41,19 @@ def test_registry_validates_against_schema() -> None:
         reg.validate("get_capital", {})
 
 
+def test_the_prompt_leaves_out_what_only_the_code_enforces() -> None:
+    # Every catalogue token is in every prompt: `additionalProperties` is not shown, and still holds (the registry
+    # refuses an extra key, above; the grammar, made from the full schema, cannot write one).
+    reg = ToolRegistry(AlarmBook(now=clock).tools())
+    for tool in reg:
+        shown = tool.openai_schema()["function"]["parameters"]
+        assert "additionalProperties" not in str(shown) and tool.parameters["additionalProperties"] is False, tool.name
+        assert shown["properties"].keys() == tool.model_parameters["properties"].keys(), tool.name
+    grammars = arguments_grammars(reg)
+    assert 'args ::= "{" space  "}" space' in grammars["list_alarms"]  # no property: not one key can be written
+    assert [line.split(" ::=")[0] for line in grammars["snooze"].splitlines() if "-kv ::=" in line] == ["args-minutes-kv"]
+
+
 def test_argument_grammars_compile_and_hold_the_schema() -> None:
     from llama_cpp import LlamaGrammar
 
