@@ -16,7 +16,8 @@ and with two rounds or more base's spread (± half its rounds' range, relative t
 read against. A ratio ~1.00 (within that spread; a few % for latency on a busy machine) is within noise. Accuracy
 and count columns (ok and its `#2`, the cases; cases, tokens evaluated, restores, frames dropped) should match
 exactly: `=` marks a number that was the same in every run of both trees. Numbers found in one output only (a line
-whose text changed, a row one tree lacks) are counted at the end as "not paired".
+whose text changed, a row one tree lacks) are counted at the end as "not paired". Randomness that would give the
+two trees different input (Piper's) is pinned the same in both (PINNED, below).
 """
 
 from __future__ import annotations
@@ -209,11 +210,30 @@ def check_imports(tree: Path) -> None:
                          f"(a tree other than the editable install's needs hearthd/<name> -> ../<name> links)")
 
 
+# The bench's input must be the same in both trees: Piper draws each utterance's variation (its noise inputs) from
+# onnxruntime's random generator, so an unpinned synthesis of the same text differs from run to run (±1.5 % in
+# length, as measured), and a model-path figure then compares two different recordings. The script
+# runs as `python script.py` would, onnxruntime's seed set first, before any session exists (a seed set later
+# does not give the same draws), so a tree that does not pin it itself (an older commit) gets the same audio.
+PINNED = """import runpy, sys
+try:
+    import onnxruntime
+    onnxruntime.set_seed(0)
+except ImportError:
+    pass
+script = sys.argv[1]
+sys.argv = sys.argv[1:]
+sys.path[0] = __import__("os").path.dirname(__import__("os").path.abspath(script))
+runpy.run_path(script, run_name="__main__")
+"""
+
+
 def run_once(tree: Path, cmd: list[str], what: str, echo: bool) -> str:
     started = time.monotonic()
     print(f"against: {what}: {shlex.join(cmd)} …", file=sys.stderr, flush=True)
+    argv = ["-c", PINNED, *cmd] if cmd and cmd[0].endswith(".py") else cmd
     with tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen([sys.executable, *cmd], cwd=tree, env=tree_env(tree), stdout=subprocess.PIPE,
+        proc = subprocess.Popen([sys.executable, *argv], cwd=tree, env=tree_env(tree), stdout=subprocess.PIPE,
                                 stderr=err, text=True)
         assert proc.stdout is not None
         out = []

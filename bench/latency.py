@@ -342,6 +342,10 @@ async def main() -> None:
     parser.add_argument("--satellite", action="store_true",
                         help="only the satellite hop: wyoming-satellite against the local microphone, idle, loaded")
     args = parser.parse_args()
+    with contextlib.suppress(ImportError):  # the same Piper utterances every run (as bench/against.py pins it)
+        import onnxruntime
+
+        onnxruntime.set_seed(0)  # before any session exists: a seed set later does not give the same draws
     os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="hearthd-bench-"))
     empty = Path(tempfile.mkdtemp()) / "config.toml"
     empty.write_text("")
