@@ -251,6 +251,14 @@ def test_tomorrow_means_tomorrow_even_when_the_time_is_still_ahead_today(tmp_pat
     ("разбуди меня завтра в 7:30", "ru", {"time": "07:30", "day": "tomorrow"}),
     ("कल सुबह सात बजे का अलार्म लगा दो", "hi", {"time": "07:00", "day": "tomorrow"}),
     ("har somvar 7 baje ka alarm laga do", "hi", {"time": "07:00", "repeat": "monday"}),
+    # a habit is said as one: the imperfective in Russian, a plan in English; the repeat is kept either way
+    ("буди меня каждый день в семь", "ru", {"time": "07:00", "repeat": "daily"}),
+    ("по будням буди меня в шесть утра", "ru", {"time": "06:00", "repeat": "weekdays"}),
+    ("можешь будить меня по выходным в девять", "ru", {"time": "09:00", "repeat": "weekends"}),
+    ("I want to wake up at seven every day", "en", {"time": "07:00", "repeat": "daily"}),
+    ("I need to be up by 6:30 on weekdays", "en", {"time": "06:30", "repeat": "weekdays"}),
+    ("could you get me up every morning at 7", "en", {"time": "07:00", "repeat": "daily"}),
+    ("हर दिन छह बजे जगा देना", "hi", {"time": "06:00", "repeat": "daily"}),
 ])
 def test_repeats_and_days_are_read_by_the_templates(text: str, lang: str, args: dict) -> None:  # type: ignore[type-arg]
     from hearthd.agent.fastpath import FastPath
@@ -258,6 +266,14 @@ def test_repeats_and_days_are_read_by_the_templates(text: str, lang: str, args: 
 
     decision = FastPath(ToolRegistry(AlarmBook().tools())).match(text, lang)
     assert decision is not None and [(c.name, c.arguments) for c in decision.calls] == [("set_alarm", args)]
+
+
+@pytest.mark.parametrize("text,lang", [("не буди меня в семь", "ru"), ("I don't need to get up at 7 every day", "en")])
+def test_a_habit_said_not_to_is_no_alarm(text: str, lang: str) -> None:
+    from hearthd.agent.fastpath import FastPath
+    from hearthd.tools.registry import ToolRegistry
+
+    assert FastPath(ToolRegistry(AlarmBook().tools())).match(text, lang) is None  # never taken as the request it denies
 
 
 @pytest.mark.parametrize("text,lang,call", [
