@@ -6,6 +6,7 @@ import os
 import shutil
 import socket
 from dataclasses import dataclass
+from typing import Any
 
 from .assets import AssetError, AssetStore
 from .config import Config
@@ -24,11 +25,10 @@ class Finding:
 
 
 def check_models(cfg: Config, store: AssetStore) -> list[Finding]:
-    wanted = [
-        ("agent", cfg.agent.model, cfg.agent.model_path),
-        ("stt", cfg.stt.model, cfg.stt.model_path),
-    ]
-    for lang, voice in cfg.tts.voices.items():
+    wanted = [("agent", cfg.agent.model, cfg.agent.model_path)]
+    if cfg.stt.engine != "wyoming":  # a remote stage needs no model here (check_remote asks the remote instead)
+        wanted.append(("stt", cfg.stt.model, cfg.stt.model_path))
+    for lang, voice in cfg.tts.voices.items() if cfg.tts.engine != "wyoming" else ():
         engine, _, name = voice.partition(":")
         if engine == "piper":
             is_path = name.endswith(".onnx") or os.sep in name
@@ -84,16 +84,20 @@ def check_agent_model(cfg: Config, store: AssetStore) -> Finding:
 
 
 def check_engines(cfg: Config) -> list[Finding]:
+    """The local engines: the wake word model, espeak-ng where a voice needs it (a remote stage: check_remote)."""
     out = []
-    try:
-        from pymicro_wakeword import Model
+    if cfg.wake.engine != "wyoming":
+        try:
+            from pymicro_wakeword import Model
 
-        names = [m.value for m in Model]
-        ok = cfg.wake.model in names
-        out.append(Finding("models", f"wake word: {cfg.wake.model}", ok, "built into pymicro-wakeword" if ok else
-                           f"not a built-in model ({', '.join(names)})", "" if ok else "set wake.model"))
-    except ImportError as e:
-        out.append(Finding("models", "wake word", False, str(e), "pip install pymicro-wakeword"))
+            names = [m.value for m in Model]
+            ok = cfg.wake.model in names
+            out.append(Finding("models", f"wake word: {cfg.wake.model}", ok, "built into pymicro-wakeword" if ok
+                               else f"not a built-in model ({', '.join(names)})", "" if ok else "set wake.model"))
+        except ImportError as e:
+            out.append(Finding("models", "wake word", False, str(e), "pip install pymicro-wakeword"))
+    if cfg.tts.engine == "wyoming":
+        return out
     espeak_needed = any(v.startswith("espeak:") for v in cfg.tts.voices.values())
     espeak = shutil.which("espeak-ng")
     out.append(Finding("tts", "espeak-ng", bool(espeak), espeak or "not installed",
@@ -105,6 +109,54 @@ def check_engines(cfg: Config) -> list[Finding]:
                                f"{voice} (robotic fallback; a Piper voice sounds far better: tts.voices.{lang})",
                                required=False))
     return out
+
+
+def check_remote(cfg: Config) -> list[Finding]:
+    """Each stage given to a Wyoming service (`<stage>.engine = "wyoming"`): the service answers `describe` and offers
+    what hearthd will ask of it (speech to text; a voice, the one named if any; the configured wake word)."""
+    from .audio.remote import describe
+
+    stages = [("stt", cfg.stt.engine, cfg.stt.uri), ("tts", cfg.tts.engine, cfg.tts.uri),
+              ("wake", cfg.wake.engine, cfg.wake.uri)]
+    out = []
+    asked: dict[str, Any] = {}  # one describe per uri: one service often serves all three
+    for stage, engine, uri in stages:
+        if engine != "wyoming" or (stage == "wake" and not cfg.wake.enabled):
+            continue
+        if uri not in asked:
+            try:
+                asked[uri] = describe(uri)
+            except Exception as e:  # noqa: BLE001 - whatever the remote did, doctor says it and goes on
+                asked[uri] = e
+        info = asked[uri]
+        if isinstance(info, Exception):
+            out.append(Finding("remote", f"{stage}: {uri}", False, f"not answering: {info}",
+                               f"start the Wyoming service there, or fix {stage}.uri"))
+            continue
+        out.append(_offered(cfg, stage, uri, info))
+    return out
+
+
+def _offered(cfg: Config, stage: str, uri: str, info: Any) -> Finding:
+    """Whether the service's `info` offers what `stage` needs of it, and what it offers."""
+    kind = {"stt": "asr", "tts": "tts", "wake": "wake"}[stage]
+    programs = [p for p in getattr(info, kind) if getattr(p, "installed", True)]
+    items = [m for p in programs for m in (p.models if kind != "tts" else p.voices) if getattr(m, "installed", True)]
+    names = [m.name for m in items]
+    if not programs:
+        return Finding("remote", f"{stage}: {uri}", False, f"answers, but offers no {kind} service",
+                       f"point {stage}.uri at a Wyoming {kind} service")
+    wanted = cfg.tts.voice if stage == "tts" else cfg.wake.model if stage == "wake" else ""
+    if stage == "wake":  # a wake model may be named by its phrase ("okay nabu") as well as by its name
+        phrases = {(m.phrase or "").lower() for m in items} | {n.lower() for n in names}
+        found = wanted.lower() in phrases or wanted.lower().replace("_", " ") in phrases
+    else:
+        found = not wanted or wanted in names
+    what = f"{', '.join(p.name for p in programs)}: {', '.join(names) or 'no models listed'}"
+    if not found:
+        return Finding("remote", f"{stage}: {uri}", False, f"{what}; {wanted!r} is not among them",
+                       f"set {stage}.{'voice' if stage == 'tts' else 'model'} to one it offers")
+    return Finding("remote", f"{stage}: {uri}", True, what)
 
 
 def check_audio() -> list[Finding]:
@@ -284,6 +336,6 @@ def check_state(cfg: Config) -> list[Finding]:
 
 def run_checks(cfg: Config, store: AssetStore) -> list[Finding]:
     """Every check, in display order."""
-    return (check_models(cfg, store) + check_engines(cfg) + check_audio() + check_volume(cfg) + check_dbus(cfg)
-            + check_mqtt(cfg) + check_state(cfg))
+    return (check_models(cfg, store) + check_engines(cfg) + check_remote(cfg) + check_audio() + check_volume(cfg)
+            + check_dbus(cfg) + check_mqtt(cfg) + check_state(cfg))
 

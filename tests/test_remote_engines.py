@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import os
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -477,3 +478,45 @@ async def test_the_live_loop_runs_a_turn_over_fakes_of_the_protocols(base_config
     assert len(spoken) == len(voices.said) and len(spoken[0]) == int(0.3 * SAMPLE_RATE)
     assert of(trace, EventType.METRICS)[0]["frames_dropped"] == 0
     assert not of(trace, EventType.ERROR)
+
+
+# -- hearthd doctor with remote stages ---------------------------------------------------------------------------
+
+
+@pytest.mark.models
+async def test_doctor_asks_the_remote_what_it_offers_and_needs_no_local_model_for_it(
+        remote: str, base_config: Config, tmp_path: Path) -> None:
+    from hearthd.assets import AssetStore
+    from hearthd.doctor import check_engines, check_models, check_remote
+
+    cfg = client_config(base_config, remote)
+    cfg.stt.model = "no-such-whisper"  # not needed here: the remote transcribes
+    found = await asyncio.to_thread(check_remote, cfg)
+    assert [(f.area, f.name.split(":")[0], f.ok) for f in found] == [
+        ("remote", "stt", True), ("remote", "tts", True), ("remote", "wake", True)]
+    assert "hearthd" in found[0].detail and "okay_nabu" in found[2].detail  # what it offers, named
+    local = check_models(cfg, AssetStore(tmp_path / "store")) + check_engines(cfg)
+    assert not [f for f in local if f.name.startswith(("stt", "tts.", "wake word"))]
+
+    cfg.wake.model, cfg.tts.voice = "hey_computer", "no-such-voice"  # what it does not offer: said, with the key
+    found = {f.name.split(":")[0]: f for f in await asyncio.to_thread(check_remote, cfg)}
+    assert found["stt"].ok and not found["tts"].ok and not found["wake"].ok
+    assert "'no-such-voice' is not among them" in found["tts"].detail and found["tts"].fix.startswith("set tts.voice")
+    assert "'hey_computer'" in found["wake"].detail and found["wake"].fix.startswith("set wake.model")
+
+
+def test_doctor_says_a_remote_stage_is_not_answering(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    port = free_port()  # nothing listens there
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[stt]\nengine = "wyoming"\nuri = "tcp://127.0.0.1:{port}"\n'
+                   f'[tts]\nengine = "wyoming"\nuri = "tcp://127.0.0.1:{port}"\n')
+    proc = subprocess.run([sys.executable, "-m", "hearthd", "--config", str(cfg), "doctor"], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")})
+    assert "Traceback" not in proc.stdout + proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if f"127.0.0.1:{port}" in line]
+    assert len(lines) == 2 and all("not answering" in line for line in lines), proc.stdout
+    assert "fix: start the Wyoming service there, or fix stt.uri" in proc.stdout
+    assert proc.returncode == 1  # a stage that cannot run is required

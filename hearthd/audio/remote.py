@@ -32,6 +32,7 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncClient
 from wyoming.error import Error
 from wyoming.event import Event
+from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize, SynthesizeVoice
 from wyoming.wake import Detect, Detection, NotDetected
 
@@ -149,6 +150,34 @@ async def _read(client: AsyncClient) -> Event:
     if event is None:
         raise ConnectionError("the remote closed the connection")
     return event
+
+
+DESCRIBE_TIMEOUT_S = 5.0  # `hearthd doctor`: a remote that does not say what it offers within it is not answering
+
+
+def describe(uri: str, timeout_s: float = DESCRIBE_TIMEOUT_S) -> Info:
+    """What the Wyoming service at `uri` offers (its `info`), asked the way Home Assistant asks; a remote that is down,
+    answers something else or nothing in time raises ConnectionError or TimeoutError with the reason."""
+
+    async def ask() -> Info:
+        client = await _connect(uri)
+        try:
+            await client.write_event(Describe().event())
+            while True:  # events sent before the answer (none is expected) are passed over
+                event = await _read(client)
+                if Info.is_type(event.type):
+                    return Info.from_event(event)
+                if Error.is_type(event.type):
+                    raise ConnectionError(f"the remote answered with an error: {_remote_error(event)}")
+        finally:
+            await _disconnect(client)
+
+    try:
+        return client_loop().call(ask(), timeout_s)
+    except (TimeoutError, concurrent.futures.TimeoutError):
+        raise TimeoutError(f"no answer to describe within {timeout_s:g} s") from None
+    except OSError as e:
+        raise ConnectionError(str(e) or type(e).__name__) from None
 
 
 def _remote_error(event: Event) -> str:
