@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import signal
 import sqlite3
@@ -11,6 +12,7 @@ import sys
 import textwrap
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -244,6 +246,15 @@ def test_tomorrow_means_tomorrow_even_when_the_time_is_still_ahead_today(tmp_pat
     assert [a.at.day for a in book.pending()] == [1, 2]  # 07:30 today, 07:00 tomorrow
 
 
+@functools.cache
+def alarm_fast_path() -> Any:
+    """The sentence library over the alarm tools alone, built once for the tests that read sentences with it."""
+    from hearthd.agent.fastpath import FastPath
+    from hearthd.tools.registry import ToolRegistry
+
+    return FastPath(ToolRegistry(AlarmBook().tools()))
+
+
 @pytest.mark.parametrize("text,lang,args", [
     ("set an alarm for 7 am every day", "en", {"time": "07:00", "repeat": "daily"}),
     ("wake me up tomorrow at 6", "en", {"time": "06:00", "day": "tomorrow"}),
@@ -261,19 +272,13 @@ def test_tomorrow_means_tomorrow_even_when_the_time_is_still_ahead_today(tmp_pat
     ("हर दिन छह बजे जगा देना", "hi", {"time": "06:00", "repeat": "daily"}),
 ])
 def test_repeats_and_days_are_read_by_the_templates(text: str, lang: str, args: dict) -> None:  # type: ignore[type-arg]
-    from hearthd.agent.fastpath import FastPath
-    from hearthd.tools.registry import ToolRegistry
-
-    decision = FastPath(ToolRegistry(AlarmBook().tools())).match(text, lang)
+    decision = alarm_fast_path().match(text, lang)
     assert decision is not None and [(c.name, c.arguments) for c in decision.calls] == [("set_alarm", args)]
 
 
 @pytest.mark.parametrize("text,lang", [("не буди меня в семь", "ru"), ("I don't need to get up at 7 every day", "en")])
 def test_a_habit_said_not_to_is_no_alarm(text: str, lang: str) -> None:
-    from hearthd.agent.fastpath import FastPath
-    from hearthd.tools.registry import ToolRegistry
-
-    assert FastPath(ToolRegistry(AlarmBook().tools())).match(text, lang) is None  # never taken as the request it denies
+    assert alarm_fast_path().match(text, lang) is None  # never taken as the request it denies
 
 
 @pytest.mark.parametrize("text,lang,call", [
@@ -283,10 +288,7 @@ def test_a_habit_said_not_to_is_no_alarm(text: str, lang: str) -> None:
     ("दस मिनट और सोने दो", "hi", ("snooze", {"minutes": 10})), ("snooze karo", "hi", ("snooze", {})),
 ])
 def test_stop_and_snooze_by_voice(text: str, lang: str, call: tuple) -> None:  # type: ignore[type-arg]
-    from hearthd.agent.fastpath import FastPath
-    from hearthd.tools.registry import ToolRegistry
-
-    decision = FastPath(ToolRegistry(AlarmBook().tools())).match(text, lang)
+    decision = alarm_fast_path().match(text, lang)
     assert decision is not None and [(c.name, c.arguments) for c in decision.calls] == [call]
 
 
@@ -322,10 +324,7 @@ def test_the_chime_is_audible_and_click_free() -> None:
     ("जिम नाम वाला अलार्म हटा दो", "hi", ("cancel_alarm", {"label": "जिम"})),
 ])
 def test_labels_in_russian_and_hindi(text: str, lang: str, call: tuple) -> None:  # type: ignore[type-arg]
-    from hearthd.agent.fastpath import FastPath
-    from hearthd.tools.registry import ToolRegistry
-
-    decision = FastPath(ToolRegistry(AlarmBook().tools())).match(text, lang)
+    decision = alarm_fast_path().match(text, lang)
     assert decision is not None and [(c.name, c.arguments) for c in decision.calls] == [call]
 
 
