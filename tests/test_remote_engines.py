@@ -520,3 +520,25 @@ def test_doctor_says_a_remote_stage_is_not_answering(tmp_path: Path) -> None:
     assert len(lines) == 2 and all("not answering" in line for line in lines), proc.stdout
     assert "fix: start the Wyoming service there, or fix stt.uri" in proc.stdout
     assert proc.returncode == 1  # a stage that cannot run is required
+
+
+@pytest.mark.parametrize("answer", [b"\x00\xff garbage, no event\n", b'{"type": "info", "data_length": -5}\n', b""])
+async def test_doctor_says_a_remote_that_answers_garbage_is_no_wyoming_service(answer: bytes) -> None:
+    from hearthd.doctor import check_remote
+
+    async def reply(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readline()  # the describe
+        writer.write(answer)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(reply, "127.0.0.1", 0)
+    uri = f"tcp://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    try:
+        cfg = load_config(None, environ={})
+        cfg.stt.engine, cfg.stt.uri = "wyoming", uri
+        [found] = await asyncio.wait_for(asyncio.to_thread(check_remote, cfg), 30)
+    finally:
+        server.close()
+    assert not found.ok and found.detail.startswith("not answering: ") and found.fix.endswith("fix stt.uri")
+    assert len(found.detail) > len("not answering: ") + 5, found.detail  # and why

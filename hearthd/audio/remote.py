@@ -157,7 +157,8 @@ DESCRIBE_TIMEOUT_S = 5.0  # `hearthd doctor`: a remote that does not say what it
 
 def describe(uri: str, timeout_s: float = DESCRIBE_TIMEOUT_S) -> Info:
     """What the Wyoming service at `uri` offers (its `info`), asked the way Home Assistant asks; a remote that is down,
-    answers something else or nothing in time raises ConnectionError or TimeoutError with the reason."""
+    answers with an error or nothing in time raises (OSError, TimeoutError; what the event reader raises at bytes
+    that are no Wyoming) with the reason."""
 
     async def ask() -> Info:
         client = await _connect(uri)
@@ -174,10 +175,8 @@ def describe(uri: str, timeout_s: float = DESCRIBE_TIMEOUT_S) -> Info:
 
     try:
         return client_loop().call(ask(), timeout_s)
-    except (TimeoutError, concurrent.futures.TimeoutError):
+    except TimeoutError:
         raise TimeoutError(f"no answer to describe within {timeout_s:g} s") from None
-    except OSError as e:
-        raise ConnectionError(str(e) or type(e).__name__) from None
 
 
 def _remote_error(event: Event) -> str:
