@@ -88,6 +88,7 @@ class SttConfig:
     threads: int = 0  # 0 = the cores free when whisper loads (allowed cores less what other processes use)
     engine: str = "whisper"  # "whisper" (faster-whisper here) or "wyoming" (a Wyoming asr service at `uri`)
     uri: str = ""  # with engine = "wyoming": tcp://HOST:PORT or unix:///PATH (e.g. a bigger Whisper elsewhere)
+    bias: bool = True  # the home's device names, rooms and command words bias what whisper hears
 
 
 @dataclass
@@ -105,6 +106,12 @@ class AgentConfig:
     # ...down to this when every required time, duration or name of the call is read in the user's words
     min_relevance_grounded: float = 0.4
     fast_path: bool = True  # sentence templates (locales/<lang>/sentences) before the model
+    # the tolerant tier between the templates and the model: the nearest template sentence, scored; at or above
+    # tolerant_act it is acted on, between tolerant_ask and it a question ("did you mean …?"), below it the model
+    tolerant: bool = True
+    tolerant_act: float = 0.75
+    tolerant_ask: float = 0.5
+    domain_hint: bool = True  # the model chooses among the tools of the domain the tiers point at, not all of them
     clarify_timeout_s: float = 30.0  # how long a question for a missing detail stays open
     clarify_turns: int = 2  # questions asked for one request before giving up
     max_calls: int = 3  # tool calls one utterance may make; more stops the turn and says so
