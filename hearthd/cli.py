@@ -322,7 +322,9 @@ def _eval_suites(args: argparse.Namespace, cfg: Config) -> int:
 
     # as the daemon decides: hearthd's templates and the sentence library over the suites' home, out-of-scope
     # requests declined by code, then the model
-    router = home.router(agent, not args.no_fast_path, cfg.agent.clarify_timeout_s, cfg.agent.clarify_turns)
+    router = home.router(agent, not args.no_fast_path, cfg.agent.clarify_timeout_s, cfg.agent.clarify_turns,
+                         tolerant=cfg.agent.tolerant and not args.no_tolerant,
+                         domain_hint=cfg.agent.domain_hint and not args.no_domain_hint)
 
     def show(r: Any) -> None:
         d = r.decision
@@ -493,6 +495,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the suites' home: devices, floors and the microphone's room, over which hearthd's real tools "
                         "are declared (default: home.yaml beside them)")
     p.add_argument("--no-fast-path", action="store_true", help="send every suite case to the model")
+    p.add_argument("--no-tolerant", action="store_true", help="without the tolerant tier (templates, then the model)")
+    p.add_argument("--no-domain-hint", action="store_true",
+                   help="the model chooses among every tool, not the domain the tiers point at")
     p.add_argument("--no-model", action="store_true",
                    help="load no model: what the templates and the sentence library do not read counts as declined "
                         "(the fast path's coverage)")

@@ -110,7 +110,7 @@ class AgentConfig:
     # tolerant_act it is acted on, between tolerant_ask and it a question ("did you mean …?"), below it the model
     tolerant: bool = True
     tolerant_act: float = 0.75
-    tolerant_ask: float = 0.5
+    tolerant_ask: float = 0.6
     domain_hint: bool = True  # the model chooses among the tools of the domain the tiers point at, not all of them
     clarify_timeout_s: float = 30.0  # how long a question for a missing detail stays open
     clarify_turns: int = 2  # questions asked for one request before giving up

@@ -66,7 +66,8 @@ def key(word: str) -> str:
     text = text.replace("\u094d", "")  # the virama joins consonants; the key has no inherent vowels anyway
     if any("a" <= ch <= "z" for ch in text):
         raw = _latin("".join(ch for ch in text if ch.isalpha() or ch.isdigit()))
-        raw = raw.replace("H", "") if len(raw) > 2 else raw  # an h after a consonant is breath, not a sound
+        raw = raw[:1] + "".join(ch for i, ch in enumerate(raw[1:], 1)  # an h after a consonant is breath
+                                if ch != "H" or raw[i - 1] in "aiu")
     else:
         raw = "".join(_DEVANAGARI.get(ch, _CYRILLIC.get(ch, ch if ch.isdigit() else "")) for ch in text)
     folded: list[str] = []

@@ -50,6 +50,8 @@ class Decision:
     thinking_tokens: int = 0
     tokens: list[int] = field(default_factory=list, repr=False, compare=False)  # the call after the prefill
     every: bool = False  # a template's group that means all of it ("it's dark in here"), never narrowed to one
+    confirm: bool = False  # a weak reading (the tolerant tier): held until the user says yes, even when harmless
+    among: list[str] = field(default_factory=list)  # the tools of the domain the tiers point at, for the model
 
 
 class AgentError(HearthdError):
@@ -111,6 +113,7 @@ class Agent:
         self._turns_waiting = 0
         self._holder = ""  # who has the llama context: "", "turn" or "warm-up"
         self._stop = threading.Event()
+        self._among: frozenset[str] = frozenset()  # this turn's domain (decide's `among`); empty: every tool
 
     @property
     def _tools(self) -> list[dict[str, Any]]:
@@ -192,13 +195,16 @@ class Agent:
             return None
         return self._relevance.probability(self.registry.get(name), text)
 
-    def decide(self, text: str, lang: str, now: datetime | None = None, only: str | None = None) -> Decision:
+    def decide(self, text: str, lang: str, now: datetime | None = None, only: str | None = None,
+               among: list[str] | None = None) -> Decision:
         """Blocking: run the model once and check its answer (call from an executor thread). With `only`, the
         tool is already known (a clarification being answered) and just its arguments are decoded.
 
         `max_turn_s` covers the whole turn from when it began (the end of speech, when the gate says so): waiting
         for the model, the catalogue prefix if it is not ready yet, the relevance check, thinking and decoding.
-        Evaluation is cut mid-prompt when it passes."""
+        Evaluation is cut mid-prompt when it passes. With `among`, the tool is chosen among those (and no_tool): the
+        domain the templates pointed at; the prompt, and so its cached prefix, still shows the whole catalogue."""
+        self._among = frozenset(among or ())
         began, evaluated = time.monotonic(), self.model.evaluated_total
         prepared: dict[str, str] = {}
         if not self.prepared_in_background:
@@ -381,6 +387,10 @@ class Agent:
         then its arguments."""
         probs, shared = self.name_probabilities(tokens)
         self._in_time()
+        if self._among and self._among & set(probs):
+            kept = {n: p for n, p in probs.items() if n in self._among or n == NO_TOOL}
+            total = sum(kept.values()) or 1.0
+            probs = {n: p / total for n, p in kept.items()}
         best = max(probs, key=lambda n: probs[n])
         if best == NO_TOOL or probs[best] < self.min_tool_probability:
             # Decided at the first token: no need to decode a reason nobody will hear.

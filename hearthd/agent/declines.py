@@ -57,10 +57,13 @@ class DeclineFirst:
     def __init__(self, agent: Callable[[], Agent]) -> None:
         self._agent = agent
 
-    def decide(self, text: str, lang: str, now: datetime | None = None, only: str | None = None) -> Decision:
+    def decide(self, text: str, lang: str, now: datetime | None = None, only: str | None = None,
+               among: list[str] | None = None) -> Decision:
         kind = decline_kind(text, lang) if only is None and len(split_requests(text, lang)) == 1 else ""
         if kind:
             return Decision("abstain", reason=f"out of scope: {kind}", source="fastpath", say=f"decline.{kind}")
+        if among:
+            return self._agent().decide(text, lang, now, only, among=among)
         return self._agent().decide(text, lang, now, only)
 
     def __getattr__(self, name: str) -> Any:  # the model's registry, prepare(), …: the agent's own

@@ -17,9 +17,11 @@ from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from ..tools.smarthome import KINDS, keep_area
 from .agent import Agent, Decision
 from .checks import about_alarm, negated, review, says_many, time_said
+from .declines import decline_kind
 from .library import Library
 from .parsing import ToolCall
 from .split import clauses, split_requests, statement, tells_not_to
+from .tolerant import TolerantMatcher
 from .when import absolute_times
 
 # How a slot's matched text becomes an argument value; a slot that cannot be read sends the turn to the model.
@@ -369,8 +371,11 @@ class Router:
 
     def __init__(self, fast_path: FastPath | None, agent: Callable[[], Agent], clarify_timeout: float = 30.0,
                  clarify_turns: int = 2, clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], datetime] = lambda: datetime.now().astimezone()) -> None:
+                 wall: Callable[[], datetime] = lambda: datetime.now().astimezone(),
+                 tolerant: TolerantMatcher | None = None, domain_hint: bool = True) -> None:
         self.fast_path = fast_path
+        self.tolerant = tolerant  # between the templates and the model (hearthd.agent.tolerant)
+        self.domain_hint = domain_hint  # the model chooses among the tools of the domain the tiers point at
         self._agent = agent
         self.clarify_timeout = clarify_timeout
         self.clarify_turns = clarify_turns
@@ -410,11 +415,17 @@ class Router:
     def _match(self, text: str, lang: str) -> Decision:
         if about_alarm(text, lang):  # "wake me in twenty minutes" → "at 14:25"; "in 5 minutes open…" stays
             text = absolute_times(text, lang, self.wall())
+        among: list[str] = []
         if self.fast_path is not None:
             decision = self.fast_path.match(text, lang) or self._several(text, lang) or self._with_reason(text, lang)
             if decision is not None:
                 return decision
-        whole = self._agent().decide(text, lang)
+            if self.tolerant is not None and len(split_requests(text, lang)) == 1 and not decline_kind(text, lang):
+                guess = self.tolerant.match(text, lang)
+                if guess is not None and guess.kind != "abstain":
+                    return guess
+                among = guess.among if guess is not None and self.domain_hint else []
+        whole = self._agent().decide(text, lang, among=among) if among else self._agent().decide(text, lang)
         parts = split_requests(text, lang)
         if len(parts) >= 2 and whole.kind == "call" and len(whole.calls) < len(parts):
             # Fewer calls than requests said: the model may have done one and dropped the rest ("turn off the light

@@ -56,7 +56,16 @@ OFF = {"light": "turn_off", "switch": "turn_off", "fan": "turn_off", "cover": "c
 NAME_KEY = {"lock_door": "door", "unlock_door": "door", "activate_scene": "scene"}
 GROUP_TOOLS = frozenset({"turn_on", "turn_off", "open_cover", "close_cover", "lock_door", "unlock_door",
                          "set_brightness", "set_color"})
-GROUPING = ("area", "domain", "device_class")  # what makes a call a group's
+GROUPING = ("area", "domain", "device_class")
+# The library's intents hearthd maps onto its tools (Library._calls), with the tool each mostly becomes: the tolerant
+# tier learns from these templates and tells two readings apart by the tool they lead to.
+INTENT_TOOL = {"HassTurnOn": "turn_on", "HassTurnOff": "turn_off", "HassGetState": "device_state",
+               "HassLightSet": "set_brightness", "HassSetPosition": "set_cover_position",
+               "HassClimateSetTemperature": "set_temperature", "HassClimateGetTemperature": "sensor_value",
+               "HassMediaPause": "media", "HassMediaUnpause": "media", "HassMediaNext": "media",
+               "HassMediaPrevious": "media", "HassSetVolume": "set_volume", "HassMediaPlayerMute": "mute",
+               "HassMediaPlayerUnmute": "unmute", "HassGetCurrentTime": "get_time", "HassGetCurrentDate": "get_time"}
+HANDLED = frozenset(INTENT_TOOL)  # what makes a call a group's
 MEDIA = {"HassMediaPause": "pause", "HassMediaUnpause": "play", "HassMediaNext": "next",
          "HassMediaPrevious": "previous"}
 

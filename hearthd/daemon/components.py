@@ -235,9 +235,16 @@ class Components:
         # with the templates, "what's the weather" is declined by code, not by a model turn (agent/declines.py)
         first = cast(Agent, DeclineFirst(self.agent))
         model = (lambda: first) if self.cfg.agent.fast_path else self.agent
-        return self._once("router", lambda: Router(self.fast_path() if self.cfg.agent.fast_path else None,
-                                                   model, self.cfg.agent.clarify_timeout_s,
-                                                   self.cfg.agent.clarify_turns, clock=self.ticks))
+        return self._once("router", lambda: self._router(model))
+
+    def _router(self, model: Callable[[], Agent]) -> Router:
+        from ..agent.tolerant import TolerantMatcher
+
+        fast = self.fast_path() if self.cfg.agent.fast_path else None
+        tolerant = TolerantMatcher(fast, self.cfg.agent.tolerant_act, self.cfg.agent.tolerant_ask) \
+            if fast is not None and self.cfg.agent.tolerant else None
+        return Router(fast, model, self.cfg.agent.clarify_timeout_s, self.cfg.agent.clarify_turns, clock=self.ticks,
+                      tolerant=tolerant, domain_hint=self.cfg.agent.domain_hint)
 
     def agent(self) -> Agent:
         def build() -> Agent:

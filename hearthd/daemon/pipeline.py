@@ -300,11 +300,12 @@ class Pipeline:
                 decision = Decision("abstain", reason=f"{len(decision.calls)} calls, over agent.max_calls",
                                     source=decision.source, say="agent.too_many")
             with confirmations(policy, dialogue):
-                held = decision.kind == "call" and policy.review(decision.calls, result.lang) is None
+                held = decision.kind == "call" and policy.review(decision.calls, result.lang,
+                                                                 guess=decision.confirm) is None
                 question = policy.question(result.lang) if held else ""
             if held:
                 result.decision = decision
-                first = next(c for c in decision.calls if policy.needs_confirmation(c))
+                first = next((c for c in decision.calls if policy.needs_confirmation(c)), decision.calls[0])
                 self.trace.emit(ConfirmRequestEvent(name=first.name, arguments=first.arguments, question=question,
                                                     calls=[{"name": c.name, "arguments": c.arguments}
                                                            for c in decision.calls]))

@@ -31,6 +31,7 @@ class Held:
     calls: list[ToolCall]
     lang: str
     deadline: float
+    guess: bool = False  # held because hearthd is not sure it understood (a weak reading), not for what it does
 
 
 @cache
@@ -96,16 +97,19 @@ class ConfirmationPolicy:
             return many_phrase(call, lang, count, noun)
         return confirm_phrase(call, lang)
 
-    def review(self, calls: list[ToolCall], lang: str) -> list[ToolCall] | None:
+    def review(self, calls: list[ToolCall], lang: str, guess: bool = False) -> list[ToolCall] | None:
         """The calls that may run now, or None when they wait for a yes (then `question` says what to ask).
-        A request with one consequential call waits as a whole: half of "lock up and power off" is not done."""
-        if not any(self.needs_confirmation(c) for c in calls):
+        A request with one consequential call waits as a whole: half of "lock up and power off" is not done.
+        `guess`: the request was understood only approximately, so even a harmless call waits ("Did you mean…?")."""
+        if not guess and not any(self.needs_confirmation(c) for c in calls):
             return calls
-        self.held = Held(list(calls), lang, self.clock() + self.timeout)
+        self.held = Held(list(calls), lang, self.clock() + self.timeout, guess)
         return None
 
     def question(self, lang: str) -> str:
         assert self.held is not None
+        if self.held.guess:
+            return guess_phrase(self.held.calls, lang, self.registry)
         parts = [self.confirm_phrase(c, lang) for c in self.held.calls if self.needs_confirmation(c)]
         if len(parts) < len(self.held.calls):  # "unlock the door and set an alarm": the alarm is said to wait too
             parts.append(phrase(lang, "confirm.rest_waits"))
@@ -147,6 +151,18 @@ def confirm_phrase(call: ToolCall, lang: str) -> str:
         except (KeyError, IndexError):
             pass
     return phrase(lang, "confirm.generic", action=call.name.replace("_", " "))
+
+
+def guess_phrase(calls: list[ToolCall], lang: str, registry: ToolRegistry) -> str:
+    """"Did you mean: switch off a light or a device (Kitchen Light)?" — each call as its tool is described in the
+    user's language (locales/<lang>/tools.toml), with the values it would act on."""
+    said = []
+    for call in calls:
+        what = registry.get(call.name).describe(lang) if call.name in registry else call.name.replace("_", " ")
+        what = what.rstrip(".。।").strip()
+        values = [str(v) for k, v in call.arguments.items() if k not in ("domain", "question") and v not in ("", None)]
+        said.append(f"{what} ({', '.join(values)})" if values else what)
+    return phrase(lang, "confirm.guess", what="; ".join(said))
 
 
 def many_phrase(call: ToolCall, lang: str, count: int, noun: str) -> str:

@@ -24,7 +24,8 @@ LIVE: dict[str, tuple[str, ...] | None] = {
     "policy": ("confirm", "confirm_timeout_s", "audit_max_bytes", "audit_keep"),
     "alarms": None,
     "agent": ("max_tokens", "temperature", "min_tool_probability", "min_relevance", "min_relevance_grounded",
-              "fast_path", "clarify_timeout_s", "clarify_turns", "max_calls", "max_turn_s", "thinking"),
+              "fast_path", "tolerant", "tolerant_act", "tolerant_ask", "domain_hint", "clarify_timeout_s",
+              "clarify_turns", "max_calls", "max_turn_s", "thinking"),
 }
 
 
@@ -104,6 +105,15 @@ def _propagate(c: Components, scheduler: Scheduler | None) -> None:
         router.clarify_turns = cfg.agent.clarify_turns
         if cfg.agent.fast_path != (router.fast_path is not None):
             router.fast_path = c.fast_path() if cfg.agent.fast_path else None
+        router.domain_hint = cfg.agent.domain_hint
+        if router.fast_path is None or not cfg.agent.tolerant:
+            router.tolerant = None
+        else:
+            from ..agent.tolerant import TolerantMatcher
+
+            if router.tolerant is None or router.tolerant.fast_path is not router.fast_path:
+                router.tolerant = TolerantMatcher(router.fast_path)
+            router.tolerant.act, router.tolerant.ask = cfg.agent.tolerant_act, cfg.agent.tolerant_ask
     agent = built.get("agent")
     if agent is not None:
         agent.min_tool_probability = cfg.agent.min_tool_probability

@@ -262,15 +262,18 @@ class SuiteHome:
         return FastPath(self.registry, Library(self.registry, lambda: self.catalogue, self.floors, self.here))
 
     def router(self, agent: Callable[[], Any], fast_path: bool = True, clarify_timeout: float = 30.0,
-               clarify_turns: int = 2) -> Any:
-        """The daemon's router: the fast path, then out-of-scope requests declined by code, then the model."""
+               clarify_turns: int = 2, tolerant: bool = True, domain_hint: bool = True) -> Any:
+        """The daemon's router: the fast path, the tolerant tier, out-of-scope requests declined by code, the model."""
         from ..agent.declines import DeclineFirst
         from ..agent.fastpath import Router
+        from ..agent.tolerant import TolerantMatcher
 
         if not fast_path:
             return Router(None, agent, clarify_timeout, clarify_turns)
         first = cast(Agent, DeclineFirst(agent))
-        return Router(self.fast_path(), lambda: first, clarify_timeout, clarify_turns)
+        fast = self.fast_path()
+        return Router(fast, lambda: first, clarify_timeout, clarify_turns,
+                      tolerant=TolerantMatcher(fast) if tolerant else None, domain_hint=domain_hint)
 
     def targets(self, tool: str, arguments: dict[str, Any]) -> frozenset[str] | None:
         """The devices a home call acts on (a name as hearthd resolves it, or a group), None when it names none."""
@@ -496,6 +499,7 @@ class NoModel:
     def __init__(self) -> None:
         self.asked: list[str] = []
 
-    def decide(self, text: str, lang: str, now: Any = None, only: str | None = None) -> Decision:
+    def decide(self, text: str, lang: str, now: Any = None, only: str | None = None,
+               among: list[str] | None = None) -> Decision:
         self.asked.append(text)
         return Decision("abstain", reason="left to the model (not run)", source="model")

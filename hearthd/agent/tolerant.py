@@ -1,0 +1,601 @@
+"""The tolerant tier: what the strict templates miss, read as the nearest template sentence, scored.
+
+Between the strict templates and the model. It is trained from the same templates the fast path matches (hearthd's
+own, locales/<lang>/sentences, and the sentence library's): every template is expanded into word bags, its lists left
+as slots ("{name}", "{area}", a number "{#}", free text "{*}"). An utterance is read the same way: the home's names,
+rooms and the templates' list values are found in the words said (exactly, by stem, or by how they sound:
+hearthd.phonetic), numbers become "{#}", fillers and particles go. Each intent scores the best F-measure of its bags
+against the utterance, every word weighted by how much it tells intents apart (inverse intent frequency), a word said
+approximately (inflected, misheard) counting for most of a word said right. Word order does not count, dropped words
+cost what they tell. The best intent is then *realised*: its nearest template sentence is written out with the words
+the user said in its slots and read by the strict matcher, so slots come only from words said and every argument is
+read, validated and settled as the fast path does; an intent whose template cannot be realised takes its tool's
+times, durations and names read by code from the words (hearthd.agent.grounding), or asks for the one missing.
+
+Why not hassil's own fuzzy matcher (hassil.fuzzy, up to hassil 3.8.1): it scores with n-gram models that Home
+Assistant trains and ships for its own intents only (nothing trains them for hearthd's templates), it finds names and
+rooms only when said exactly (a trie), so "बदती" never reaches "बत्ती" nor "ты мир" "таймер", and it is gone from the
+hassil the project uses. The bags here are built from whatever templates a language has, at warm-up.
+
+A score at or above `act` with a clear margin is the call; a weaker one (or a near tie of two intents of one tool) is
+a question: the call is held until the user says yes (`Decision.confirm`). A tie between intents of different tools
+and anything below `ask` goes to the model, told the domain the tier points at (`Decision.among`).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import logging
+import math
+import random
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import locale
+from ..numbers import digits_for_times, words_of
+from ..phonetic import key as sound_key
+from ..tools.registry import ToolRegistry
+from .agent import Decision
+from .grounding import missing_arguments, read_arguments
+from .parsing import ToolCall
+
+log = logging.getLogger(__name__)
+
+NUMBER = "{#}"  # a number said ("7", "7:30", "20"), and a range list's slot in a template
+FREE = "{*}"  # a template's wildcard: free words (a time, a label, a query)
+MAX_BAGS = 48  # expansions kept per template sentence (a deterministic sample beyond it)
+SLOT_ALIASES = {"home_area": "area", "home_floor": "floor"}  # hearthd's own group lists are the library's rooms
+# How much a word heard approximately counts: inflected (the same stem) or misheard (the same sound classes)
+STEM_CREDIT = 0.85
+SOUND_CREDIT = 0.7
+# A word no template knows ("pizza", "молоко", "ट्रैफिक") weighs as a telling word: a request about something hearthd
+# has no template for is not one of its intents with a word left over
+UNKNOWN_WEIGHT = 1.5
+MIN_SHARE = 0.6  # a reading acted on or asked about explains this share of the words said, and says this share of its
+# template's
+CONTENT = 1.5  # a word at least this telling is a content word (in about a third of the intents or fewer)
+MIN_CONTENT = 0.5  # a reading needs this share of its bag's content words said (never a match on "the", "me")
+SHORTLIST = 300  # bags scored in full: those sharing the most telling words with the utterance
+
+
+def _fold(word: str) -> str:
+    word = unicodedata.normalize("NFC", word.lower().replace("ё", "е").replace("\u093c", ""))
+    return word.strip("'’-")
+
+
+def tokens_of(text: str) -> list[str]:
+    """Folded words of `text` (ё as е, no nukta, punctuation off); hyphenated particles apart ("погаси-ка")."""
+    out: list[str] = []
+    for word in words_of(text.lower()):
+        if re.fullmatch(r"\d+(?:[:.]\d+)?", word):
+            out.append(word)
+            continue
+        out.extend(_fold(w) for w in re.split(r"[-‐]", word) if _fold(w))
+    return out
+
+
+def _stem_alike(a: str, b: str) -> bool:
+    """The same word inflected ("кухне"/"кухня", "лампу"/"лампа", "turned"/"turn", "जलाओ"/"जला")."""
+    if a == b:
+        return True
+    short = min(len(a), len(b))
+    if short < 3:
+        return False
+    common = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        common += 1
+    return common >= max(3, math.ceil(0.6 * max(len(a), len(b)))) or (common >= 4 and common >= short - 1)
+
+
+def _sound_alike(a: str, b: str) -> bool:
+    """Heard approximately: the same sound classes ("बदती"/"बत्ती", "таймир"/"таймер"), or nearly (one slip in five)."""
+    ka, kb = sound_key(a), sound_key(b)
+    short = min(len(ka), len(kb))
+    if short < 3:
+        return False
+    if ka == kb:
+        return True
+    if short < 4 or ka[0] != kb[0]:
+        return False  # a short word, or another first sound: "joke" is not "wake", "weather" not "heater"
+    from rapidfuzz.distance import Levenshtein
+
+    return Levenshtein.distance(ka, kb) <= (2 if short >= 7 else 1)
+
+
+# -- the templates as word bags ---------------------------------------------------------------------------------
+
+
+def _expand(expr: Any, rules: dict[str, Any], wild: set[str], ranges: set[str],
+            depth: int = 0) -> list[tuple[str, ...]]:
+    """Every word sequence an expression says (slots as tokens), at most MAX_BAGS of them."""
+    from hassil.expression import Alternative, ListReference, Permutation, RuleReference, Sequence, TextChunk
+
+    if depth > 12:
+        return [()]
+    if isinstance(expr, TextChunk):
+        return [tuple(tokens_of(expr.text))]
+    if isinstance(expr, ListReference):
+        name = SLOT_ALIASES.get(expr.list_name, expr.list_name)
+        if expr.list_name in wild:
+            return [(FREE,)]
+        if expr.list_name in ranges:
+            return [(NUMBER,)]
+        return [("{" + name + "}",)]
+    if isinstance(expr, RuleReference):
+        rule = rules.get(expr.rule_name)
+        return _expand(rule.expression, rules, wild, ranges, depth + 1) if rule is not None else [()]
+    if isinstance(expr, Alternative):
+        out: list[tuple[str, ...]] = []
+        for item in expr.items:
+            out.extend(_expand(item, rules, wild, ranges, depth + 1))
+        return _capped(list(dict.fromkeys(out)))
+    if isinstance(expr, (Sequence, Permutation)):
+        parts = [_expand(item, rules, wild, ranges, depth + 1) for item in expr.items]
+        total = math.prod(len(p) for p in parts)
+        if total <= MAX_BAGS:
+            combos: Iterable[tuple[tuple[str, ...], ...]] = itertools.product(*parts)
+        else:
+            rng = random.Random(total)  # deterministic: the same templates give the same bags
+            combos = [tuple(rng.choice(p) for p in parts) for _ in range(MAX_BAGS)]
+        return _capped(list(dict.fromkeys(tuple(w for part in c for w in part) for c in combos)))
+    return [()]
+
+
+def _capped(seqs: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    if len(seqs) <= MAX_BAGS:
+        return seqs
+    return random.Random(len(seqs)).sample(seqs, MAX_BAGS)
+
+
+@dataclass
+class Bag:
+    """One way a template says an intent: its words in order (slots as tokens)."""
+
+    intent: str
+    source: str  # "own" (hearthd's templates) or "library"
+    words: tuple[str, ...]
+    unique: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.unique = frozenset(self.words)
+
+
+@dataclass
+class Index:
+    """A language's bags, which words tell intents apart, and the values of its lists."""
+
+    bags: list[Bag]
+    weight: dict[str, float]
+    postings: dict[str, list[int]]
+    values: dict[str, list[tuple[tuple[str, ...], str]]]  # first word → (value's words, list slot token)
+    skip: frozenset[str]  # words said around a request that change nothing ("please", "ну", "ज़रा", "-ка")
+    skip_phrases: tuple[tuple[str, ...], ...]  # the same, of several words ("будь добр", "could you"), longest first
+    need: list[float]  # per bag: the weight of all its words
+    content: list[float]  # per bag: the weight of its words that tell intents apart (CONTENT and more)
+
+    @classmethod
+    def build(cls, sources: list[tuple[str, Any, set[str]]], skip: Iterable[str]) -> Index:
+        """`sources`: (name, hassil Intents, the intent names to take from it)."""
+        from hassil.intents import RangeSlotList, TextSlotList, WildcardSlotList
+
+        bags: list[Bag] = []
+        values: dict[str, list[tuple[tuple[str, ...], str]]] = defaultdict(list)
+        for source, intents, wanted in sources:
+            lists = intents.slot_lists
+            for name, slot_list in lists.items():
+                if isinstance(slot_list, TextSlotList):
+                    token = "{" + SLOT_ALIASES.get(name, name) + "}"
+                    for value in slot_list.values:
+                        for words in _expand(value.text_in, intents.expansion_rules, set(), set()):
+                            if words:
+                                values[words[0]].append((words, token))
+            ranges = {n for n, s in lists.items() if isinstance(s, RangeSlotList)}
+            wild_lists = {n for n, s in lists.items() if isinstance(s, WildcardSlotList)}
+            for name, intent in intents.intents.items():
+                if name not in wanted:
+                    continue
+                for data in intent.data:
+                    rules = {**intents.expansion_rules, **data.expansion_rules}
+                    wild = wild_lists | set(data.wildcard_list_names)
+                    local_ranges = ranges | {n for n, s in data.slot_lists.items() if isinstance(s, RangeSlotList)}
+                    for sentence in data.sentences:
+                        for words in _expand(sentence.expression, rules, wild, local_ranges):
+                            if words:
+                                bags.append(Bag(name, source, words))
+        said = [tuple(tokens_of(s)) for s in skip]
+        skip_words = frozenset(w[0] for w in said if len(w) == 1)
+        skip_phrases = tuple(sorted({w for w in said if len(w) > 1}, key=len, reverse=True))
+        unique: dict[tuple[str, frozenset[str]], Bag] = {}
+        for bag in bags:
+            words = tuple(w for w in _without(list(bag.words), skip_phrases) if w not in skip_words)
+            if words:
+                bag = Bag(bag.intent, bag.source, words)
+                unique.setdefault((bag.intent, bag.unique), bag)
+        bags = list(unique.values())
+        intents_of: dict[str, set[str]] = defaultdict(set)
+        for bag in bags:
+            for word in bag.unique:
+                intents_of[word].add(bag.intent)
+        total = len({b.intent for b in bags}) or 1
+        weight = {w: math.log(1 + total / len(i)) for w, i in intents_of.items()}
+        postings: dict[str, list[int]] = defaultdict(list)
+        for i, bag in enumerate(bags):
+            for word in bag.unique:
+                postings[word].append(i)
+        need = [sum(weight.get(w, 1.0) for w in bag.unique) for bag in bags]
+        content = [sum(weight[w] for w in bag.unique if not w.startswith("{") and weight[w] >= CONTENT)
+                   for bag in bags]
+        return cls(bags, weight, dict(postings), dict(values), skip_words, skip_phrases, need, content)
+
+
+# -- reading an utterance -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Reading:
+    """An utterance as the bags see it: per position the tokens it may be (a word, or the slots it fills)."""
+
+    said: list[str]  # the words as said (folded), for writing a template sentence out
+    options: list[dict[str, float]]  # per position: token → credit (1 exact; less for a stem or a sound alike)
+    spans: list[tuple[int, int]]  # per position: the words of `said` it covers
+
+
+@dataclass
+class Match:
+    """An intent the tier reads, with its score and the bag that gave it."""
+
+    intent: str
+    source: str
+    score: float
+    bag: Bag
+    used: dict[int, str]  # reading position → the bag token it stood for
+    recall: float = 0.0  # the share of the template's words said (by weight)
+    precision: float = 0.0  # the share of the words said that the template explains (by weight)
+
+
+class TolerantMatcher:
+    """Scores an utterance against every intent's template bags; realises the best one through the strict matcher."""
+
+    def __init__(self, fast_path: Any, act: float = 0.75, ask: float = 0.6, margin: float = 0.08) -> None:
+        self.fast_path = fast_path
+        self.registry: ToolRegistry = fast_path.registry
+        self.act = act
+        self.ask = ask
+        self.margin = margin
+        self._indexes: dict[str, Index] = {}
+        self._timed_words: dict[str, frozenset[str]] = {}
+        self._home_values: tuple[Any, Index, dict[str, list[tuple[tuple[str, ...], str]]]] | None = None
+
+    # -- the index ------------------------------------------------------------------------------------------
+
+    def index(self, lang: str) -> Index:
+        """The language's bags (built once per process and language; the home's names are looked up per turn)."""
+        if lang not in self._indexes:
+            self._indexes[lang] = self._build(lang)
+        return self._indexes[lang]
+
+    def _build(self, lang: str) -> Index:
+        from .fastpath import _load_intents, skip_words
+        from .library import HANDLED, LIBRARY_LANGUAGES
+        from .library import _intents as library_intents
+
+        sources: list[tuple[str, Any, set[str]]] = []
+        own = _load_intents().get(lang)
+        if own is not None:
+            sources.append(("own", own, {n for n in own.intents if n in self.registry}))
+        if lang in LIBRARY_LANGUAGES and self.fast_path.library is not None:
+            lib = library_intents(lang)
+            if lib is not None:
+                sources.append(("library", lib, set(HANDLED) & set(lib.intents)))
+        skip = list(skip_words(lang))
+        if locale.has(lang, "sentences/_skip.yaml"):
+            skip += [str(w) for w in (locale.yaml(lang, "sentences/_skip.yaml") or {}).get("particles", [])]
+        return Index.build(sources, skip)
+
+    # -- reading --------------------------------------------------------------------------------------------
+
+    def read(self, text: str, lang: str) -> Reading:
+        """The utterance's words, with the home's names and rooms, list values and numbers found in them."""
+        index = self.index(lang)
+        said = [w for w in _without(tokens_of(digits_for_times(text, lang)), index.skip_phrases) if w not in index.skip]
+        values = self._values(index)
+        timed = self._timed(lang, index)
+        options: list[dict[str, float]] = []
+        spans: list[tuple[int, int]] = []
+        i = 0
+        while i < len(said):
+            word = said[i]
+            firsts = [f for f in values if f == word or _stem_alike(f, word) or _sound_alike(f, word)]
+            found: dict[str, float] = {}
+            length = 0
+            for n in range(min(5, len(said) - i), 0, -1):
+                found = self._value_at(said[i:i + n], firsts, values)
+                if found:
+                    length = n
+                    break
+            if length:
+                if length == 1:
+                    found = {**found, **self._word_options(word, index)}  # "kitchen": a room, or a template's word
+                    if re.fullmatch(r"\d+(?:[:.]\d+)?", word):
+                        found.update({NUMBER: 1.0, FREE: 1.0})  # "10": a snooze's minutes, or any number
+                    elif word in timed:
+                        found[FREE] = 1.0  # "минут": a list's word, and part of a duration said
+                options.append(found)
+                spans.append((i, i + length))
+                i += length
+                continue
+            if re.fullmatch(r"\d+(?:[:.]\d+)?", word):
+                options.append({NUMBER: 1.0, FREE: 1.0})
+                spans.append((i, i + 1))
+                i += 1
+                continue
+            here = self._word_options(word, index)
+            if i + 1 < len(said) and not self._telling(here, index) \
+                    and not self._telling(self._word_options(said[i + 1], index), index):
+                joined = {k: c for k, c in self._word_options(word + said[i + 1], index).items()
+                          if index.weight.get(k, 0.0) >= CONTENT}  # "ты мир" heard for "таймер"
+                if joined:
+                    options.append({k: min(c, SOUND_CREDIT) for k, c in joined.items()})
+                    spans.append((i, i + 2))
+                    i += 2
+                    continue
+            if word in timed and word not in index.weight:
+                options.append({FREE: 1.0})  # "minutes", "बजे", "утра": part of a time or a duration said
+            else:
+                timely = max((c for k, c in here.items() if k in timed), default=0.0)  # "मिनेत" for "मिनट"
+                options.append({**here, **({FREE: timely} if timely else {})})
+            spans.append((i, i + 1))
+            i += 1
+        return Reading(said, options, spans)
+
+    def _timed(self, lang: str, index: Index) -> frozenset[str]:
+        """The words a time or a duration is said with that tell something ("minutes", "बजे", "утра"), not the little
+        words around them ("at", "the", "me")."""
+        from .fastpath import _no_names, _time_words
+
+        if lang not in self._timed_words:
+            little = _no_names(lang) | index.skip
+            duration = locale.table(lang, "numbers.toml").get("duration", {})
+            units = [*duration.get("units", {}), *duration.get("bare", []), *duration.get("whole", {})]
+            words = {_fold(w) for w in (*_time_words(lang), *units) if isinstance(w, str)}
+            self._timed_words[lang] = frozenset(w for w in words if w not in little and " " not in w
+                                                and not w.isdigit() and len(w) > 2)
+        return self._timed_words[lang]
+
+    def _values(self, index: Index) -> dict[str, list[tuple[tuple[str, ...], str]]]:
+        """The templates' list values and this home's names, rooms and floors, by first word (kept while the home's
+        lists are the same)."""
+        library = self.fast_path.library
+        lists = library.slot_lists() if library is not None else {}
+        if self._home_values is not None and self._home_values[0] is lists and self._home_values[1] is index:
+            return self._home_values[2]
+        values = {k: list(v) for k, v in index.values.items()}
+        for name, slot_list in lists.items():
+            for value in getattr(slot_list, "values", []):
+                words = tuple(tokens_of(str(getattr(value.text_in, "text", "") or "")))
+                if words:
+                    values.setdefault(words[0], []).append((words, "{" + name + "}"))
+        self._home_values = (lists, index, values)
+        return values
+
+    @staticmethod
+    def _value_at(words: list[str], firsts: list[str],
+                  values: dict[str, list[tuple[tuple[str, ...], str]]]) -> dict[str, float]:
+        """The slots `words` fill as a whole: said exactly, inflected or heard approximately (not one short word)."""
+        found: dict[str, float] = {}
+        for first in firsts:
+            for value, token in values[first]:
+                if len(value) != len(words):
+                    continue
+                credit = 1.0
+                for a, b in zip(value, words, strict=True):
+                    if a == b:
+                        continue
+                    if _stem_alike(a, b):
+                        credit = min(credit, STEM_CREDIT)
+                    elif _sound_alike(a, b) and len(a) > 3:
+                        credit = min(credit, SOUND_CREDIT)
+                    else:
+                        credit = 0.0
+                        break
+                if credit and credit > found.get(token, 0.0):
+                    found[token] = credit
+        return found
+
+    @staticmethod
+    def _telling(options: dict[str, float], index: Index) -> bool:
+        return any(index.weight.get(k, 0.0) >= CONTENT for k in options)
+
+    @staticmethod
+    def _word_options(word: str, index: Index) -> dict[str, float]:
+        if word in index.weight:
+            return {word: 1.0}
+        options: dict[str, float] = {}
+        for known in _near(word, tuple(index.weight)):
+            credit = STEM_CREDIT if _stem_alike(word, known) else SOUND_CREDIT
+            options[known] = max(options.get(known, 0.0), credit)
+        return options
+
+    # -- scoring --------------------------------------------------------------------------------------------
+
+    def scores(self, text: str, lang: str) -> list[Match]:
+        """Every intent's best bag for `text`, best first."""
+        index = self.index(lang)
+        reading = self.read(text, lang)
+        return self.rank(reading, index)
+
+    def rank(self, reading: Reading, index: Index) -> list[Match]:
+        overlap: dict[int, float] = defaultdict(float)
+        for options in reading.options:
+            for token, credit in options.items():
+                w = index.weight.get(token, 0.0)
+                if w >= 1.0 or token.startswith("{"):
+                    for i in index.postings.get(token, ()):
+                        overlap[i] += credit * w
+        shortlist = sorted(overlap, key=lambda i: -overlap[i] / (index.need[i] ** 0.5))[:SHORTLIST]
+        said_weight = [max((index.weight.get(t, UNKNOWN_WEIGHT) for t in o), default=UNKNOWN_WEIGHT) if o
+                       else UNKNOWN_WEIGHT for o in reading.options]
+        total_said = sum(said_weight) or 1.0
+        best: dict[str, Match] = {}
+        for i in shortlist:
+            bag = index.bags[i]
+            used: dict[int, str] = {}
+            got = covered = content = 0.0
+            taken: set[str] = set()
+            for position, options in enumerate(reading.options):
+                pick, credit = "", 0.0
+                for token, c in options.items():
+                    if token in bag.unique and token not in taken and c > credit:
+                        pick, credit = token, c
+                if not pick and FREE in bag.unique and FREE in options:
+                    pick, credit = FREE, options[FREE]  # a number or a time word: a wildcard's time or duration
+                if pick:
+                    w = index.weight.get(pick, 1.0)
+                    if pick != FREE:
+                        taken.add(pick)
+                        got += credit * w
+                    elif FREE not in taken:
+                        taken.add(FREE)
+                        got += credit * w  # a wildcard counts once however many words fill it
+                    used[position] = pick
+                    covered += credit * said_weight[position]
+                    if not pick.startswith("{") and w >= CONTENT:
+                        content += credit * w
+            if not got or (index.content[i] and content < MIN_CONTENT * index.content[i]):
+                continue
+            recall = got / index.need[i]
+            precision = covered / total_said
+            score = 2 * recall * precision / (recall + precision)
+            if score > (best[bag.intent].score if bag.intent in best else 0.0):
+                best[bag.intent] = Match(bag.intent, bag.source, score, bag, used, recall, precision)
+        return sorted(best.values(), key=lambda m: -m.score)
+
+    # -- deciding -------------------------------------------------------------------------------------------
+
+    def match(self, text: str, lang: str) -> Decision | None:
+        """The call (or question) the nearest template reads, with its score; None when no intent is near enough, or
+        an abstention pointing the model at the domain (`among`) when the tier is torn between tools."""
+        try:
+            ranked = self.scores(text, lang)
+        except Exception:  # a template the tier cannot take must never end a turn: the model still reads it
+            log.exception("the tolerant tier failed on an utterance")
+            return None
+        if not ranked or ranked[0].score < self.ask:
+            return self._pointer(ranked)
+        reading = self.read(text, lang)
+        for match in ranked[:3]:
+            if match.score < self.ask or min(match.recall, match.precision) < MIN_SHARE:
+                break
+            decision = self._realise(match, reading, text, lang)
+            if decision is None:
+                continue
+            rivals = [m for m in ranked if m.score >= match.score - self.margin and m is not match]
+            rival_tools = {self._tool_of(m) for m in rivals} - {self._tool_of(match), None}
+            if rival_tools and decision.kind == "call":
+                return self._pointer(ranked)  # torn between two actions: the model chooses among them
+            decision.source = "tolerant"
+            decision.reason = f"tolerant {match.intent} {match.score:.2f}"
+            decision.name_probs = {c.name: round(match.score, 3) for c in decision.calls}
+            if decision.kind == "call" and match.score < self.act:
+                decision.confirm = True  # a weak reading is a question: held until the user says yes
+            return decision
+        return self._pointer(ranked)
+
+    def _pointer(self, ranked: list[Match]) -> Decision | None:
+        """No reading to act on: the tools of the domain the best readings point at, for the model to choose among."""
+        near = [m for m in ranked[:4] if m.score >= self.ask * 0.6]
+        tools = {t.split(".")[0] for m in near if (t := self._tool_of(m))}
+        families = {self.registry.get(t).family for t in tools if t in self.registry}
+        if not families:
+            return None
+        among = [t.name for t in self.registry.offered() if t.family in families]
+        return Decision("abstain", reason=f"tolerant: domain {', '.join(sorted(families))}", source="tolerant",
+                        among=among)
+
+    def _tool_of(self, match: Match) -> str | None:
+        if match.source == "own":
+            return match.intent if match.intent in self.registry else None
+        from .library import INTENT_TOOL, MEDIA
+
+        tool = INTENT_TOOL.get(match.intent)
+        return f"{tool}.{MEDIA[match.intent]}" if match.intent in MEDIA else tool  # "next" is not "play"
+
+    def _realise(self, match: Match, reading: Reading, text: str, lang: str) -> Decision | None:
+        """The bag's sentence written out with the words said in its slots, read by the strict matcher; for
+        hearthd's own tools, else the tool's arguments read by code from the words."""
+        sentence = self._write_out(match, reading)
+        if sentence:
+            found = self.fast_path.match(sentence, lang)
+            if found is not None and found.calls and found.kind in ("call", "clarify"):
+                want = self._tool_of(match)
+                if want is None or any(c.name == want.split(".")[0] for c in found.calls) or match.source == "library":
+                    return found
+        if match.source == "own" and match.intent in self.registry:
+            tool = self.registry.get(match.intent)
+            text = sentence or text  # the words as the template knows them ("10 मिनट" for "10 मिनेत")
+            missing = missing_arguments(tool, text, lang)
+            if missing and match.score < self.act:
+                return None  # a weak reading asks nothing: "tell me a joke" is no alarm with its time missing
+            if missing:
+                return Decision("clarify", calls=[ToolCall(tool.name, {})], missing=missing[0],
+                                reason=f"{tool.name}: {missing[0]} not said")
+            read = read_arguments(tool, text, lang)
+            required = set(tool.model_parameters.get("required", []))
+            if required <= set(read):
+                try:
+                    return Decision("call", calls=[ToolCall(tool.name, self.registry.validate(tool.name, read))])
+                except Exception:
+                    return None
+        return None
+
+    @staticmethod
+    def _write_out(match: Match, reading: Reading) -> str:
+        """The bag's words in its order, each slot filled with the words the user said for it."""
+        said_for: dict[str, list[str]] = defaultdict(list)
+        for position, token in sorted(match.used.items()):
+            if token.startswith("{"):
+                start, end = reading.spans[position]
+                words = " ".join(reading.said[start:end])
+                if token == FREE:  # a time word heard approximately is written as the template knows it
+                    known = [k for k, c in reading.options[position].items() if not k.startswith("{") and c >= 0.7]
+                    words = max(known, key=lambda k: reading.options[position][k]) if known and end - start == 1 \
+                        and words not in reading.options[position] else words
+                said_for[token].append(words)
+        out: list[str] = []
+        for word in match.bag.words:
+            if word.startswith("{"):
+                if not said_for.get(word):
+                    return ""  # a slot the user did not fill: this sentence cannot be written out
+                out.append(said_for[word].pop(0) if word != FREE else " ".join(said_for.pop(word)))
+            else:
+                out.append(word)
+        return " ".join(out)
+
+
+def _without(words: list[str], phrases: tuple[tuple[str, ...], ...]) -> list[str]:
+    """`words` with every skip phrase of several words taken out where said whole."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        hit = next((p for p in phrases if tuple(words[i:i + len(p)]) == p), None)
+        if hit is None:
+            out.append(words[i])
+            i += 1
+        else:
+            i += len(hit)
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _near(word: str, vocabulary: tuple[str, ...]) -> tuple[str, ...]:
+    """The template words `word` may be: inflected or heard approximately."""
+    if len(word) < 3:
+        return ()
+    return tuple(k for k in vocabulary if not k.startswith("{") and (_stem_alike(word, k) or _sound_alike(word, k)))
