@@ -510,7 +510,7 @@ class TolerantMatcher:
 
     def _pointer(self, ranked: list[Match]) -> Decision | None:
         """No reading to act on: the tools of the domain the best readings point at, for the model to choose among."""
-        near = [m for m in ranked[:4] if m.score >= self.ask * 0.6]
+        near = [m for m in ranked[:4] if m.score >= max(self.ask * 0.6, ranked[0].score - 2 * self.margin)]
         tools = {t.split(".")[0] for m in near if (t := self._tool_of(m))}
         families = {self.registry.get(t).family for t in tools if t in self.registry}
         if not families:
@@ -531,7 +531,10 @@ class TolerantMatcher:
         """The bag's sentence written out with the words said in its slots, read by the strict matcher; for
         hearthd's own tools, else the tool's arguments read by code from the words."""
         sentence = self._write_out(match, reading)
-        if sentence:
+        index = self.index(lang)
+        unsaid = [w for w in match.bag.unique - set(match.used.values())
+                  if not w.startswith("{") and index.weight.get(w, 0.0) >= CONTENT]
+        if sentence and not unsaid:  # never a telling word the user did not say ("light" for "lamp")
             found = self.fast_path.match(sentence, lang)
             if found is not None and found.calls and found.kind in ("call", "clarify"):
                 want = self._tool_of(match)

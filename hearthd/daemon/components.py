@@ -300,11 +300,13 @@ class Components:
         """Match one sentence per language, so hearthd's templates and the sentence library are compiled now."""
         if not self.cfg.agent.fast_path:
             return
-        fast_path = self.router().fast_path
+        fast_path, tolerant = self.router().fast_path, self.router().tolerant
         for lang in self.prefix_languages():
             try:
                 if fast_path is not None:
                     fast_path.match("turn off the light", lang)
+                if tolerant is not None:
+                    tolerant.index(lang)  # the tolerant tier's word bags (a second or two per language)
             except Exception as e:  # noqa: BLE001 — a template problem shows on the turn that meets it
                 import logging
 
