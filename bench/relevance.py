@@ -2,12 +2,13 @@
 
     .venv/bin/python bench/relevance.py [--stride 3] [--bfcl-limit 60]
 
-For each command of tests/data/commands/<lang>.yaml that hearthd's templates and the sentence library do not read
-(the ones that reach the model), the model decides with the check measuring but never refusing; kept are P(yes)
-of the tool it chose, split into: answerable cases where it chose the expected tool (a refusal there is a false
-refusal), and out-of-scope cases where it made a call (an acceptance there is a false acceptance). The same for
-the benchmark's irrelevance category (any call is wrong). Prints both curves over the threshold and the figures
-at the configured `agent.min_relevance`.
+For each command of tests/data/commands/<lang>.yaml and of the everyday sets (tests/data/everyday/<lang>.yaml) that
+hearthd's templates, the sentence library and the tolerant tier do not decide (the ones that reach the model, told the
+domain the tolerant tier points at unless --no-domain-hint), the model decides with the check measuring but never
+refusing; kept are P(yes) of the tool it chose, split into: answerable cases where it chose the expected tool (a
+refusal there is a false refusal), and out-of-scope cases where it made a call (an acceptance there is a false
+acceptance). The same for the benchmark's irrelevance category (any call is wrong). Prints both curves over the
+threshold and the figures at the configured `agent.min_relevance`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ MEASURE = 1e-9  # the check runs (and reports P(yes)) but never refuses
 FEATURES: list[dict[str, object]] = []  # per scored call, for --dump
 
 
-def suite_scores(stride: int) -> tuple[list[float], list[float], int]:
+SUITES = ("commands", "everyday")  # tests/data/<name>/<lang>.yaml: the project's suites and the everyday sets
+
+
+def suite_scores(stride: int, hint: bool = True) -> tuple[list[float], list[float], int]:
     """(P(yes) of right picks on answerable commands, P(yes) of calls on out-of-scope ones, model turns)."""
     import copy
     import os
@@ -50,25 +54,34 @@ def suite_scores(stride: int) -> tuple[list[float], list[float], int]:
     right: list[float] = []
     wrong: list[float] = []
     turns = 0
-    for lang in ("en", "ru", "hi"):
-        for case in load_suite(ROOT / "tests" / "data" / "commands" / f"{lang}.yaml", lang)[::stride]:
-            if fast.match(case.text, lang) is not None or (case.tool is None and not case.abstain):
-                continue
-            decision = agent.decide(case.text, lang)
-            turns += 1
-            if decision.relevance is None or not decision.calls:
-                continue
-            kind = "out_of_scope" if case.abstain else ("right" if decision.calls[0].name == case.tool else "wrong")
-            keys = agent._grounded_keys(decision.calls[0].name)
-            grounded = decision.kind == "call" and bool(keys) and keys <= set(decision.calls[0].arguments)
-            FEATURES.append({"set": "suite", "lang": lang, "kind": kind, "text": case.text, "grounded": grounded,
-                             "tool": decision.calls[0].name, "relevance": decision.relevance,
-                             "p_tool": decision.name_probs.get(decision.calls[0].name, 0.0),
-                             "p_none": decision.name_probs.get("no_tool", 0.0)})
-            if case.abstain:
-                wrong.append(decision.relevance)
-            elif decision.calls[0].name == case.tool:
-                right.append(decision.relevance)
+    from hearthd.agent.tolerant import TolerantMatcher
+
+    tolerant = TolerantMatcher(fast)
+    cases = [(lang, case) for lang in ("en", "ru", "hi") for name in SUITES
+             if (ROOT / "tests" / "data" / name / f"{lang}.yaml").exists()
+             for case in load_suite(ROOT / "tests" / "data" / name / f"{lang}.yaml", lang)[::stride]]
+    for lang, case in cases:
+        if fast.match(case.text, lang) is not None or (case.tool is None and not case.abstain):
+            continue
+        guess = tolerant.match(case.text, lang)  # what the tolerant tier decides never reaches the model
+        if guess is not None and guess.kind != "abstain":
+            continue
+        among = guess.among if guess is not None and hint else []
+        decision = agent.decide(case.text, lang, among=among) if among else agent.decide(case.text, lang)
+        turns += 1
+        if decision.relevance is None or not decision.calls:
+            continue
+        kind = "out_of_scope" if case.abstain else ("right" if decision.calls[0].name == case.tool else "wrong")
+        keys = agent._grounded_keys(decision.calls[0].name)
+        grounded = decision.kind == "call" and bool(keys) and keys <= set(decision.calls[0].arguments)
+        FEATURES.append({"set": "suite", "lang": lang, "kind": kind, "text": case.text, "grounded": grounded,
+                         "tool": decision.calls[0].name, "relevance": decision.relevance,
+                         "p_tool": decision.name_probs.get(decision.calls[0].name, 0.0),
+                         "p_none": decision.name_probs.get("no_tool", 0.0)})
+        if case.abstain:
+            wrong.append(decision.relevance)
+        elif decision.calls[0].name == case.tool:
+            right.append(decision.relevance)
     return right, wrong, turns
 
 
@@ -108,8 +121,9 @@ def main() -> int:
     ap.add_argument("--stride", type=int, default=3, help="every K-th command of each suite")
     ap.add_argument("--bfcl-limit", type=int, default=60, help="irrelevance cases of the benchmark")
     ap.add_argument("--dump", type=Path, help="write each scored call's P(yes) and name probabilities (JSON lines)")
+    ap.add_argument("--no-domain-hint", action="store_true", help="the model chooses among every tool")
     args = ap.parse_args()
-    right, wrong, turns = suite_scores(args.stride)
+    right, wrong, turns = suite_scores(args.stride, not args.no_domain_hint)
     irrelevant = bfcl_scores(args.bfcl_limit)
     if args.dump:
         import json
