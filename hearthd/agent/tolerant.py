@@ -25,6 +25,7 @@ and anything below `ask` goes to the model, told the domain the tier points at (
 from __future__ import annotations
 
 import functools
+import heapq
 import itertools
 import logging
 import math
@@ -179,6 +180,10 @@ class Index:
     skip_phrases: tuple[tuple[str, ...], ...]  # the same, of several words ("будь добр", "could you"), longest first
     need: list[float]  # per bag: the weight of all its words
     content: list[float]  # per bag: the weight of its words that tell intents apart (CONTENT and more)
+    root_need: list[float] = field(default_factory=list)  # per bag: √need, how the shortlist normalises overlap
+
+    def __post_init__(self) -> None:
+        self.root_need = [max(n, 1e-9) ** 0.5 for n in self.need]
 
     @classmethod
     def build(cls, sources: list[tuple[str, Any, set[str]]], skip: Iterable[str]) -> Index:
@@ -271,6 +276,7 @@ class TolerantMatcher:
         self.margin = margin
         self._indexes: dict[str, Index] = {}
         self._timed_words: dict[str, frozenset[str]] = {}
+        self._first_cache: tuple[Any, dict[str, list[str]]] = ({}, {})
         self._home_values: tuple[Any, Index, dict[str, list[tuple[tuple[str, ...], str]]]] | None = None
 
     # -- the index ------------------------------------------------------------------------------------------
@@ -312,7 +318,7 @@ class TolerantMatcher:
         i = 0
         while i < len(said):
             word = said[i]
-            firsts = [f for f in values if f == word or _stem_alike(f, word) or _sound_alike(f, word)]
+            firsts = self._firsts(word, values)
             found: dict[str, float] = {}
             length = 0
             for n in range(min(5, len(said) - i), 0, -1):
@@ -354,6 +360,17 @@ class TolerantMatcher:
             spans.append((i, i + 1))
             i += 1
         return Reading(said, options, spans)
+
+    def _firsts(self, word: str, values: dict[str, list[tuple[tuple[str, ...], str]]]) -> list[str]:
+        """The list values' first words `word` may be (kept while the lists are the same: words come back)."""
+        if self._first_cache[0] is not values:
+            self._first_cache = (values, {})
+        cache = self._first_cache[1]
+        if word not in cache:
+            if len(cache) > 20000:
+                cache.clear()
+            cache[word] = [f for f in values if f == word or _stem_alike(f, word) or _sound_alike(f, word)]
+        return cache[word]
 
     def _timed(self, lang: str, index: Index) -> frozenset[str]:
         """The words a time or a duration is said with that tell something ("minutes", "बजे", "утра"), not the little
@@ -427,9 +444,7 @@ class TolerantMatcher:
 
     def scores(self, text: str, lang: str) -> list[Match]:
         """Every intent's best bag for `text`, best first."""
-        index = self.index(lang)
-        reading = self.read(text, lang)
-        return self.rank(reading, index)
+        return self.rank(self.read(text, lang), self.index(lang))
 
     def rank(self, reading: Reading, index: Index) -> list[Match]:
         overlap: dict[int, float] = defaultdict(float)
@@ -439,7 +454,8 @@ class TolerantMatcher:
                 if w >= 1.0 or token.startswith("{"):
                     for i in index.postings.get(token, ()):
                         overlap[i] += credit * w
-        shortlist = sorted(overlap, key=lambda i: -overlap[i] / (index.need[i] ** 0.5))[:SHORTLIST]
+        root = index.root_need
+        shortlist = heapq.nlargest(SHORTLIST, overlap, key=lambda i: overlap[i] / root[i])
         said_weight = [max((index.weight.get(t, UNKNOWN_WEIGHT) for t in o), default=UNKNOWN_WEIGHT) if o
                        else UNKNOWN_WEIGHT for o in reading.options]
         total_said = sum(said_weight) or 1.0
@@ -483,13 +499,13 @@ class TolerantMatcher:
         """The call (or question) the nearest template reads, with its score; None when no intent is near enough, or
         an abstention pointing the model at the domain (`among`) when the tier is torn between tools."""
         try:
-            ranked = self.scores(text, lang)
+            reading = self.read(text, lang)
+            ranked = self.rank(reading, self.index(lang))
         except Exception:  # a template the tier cannot take must never end a turn: the model still reads it
             log.exception("the tolerant tier failed on an utterance")
             return None
         if not ranked or ranked[0].score < self.ask:
             return self._pointer(ranked)
-        reading = self.read(text, lang)
         for match in ranked[:3]:
             if match.score < self.ask or min(match.recall, match.precision) < MIN_SHARE:
                 break
