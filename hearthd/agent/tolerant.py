@@ -181,6 +181,7 @@ class Index:
     need: list[float]  # per bag: the weight of all its words
     content: list[float]  # per bag: the weight of its words that tell intents apart (CONTENT and more)
     root_need: list[float] = field(default_factory=list)  # per bag: √need, how the shortlist normalises overlap
+    actions: list[tuple[tuple[str, ...], frozenset[str]]] = field(default_factory=list)  # (patterns, template words)
 
     def __post_init__(self) -> None:
         self.root_need = [max(n, 1e-9) ** 0.5 for n in self.need]
@@ -250,6 +251,7 @@ class Reading:
     said: list[str]  # the words as said (folded), for writing a template sentence out
     options: list[dict[str, float]]  # per position: token → credit (1 exact; less for a stem or a sound alike)
     spans: list[tuple[int, int]]  # per position: the words of `said` it covers
+    canon: list[dict[str, str]] = field(default_factory=list)  # per position: a slot heard nearly → its value's words
 
 
 @dataclass
@@ -303,7 +305,9 @@ class TolerantMatcher:
         skip = list(skip_words(lang))
         if locale.has(lang, "sentences/_skip.yaml"):
             skip += [str(w) for w in (locale.yaml(lang, "sentences/_skip.yaml") or {}).get("particles", [])]
-        return Index.build(sources, skip)
+        index = Index.build(sources, skip)
+        index.actions = _actions(lang, index)
+        return index
 
     # -- reading --------------------------------------------------------------------------------------------
 
@@ -315,14 +319,18 @@ class TolerantMatcher:
         timed = self._timed(lang, index)
         options: list[dict[str, float]] = []
         spans: list[tuple[int, int]] = []
+        canons: list[dict[str, str]] = []
         i = 0
         while i < len(said):
             word = said[i]
+            if len(canons) < len(options):
+                canons.append({})
             firsts = self._firsts(word, values)
             found: dict[str, float] = {}
+            canon: dict[str, str] = {}
             length = 0
             for n in range(min(5, len(said) - i), 0, -1):
-                found = self._value_at(said[i:i + n], firsts, values)
+                found, canon = self._value_at(said[i:i + n], firsts, values)
                 if found:
                     length = n
                     break
@@ -335,6 +343,7 @@ class TolerantMatcher:
                         found[FREE] = 1.0  # "минут": a list's word, and part of a duration said
                 options.append(found)
                 spans.append((i, i + length))
+                canons.append(canon)
                 i += length
                 continue
             if re.fullmatch(r"\d+(?:[:.]\d+)?", word):
@@ -359,7 +368,8 @@ class TolerantMatcher:
                 options.append({**here, **({FREE: timely} if timely else {})})
             spans.append((i, i + 1))
             i += 1
-        return Reading(said, options, spans)
+        canons += [{}] * (len(options) - len(canons))
+        return Reading(said, options, spans, canons)
 
     def _firsts(self, word: str, values: dict[str, list[tuple[tuple[str, ...], str]]]) -> list[str]:
         """The list values' first words `word` may be (kept while the lists are the same: words come back)."""
@@ -403,10 +413,12 @@ class TolerantMatcher:
         return values
 
     @staticmethod
-    def _value_at(words: list[str], firsts: list[str],
-                  values: dict[str, list[tuple[tuple[str, ...], str]]]) -> dict[str, float]:
-        """The slots `words` fill as a whole: said exactly, inflected or heard approximately (not one short word)."""
+    def _value_at(words: list[str], firsts: list[str], values: dict[str, list[tuple[tuple[str, ...], str]]]
+                  ) -> tuple[dict[str, float], dict[str, str]]:
+        """The slots `words` fill as a whole: said exactly, inflected or heard approximately (not one short word);
+        and for a slot filled approximately, the value's own words."""
         found: dict[str, float] = {}
+        canon: dict[str, str] = {}
         for first in firsts:
             for value, token in values[first]:
                 if len(value) != len(words):
@@ -424,7 +436,11 @@ class TolerantMatcher:
                         break
                 if credit and credit > found.get(token, 0.0):
                     found[token] = credit
-        return found
+                    if credit < 1.0:
+                        canon[token] = " ".join(value)
+                    else:
+                        canon.pop(token, None)
+        return found, canon
 
     @staticmethod
     def _telling(options: dict[str, float], index: Index) -> bool:
@@ -438,6 +454,12 @@ class TolerantMatcher:
         for known in _near(word, tuple(index.weight)):
             credit = STEM_CREDIT if _stem_alike(word, known) else SOUND_CREDIT
             options[known] = max(options.get(known, 0.0), credit)
+        if word not in index.weight:
+            # a verb no template uses, of an action the language's polarity table knows ("врубай", "потуши", "kill"):
+            # the templates' words for that action
+            for patterns, words in index.actions:
+                if any(_fits(word, p) for p in patterns):
+                    options.update({w: max(options.get(w, 0.0), ACTION_CREDIT) for w in words if w not in options})
         return options
 
     # -- scoring --------------------------------------------------------------------------------------------
@@ -581,7 +603,7 @@ class TolerantMatcher:
         for position, token in sorted(match.used.items()):
             if token.startswith("{"):
                 start, end = reading.spans[position]
-                words = " ".join(reading.said[start:end])
+                words = reading.canon[position].get(token) or " ".join(reading.said[start:end])
                 if token == FREE:  # a time word heard approximately is written as the template knows it
                     known = [k for k, c in reading.options[position].items() if not k.startswith("{") and c >= 0.7]
                     words = max(known, key=lambda k: reading.options[position][k]) if known and end - start == 1 \
@@ -596,6 +618,38 @@ class TolerantMatcher:
             else:
                 out.append(word)
         return " ".join(out)
+
+
+# The actions whose words are interchangeable in a request (locales/<lang>/checks.toml [polarity]); "set" and "unset"
+# are left out: "добавь минуту к таймеру" is not "поставь таймер".
+ACTIONS = ("on", "off", "open", "close", "lock", "unlock", "mute", "unmute", "volume_up", "volume_down", "play",
+           "pause")
+ACTION_CREDIT = 0.8
+
+
+def _fits(word: str, pattern: str) -> bool:
+    """A checks.toml pattern of one word: "вруб*" any ending, "*ишь" any beginning, "*x*" inside, else the word."""
+    if pattern.startswith("*") and pattern.endswith("*") and len(pattern) > 2:
+        return pattern[1:-1] in word
+    if pattern.endswith("*"):
+        return word.startswith(pattern[:-1])
+    if pattern.startswith("*"):
+        return word.endswith(pattern[1:])
+    return word == pattern
+
+
+def _actions(lang: str, index: Index) -> list[tuple[tuple[str, ...], frozenset[str]]]:
+    """Per action of the polarity tables (the language's and English, said inside it): its one-word patterns, and the
+    templates' words that say it."""
+    out = []
+    for action in ACTIONS:
+        patterns = tuple(_fold(p) for source in dict.fromkeys((lang, "en"))
+                         for p in locale.table(source, "checks.toml").get("polarity", {}).get(action, [])
+                         if " " not in p.strip())
+        words = frozenset(w for w in index.weight if not w.startswith("{") and any(_fits(w, p) for p in patterns))
+        if patterns and words:
+            out.append((patterns, words))
+    return out
 
 
 def _without(words: list[str], phrases: tuple[tuple[str, ...], ...]) -> list[str]:
