@@ -6,15 +6,14 @@ spelled.
 Speech to text slips between voiced and voiceless, aspirated and plain, retroflex and dental consonants and between
 near vowels; those fall into one class here. Consonants carry a word's identity and vowels are where scripts and
 recognisers disagree most (Devanagari leaves its inherent "a" unwritten, English spells "i" for /ai/), so
-`similarity` counts a vowel half a consonant, and near sounds (ch/s, l/n, a/o) less. Written by hand: no kept library keys these three
-scripts together.
+`similarity` counts a vowel half a consonant, and near sounds (ch/s, l/n, e/i) less. Written by hand: no kept
+library keys these three scripts together.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from functools import cache
-
 
 # Sound classes: P (p b f v w, फ भ व), T (t d th, ट ठ ड ढ त थ द ध), K (k g q kh gh x, क ख ग घ, к г х), C (ch j, च छ ज झ,
 # ч ц), S (s z sh zh, स श ष ज़, с з ш щ ж), M, N, L, R, Y (a glide, weighed as a vowel), H (dropped after a consonant);
@@ -55,8 +54,9 @@ _LETTER_NAMES = {
     "t": "tee", "u": "yu", "v": "vee", "w": "dablyu", "x": "eks", "y": "wai", "z": "zed",
 }
 _LATIN_VOWELS = frozenset("aeiouy")
-# Sounds a recogniser (or a speaker) swaps for each other: half a difference. Other vowels a little more.
-_NEAR = frozenset(frozenset(p) for p in ("ae", "ei", "ou", "CS", "MN", "LN", "LR", "Ya", "Ye", "Yi"))
+# Sounds a recogniser (or a speaker) swaps for each other, cheaper than other vowels: Hindi and Russian write English's
+# weak vowels as а/अ ("nursery" नर्सरी, "plug" प्लग), Russian's unstressed e as и.
+_NEAR = frozenset(frozenset(p) for p in ("ae", "au", "ei", "ou", "CS", "MN", "LN", "LR", "Ya", "Ye", "Yi"))
 _NEAR_COST, _VOWEL_COST = 0.3, 0.5
 
 
@@ -75,6 +75,8 @@ def _latin(word: str) -> str:
             ch = word[i]
             if ch == "c" and i + 1 < len(word) and word[i + 1] in "eiy":
                 out.append("S")  # "cinema", "centre"
+            elif ch == "y" and i == len(word) - 1 and i > 0 and word[i - 1] not in _LATIN_VOWELS:
+                out.append("i")  # "nursery", "sony"
             elif ch in "iy" and i > 0 and word[i + 1:i + 2].isalpha() and word[i + 1] not in _LATIN_VOWELS \
                     and word[i + 2:i + 3] == "e":
                 out.append("ai")  # "timer", "fire", "tile": the i of a silent or weak e after one consonant
@@ -202,6 +204,11 @@ def distance(a: str, b: str) -> float:
 def phrase_key(text: str) -> str:
     """The key of a phrase, its words run together: word breaks are where recognisers disagree ("ты мир", "таймер")."""
     return "".join(key(w) for w in text.split())
+
+
+def weight(text: str) -> float:
+    """How much sound a word or phrase has to go by: its consonants count one, its vowels half ("TV" 3, "on" 1.5)."""
+    return sum(map(_weight, phrase_key(text)))
 
 
 def similarity(a: str, b: str) -> float:
