@@ -48,6 +48,63 @@ def test_resolution(home: Catalogue, said: str, expected: list[str]) -> None:
     assert sorted(e.name for e in match.entities) == expected
 
 
+@pytest.fixture
+def named_home() -> Catalogue:
+    """Names in three scripts, brand names whisper does not know, and two names one sound apart."""
+    catalogue = Catalogue(None, aliases={"पढ़ने की लाइट": "Desk Lamp"})
+    for e in [entity("k", "light", "Kitchen Light", "Kitchen"), entity("n", "light", "Nanoleaf", "Living Room"),
+              entity("t", "light", "Торшер", "Living Room"), entity("g", "switch", "गीज़र", "Bathroom"),
+              entity("r", "switch", "Roomba", "Hallway"), entity("tv", "switch", "TV", "Living Room"),
+              entity("d1", "light", "Desk Lamp", "Office"), entity("d2", "light", "Deck Lamp", "Garden"),
+              entity("bl", "light", "Bathroom Light", "Bathroom"), entity("bd", "light", "Bedroom Light", "Bedroom"),
+              entity("c", "switch", "Cooler", "Nursery")]:
+        catalogue.entities[e.key] = e
+    return catalogue
+
+
+@pytest.mark.parametrize("said,expected", [
+    ("रूम्बा", ["Roomba"]),  # heard in Hindi, written in Latin in the catalogue
+    ("румба", ["Roomba"]),
+    ("rumba", ["Roomba"]),
+    ("нано лиф", ["Nanoleaf"]),
+    ("नैनोलीफ़", ["Nanoleaf"]),
+    ("торжер", ["Торшер"]),  # a voiced ш: one sound off
+    ("torsher", ["Торшер"]),
+    ("geyser", ["गीज़र"]),
+    ("गीजर", ["गीज़र"]),
+    ("टीवी", ["TV"]),  # initials said as letters
+    ("ти ви", ["TV"]),
+    ("कूलर", ["Cooler"]),
+    ("किचिन की लाइट", ["Kitchen Light"]),  # a room heard nearly, then the kind
+    ("свет в гастиной", ["Nanoleaf", "Торшер"]),  # the living room (heard nearly) has two lights: which one?
+    ("नर्सरी का कूलर", ["Cooler"]),  # the home's own room name, said in Devanagari
+    ("पढ़ने की लाइट", ["Desk Lamp"]),  # an alias
+    # near both of two names: both, and hearthd asks which; never one of them silently
+    ("डेस लैंप", ["Deck Lamp", "Desk Lamp"]),
+    ("डेक लैंप", ["Deck Lamp"]),  # each, said as it sounds, is that one
+    ("डेस्क लैंप", ["Desk Lamp"]),
+    ("बेडरुम लाइट", ["Bedroom Light"]),  # the Devanagari room word, as whisper spells it: the bedroom
+    # nothing sounds like these: nothing, never the nearest device
+    ("ट्यूबलाइट", []),
+    ("пылесос", []),
+    ("dishwasher", []),
+    ("on", []),
+])
+def test_a_name_heard_nearly_is_found_by_its_sound(named_home: Catalogue, said: str, expected: list[str]) -> None:
+    match = named_home.resolve(said, ("light", "switch"))
+    assert sorted(e.name for e in match.entities) == expected
+
+
+def test_a_room_heard_nearly_is_taken_only_when_it_is_clearly_that_room(named_home: Catalogue) -> None:
+    assert named_home.area_heard("बेडरुम में") == ("bedroom", "बेडरुम")
+    assert named_home.area_heard("в гастиной")[0] == "living room"
+    assert named_home.area_heard("the nursry lamp")[0] == "nursery"  # the home's own room, not in home.toml
+    assert named_home.area_heard("bedrum")[0] == "bedroom"  # the bedroom's very sounds; the bathroom is a vowel away
+    assert named_home.area_heard("bidroom") == ("", "")  # as near one as the other: neither
+    assert named_home.area_heard("turn it on") == ("", "")
+    assert named_home.area_heard("the hole punch") == ("", "")  # "hall" is too short to be found by its sound
+
+
 def test_state_tracking_and_availability(home: Catalogue) -> None:
     home.entities["light.k"].config.update({"schema": "json", "brightness_scale": 254,
                                             "availability_topic": "k/availability"})

@@ -40,6 +40,8 @@ from typing import Any
 from .. import locale
 from ..numbers import digits_for_times, words_of
 from ..phonetic import key as sound_key
+from ..phonetic import similarity
+from ..phonetic import weight as sound_weight
 from ..tools.registry import ToolRegistry
 from .agent import Decision
 from .grounding import missing_arguments, read_arguments
@@ -96,18 +98,14 @@ def _stem_alike(a: str, b: str) -> bool:
 
 
 def _sound_alike(a: str, b: str) -> bool:
-    """Heard approximately: the same sound classes ("बदती"/"बत्ती", "таймир"/"таймер"), or nearly (one slip in five)."""
+    """Heard approximately: the same sound classes ("बदती"/"बत्ती", "जालू"/"चालू"), or nearly, from the same first
+    sound ("तामर"/"टाइमर", "таймир"/"таймер"); never a short word, nor another first sound ("joke"/"wake")."""
     ka, kb = sound_key(a), sound_key(b)
-    short = min(len(ka), len(kb))
-    if short < 3:
+    if min(len(ka), len(kb)) < 3:
         return False
     if ka == kb:
         return True
-    if short < 4 or ka[0] != kb[0]:
-        return False  # a short word, or another first sound: "joke" is not "wake", "weather" not "heater"
-    from rapidfuzz.distance import Levenshtein
-
-    return Levenshtein.distance(ka, kb) <= (2 if short >= 7 else 1)
+    return ka[0] == kb[0] and min(sound_weight(a), sound_weight(b)) >= 2.5 and similarity(a, b) >= 0.75
 
 
 # -- the templates as word bags ---------------------------------------------------------------------------------

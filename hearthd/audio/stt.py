@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -11,7 +13,9 @@ import numpy as np
 from ..config import SttConfig
 from ..errors import HearthdError
 from ..language import rules
-from ..locale import optional_text
+from .bias import Bias, HomeNames, RecognitionBias, unbiased
+
+log = logging.getLogger(__name__)
 
 
 class SttError(HearthdError):
@@ -55,9 +59,11 @@ def _reusing_encoder(base: type) -> type:
 
 
 class WhisperSpeechToText:
-    """faster-whisper on the CPU (CTranslate2, int8 by default)."""
+    """faster-whisper on the CPU (CTranslate2, int8 by default). With `home` (stt.bias), each decode is given the
+    home's words (`home()` returns the current names: the catalogue grows as discovery arrives), in `bias_style`."""
 
-    def __init__(self, model_dir: Path, cfg: SttConfig) -> None:
+    def __init__(self, model_dir: Path, cfg: SttConfig, home: Callable[[], HomeNames] | None = None,
+                 bias_style: str = "prompt") -> None:
         import os
 
         from faster_whisper import WhisperModel
@@ -66,6 +72,12 @@ class WhisperSpeechToText:
         self.cfg = cfg
         model_class = _reusing_encoder(WhisperModel)
         self.model = model_class(str(model_dir), device="cpu", compute_type=cfg.compute_type, cpu_threads=threads)
+        self.bias = RecognitionBias(home, bias_style, count_tokens=self.count_tokens) if home is not None else None
+        self.echoes = 0  # transcripts that were the prompt written back (decoded again unbiased)
+
+    def count_tokens(self, text: str) -> int:
+        """How many of whisper's tokens `text` takes (its prompt is limited to 223)."""
+        return len(self.model.hf_tokenizer.encode(" " + text.strip(), add_special_tokens=False).ids)
 
     def detect_language(self, audio: np.ndarray) -> tuple[str, float]:
         """The most likely configured language: Whisper's guess restricted to cfg.languages."""
@@ -98,17 +110,31 @@ class WhisperSpeechToText:
             source = "detected"
             if prob < self.cfg.min_language_probability and fallback and fallback != language:
                 language, source = fallback, "fallback"
+        plain = unbiased(language)
+        bias = self.bias.for_language(language) if self.bias is not None else plain
+        text = self._decode(floats, language, bias)
+        if bias is not plain and bias.echoed(text):
+            # whisper wrote its prompt back instead of what was said (silence, noise, a mumble): decoded again as
+            # without stt.bias, and an echo of the language's own prompt then is no speech either
+            log.info("the transcript was the prompt written back; decoded again without the home's words")
+            self.echoes += 1
+            text = self._decode(floats, language, plain)
+            if plain.echoed(text):
+                text = ""
+        text = rules(language).transcript(text)  # Whisper writes Hindi in Urdu script at times
+        return Transcript(text, language, round(prob, 3), source)
+
+    def _decode(self, floats: np.ndarray, language: str, bias: Bias) -> str:
         segments, _info = self.model.transcribe(
             floats,
             language=language,
             beam_size=self.cfg.beam_size,
             temperature=self.cfg.temperature,
             max_new_tokens=self.cfg.max_new_tokens,
-            initial_prompt=optional_text(language, "stt_prompt.txt"),
+            initial_prompt=bias.prompt,
+            hotwords=bias.hotwords,
             condition_on_previous_text=False,
             without_timestamps=True,
             vad_filter=False,  # the endpointer already cut the speech out
         )
-        text = " ".join(s.text.strip() for s in segments).strip()
-        text = rules(language).transcript(text)  # Whisper writes Hindi in Urdu script at times
-        return Transcript(text, language, round(prob, 3), source)
+        return " ".join(s.text.strip() for s in segments).strip()

@@ -14,6 +14,7 @@ from ..agent.declines import DeclineFirst
 from ..agent.fastpath import FastPath, Router
 from ..agent.model import ChatModel
 from ..assets import AssetStore
+from ..audio.bias import HomeNames
 from ..audio.stt import SpeechToText, WhisperSpeechToText
 from ..audio.tts import TtsError, VoiceBank, Voices
 from ..audio.vad import Endpointer, SpeechProbability
@@ -28,7 +29,7 @@ from ..tools.network import NetworkManager
 from ..tools.notify import Notifier
 from ..tools.power import Login1
 from ..tools.registry import Tool, ToolRegistry
-from ..tools.smarthome import Catalogue, SmartHome
+from ..tools.smarthome import CONTROLLABLE, Catalogue, SmartHome
 from ..tools.volume import SystemVolume, volume_backend
 from .audit import AuditLog
 from .dialogue import Dialogues
@@ -219,9 +220,20 @@ class Components:
 
             path = self.store.resolve(self.cfg.stt.model, explicit_path=self.cfg.stt.model_path or None)
             # stt.threads = 0: the cores free when it loads (CTranslate2 fixes its pool then)
-            return WhisperSpeechToText(path, replace(self.cfg.stt, threads=threads_for(self.cfg.stt.threads)))
+            return WhisperSpeechToText(path, replace(self.cfg.stt, threads=threads_for(self.cfg.stt.threads)),
+                                       self.home_names if self.cfg.stt.bias else None)
 
         return self._once("stt", build)
+
+    def home_names(self) -> HomeNames:
+        """The names of this home's devices (with their aliases) and rooms, as the catalogue knows them now: what
+        speech to text is biased toward (stt.bias). With mqtt off there is no home to name."""
+        if not self.cfg.mqtt.enabled:
+            return HomeNames()
+        # the devices people command first: with a large catalogue, its sensors' names are the ones left out
+        entities = sorted(self.catalogue.entities.values(), key=lambda e: e.component not in CONTROLLABLE)
+        devices = [e.name for e in entities if e.name] + list(self.catalogue.aliases)
+        return HomeNames(tuple(dict.fromkeys(devices)), tuple(sorted(self.catalogue.areas())))
 
     def fast_path(self) -> FastPath:
         """hearthd's templates and the sentence library, reading this home's names, areas and floors."""

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from ..errors import HearthdError
 from ..locale import languages, table
+from ..phonetic import similarity, weight
 from ..private import move_aside, private_dir
 from .discovery import MAX_JSON_DEPTH, Discovery, Entity, UnsafeJson, load_json
 from .registry import Tool, ToolResult
@@ -113,6 +114,14 @@ class Match:
     entities: list[Entity]
     score: float = 0.0
 
+
+# A name or a room heard by its sound (hearthd.phonetic): it must sound at least this alike, have this much sound to
+# go by (a consonant 1, a vowel 0.5: "TV" 3, "fan" 2.5), and beat the next best by this margin; else it is not taken
+# (a room) or hearthd asks which (a device).
+PHONETIC_MIN = 0.75
+AREA_HEARD_MIN = 0.85
+PHONETIC_MIN_WEIGHT = 3.0
+PHONETIC_MARGIN = 0.1
 
 TEMPLATE_MAX_CHARS = 2000  # a template longer than this is no device's: refused
 RENDERED_MAX_CHARS = 4096  # nor is a rendering longer than this
@@ -402,12 +411,12 @@ class Catalogue:
         exact = [e for e in pool if text in (e.name.lower(), f"{e.device} {e.name}".strip().lower())]
         if exact:
             return Match(exact, 1.0)
-        area = _area_in(text)
+        area, area_said = self.area_heard(text)
         vocab = home_words()
         kinds = {c for c, words in vocab.kinds.items() if any(_has_word(text, w) for w in words)}
         kind_words = set().union(*vocab.kinds.values())
         if area:  # a room was said: a device elsewhere is never the one meant ("в кухне" is not the living room)
-            pool = [e for e in pool if _area_in(e.area.lower()) == area or _area_in(e.name.lower()) == area]
+            pool = [e for e in pool if _in_area(e, area)]
             if kinds:
                 pool = [e for e in pool if e.component in kinds
                         or any(_has_word(e.name.lower(), w) for k in kinds for w in vocab.kinds[k])]
@@ -415,13 +424,14 @@ class Catalogue:
                 return Match([])
             # several: a word of one name said beyond the room and the kind decides, else hearthd asks
             rest = text
-            for phrase_ in sorted(vocab.areas.get(area, ()), key=len, reverse=True):  # "living room" is one room
+            for phrase_ in sorted({*vocab.areas.get(area, ()), area_said}, key=len, reverse=True):  # "living room"
                 rest = re.sub(rf"(?<!\w){re.escape(phrase_)}(?!\w)", " ", rest)
             extra = [w for w in _words(rest) if not _area_in(w) and w not in kind_words]
             named = [e for e in pool if extra and all(_has_word(e.name.lower(), w) for w in extra)]
             if named or kinds or not extra:
                 return Match(named or pool, 0.9)
             # "bedroom coffee machine": a name no device in that room has, and no kind: only a near miss in the room
+            return self._nearest(text, pool, " ".join(extra))
         if kinds:  # "the fan": the only fan there is (several: hearthd asks which)
             of_kind = [e for e in pool if e.component in kinds]
             extra = [w for w in _words(text) if w not in kind_words]
@@ -431,12 +441,78 @@ class Catalogue:
             if named:
                 return Match(named, 0.8)
             # "porch light": a name no light has is an unknown device, never "which of the lights?"
+        return self._nearest(text, pool)
+
+    def _nearest(self, text: str, pool: list[Entity], rest: str = "") -> Match:
+        """The name `text` nearly is: spelled nearly the same (a typo), else sounding nearly the same in any script
+        ("रूम्बा" for Roomba, "нано лиф" for Nanoleaf). A name heard by its sound is taken only when it is clearly the
+        best; when another sounds almost as close, both are returned and hearthd asks which one, never picking one
+        of two similar names silently. `rest`: the words left when the room said has narrowed `pool`."""
         scored = sorted(((difflib.SequenceMatcher(None, text, e.name.lower()).ratio(), e) for e in pool),
                         key=lambda x: -x[0])
         best = scored[0][0]
-        if best < self.min_score:
-            return Match([], best)
-        return Match([e for s, e in scored if s >= best - 0.02], best)
+        if best >= self.min_score:
+            return Match([e for s, e in scored if s >= best - 0.02], best)
+        said = [t for t in (" ".join(_words(text)), rest) if weight(t) >= PHONETIC_MIN_WEIGHT]
+        if not said:
+            return Match([], best)  # too short to tell by its sound ("on", "it")
+        by_sound = sorted(((max(similarity(t, form) for t in said for form in self._spoken_forms(e)), e) for e in pool),
+                          key=lambda x: -x[0])
+        heard = by_sound[0][0]
+        if heard < max(self.min_score, PHONETIC_MIN):
+            return Match([], max(best, heard))
+        return Match([e for s, e in by_sound if s == heard or not _clearly(heard, s)], heard)
+
+    def _spoken_forms(self, e: Entity) -> list[str]:
+        """What an entity is called: its name, its device's name with it, and the aliases that point at it."""
+        forms = [e.name, f"{e.device} {e.name}".strip()]
+        forms += [said for said, target in self.aliases.items() if target.lower() in (e.key.lower(), e.name.lower())]
+        return [f for f in forms if f]
+
+    def areas(self) -> set[str]:
+        """The rooms devices are in, as the home spells them ("Kitchen", "Nursery")."""
+        return {e.area for e in self.entities.values() if e.area}
+
+    def area_heard(self, text: str) -> tuple[str, str]:
+        """The room `text` names and the words that named it: a room word of any language (locales/*/home.toml) said
+        as written, else one heard nearly ("किचिन", "bedrum", "гастиной") when it sounds clearly more like that room
+        than any other; the home's own room names count too. ("", "") when none does."""
+        area = _area_in(text)
+        if area:
+            return area, ""
+        words = _words(text)
+        if not words:
+            return "", ""
+        candidates: dict[str, list[str]] = {a: list(w) for a, w in home_words().areas.items()}
+        for name in self.areas():
+            candidates.setdefault(name.lower(), []).append(name.lower())
+        spans = {" ".join(words[i:i + n]) for n in (1, 2) for i in range(len(words) - n + 1)}
+        best: dict[str, tuple[float, str]] = {}
+        for area_, said_as in candidates.items():
+            for word in said_as:
+                if weight(word) < PHONETIC_MIN_WEIGHT:
+                    continue  # "hall", "зал", "हॉल": too short to be recognised by their sound alone
+                for span in spans:
+                    score = similarity(span, word)
+                    if score > best.get(area_, (0.0, ""))[0]:
+                        best[area_] = (score, span)
+        ranked = sorted(best.items(), key=lambda x: -x[1][0])
+        if not ranked or ranked[0][1][0] < AREA_HEARD_MIN:
+            return "", ""
+        if len(ranked) > 1 and not _clearly(ranked[0][1][0], ranked[1][1][0]):
+            return "", ""  # "bedrum": the bedroom or the bathroom? Neither is taken
+        return ranked[0][0], ranked[0][1][1]
+
+
+def _clearly(best: float, second: float) -> bool:
+    """Whether a sound-alike score beats the next: by PHONETIC_MARGIN, or by being the very same sounds ("bedrum" is
+    the bedroom by its key, though "bathroom" is one vowel away)."""
+    return best - second >= PHONETIC_MARGIN or (best >= 1.0 > second)
+
+
+def _in_area(e: Entity, area: str) -> bool:
+    """Whether entity `e` is in `area` (a home.toml room, or the home's own room name, lower case)."""
+    return _area_in(e.area.lower()) == area or _area_in(e.name.lower()) == area or e.area.lower() == area
 
 
 STATES = ("on", "off", "locked", "unlocked", "open", "closed")  # tracked states a question can ask about
@@ -1096,13 +1172,13 @@ class SmartHome:
     async def _sensor(self, args: dict[str, Any]) -> ToolResult:
         await self._ready()
         quantity = args["quantity"]
-        area = _area_in(str(args.get("area", "")).lower())
+        area, _ = self.catalogue.area_heard(str(args.get("area", "")).lower())
         # a thermostat's current temperature counts as a temperature sensor
         found = [e for e in self.catalogue.entities.values()
                  if (e.component == "sensor" and e.config.get("device_class") == quantity)
                  or (e.component == "climate" and quantity == "temperature" and e.topic("current_temperature_topic"))]
         if area:
-            found = [e for e in found if _area_in(e.area.lower()) == area or _area_in(e.name.lower()) == area]
+            found = [e for e in found if _in_area(e, area)]
         readings = []
         for e in found:
             state = self.catalogue.states.get(e.key, {})
