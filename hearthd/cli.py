@@ -304,6 +304,7 @@ def _eval_bfcl(args: argparse.Namespace, cfg: Config) -> int:
 
 def _eval_suites(args: argparse.Namespace, cfg: Config) -> int:
     from .agent.agent import Agent
+    from .agent.declines import refusal_phrase
     from .daemon.components import prompt_cache_dir
     from .evaluation.evaluate import NoModel, load_home, load_suite, route, run_suite
 
@@ -335,8 +336,10 @@ def _eval_suites(args: argparse.Namespace, cfg: Config) -> int:
                               "source": d.source, "route": route(d), "reason": d.reason,
                               "relevance": d.relevance, "ms": round(r.ms, 1)}, ensure_ascii=False))
         elif args.verbose and not r.ok:
-            print(f"  miss [{r.command.lang}/{r.command.family}] {r.command.text!r}: {d.kind} {got} {d.missing} "
-                  f"({d.reason})", file=sys.stderr)
+            c = r.command
+            said = f" says {refusal_phrase(d, c.text, c.lang)}" if d.kind == "abstain" else ""
+            print(f"  miss [{c.lang}/{c.family}] {c.text!r}: {d.kind} {got} {d.missing} ({d.reason}; {route(d)}"
+                  f"{said}) want {c.expected}", file=sys.stderr)
 
     reports = []
     for path in suites:

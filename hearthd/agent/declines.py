@@ -49,6 +49,15 @@ def decline_phrase(text: str, lang: str) -> str:
     return f"decline.{kind}" if kind else ""
 
 
+GENERIC_REFUSAL = "agent.cannot_help"  # "Sorry, I can't help with that": for requests that name nothing hearthd knows
+
+
+def refusal_phrase(decision: Decision, text: str, lang: str) -> str:
+    """The phrase key an abstention is answered with: the decision's own (a tool's "no such timer", "too many
+    calls"), the specific decline for the kind of request (`decline_phrase`), else GENERIC_REFUSAL."""
+    return decision.say or decline_phrase(text, lang) or GENERIC_REFUSAL
+
+
 class DeclineFirst:
     """Stands before the model: a single request that clearly names an out-of-scope kind (and nothing hearthd does)
     is declined by code, so "what's the weather" costs no model turn. The Router asks it only what its templates did

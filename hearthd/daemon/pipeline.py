@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..agent.agent import AgentError, Decision
-from ..agent.declines import decline_phrase
+from ..agent.declines import refusal_phrase
 from ..agent.library import turn_area
 from ..agent.parsing import ToolCall
 from ..audio.pcm import SAMPLE_RATE
@@ -318,7 +318,7 @@ class Pipeline:
                 reason=decision.reason, source=decision.source,
                 relevance=None if decision.relevance is None else round(decision.relevance, 3)))
             # a generic decline says why when the request is of a kind hearthd cannot serve ("the weather: no internet")
-            say = decision.say or decline_phrase(result.transcript, result.lang) or "agent.cannot_help"
+            say = refusal_phrase(decision, result.transcript, result.lang)
             result.reply = phrase(result.lang, say, **decision.say_values)
         elif decision.kind == "clarify":
             result.reply = ask_phrase(result.lang, decision.missing)

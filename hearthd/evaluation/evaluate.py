@@ -148,6 +148,13 @@ class Command:
     def kind(self) -> str:
         return "abstain" if self.tool is None else "clarify" if self.clarify else "call"
 
+    @property
+    def expected(self) -> str:
+        """What the case wants, in words, for a miss's line: "decline", "ask time of set_alarm", or the call."""
+        if self.tool is None:
+            return "decline"
+        return f"ask {self.clarify} of {self.tool}" if self.clarify else f"{self.tool} {self.arguments}"
+
     def judge(self, calls: list[tuple[str, dict[str, Any]]], home: SuiteHome | None = None) -> bool:
         """The one expected call, or no call at all. Text values compare without case ("Kitchen Light" is the
         "kitchen light" said); with the suites' `home`, a device call compares by the devices it acts on, so the
