@@ -142,10 +142,26 @@ def _clock_then_purpose(text: str, lang: str) -> str | None:
     return None
 
 
+def _place(text: str, lang: str) -> str | None:
+    """A place asked about ("what time is it in London", "в Токио", "in Eastern time"): the user's words, never a
+    duration or a number ("what time is it in ten minutes") nor an alarm or a reminder."""
+    from ..numbers import parse_duration
+
+    if any(ch.isdigit() for ch in text) or parse_duration(text, lang) is not None or about_alarm(text, lang):
+        return None
+    words = text.split()
+    skip = {w.lower() for w in skip_words(lang)}
+    for _ in range(2):  # "in Tokyo right now": the words around a request are no part of the place
+        for n in (2, 1):
+            if len(words) > n and " ".join(words[-n:]).lower().strip(".,!?") in skip:
+                words = words[:-n]
+    return _label(" ".join(words), lang)
+
+
 SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": _clock, "time_for": _clock_then_purpose,
                                                       "seconds": _duration,
                                                       "percent": _percent, "label": _label, "date": _date,
-                                                      "scene": _label}
+                                                      "scene": _label, "place": _place}
 
 
 HERE = "@here"  # a template slot value: the speaking device's room
