@@ -325,8 +325,13 @@ def test_a_colour_for_the_rooms_lights_reaches_each(home: tuple[Components, Sent
     assert model.asked == []
 
 
-def test_dimming_with_no_room_known_is_left_to_the_model(home: tuple[Components, Sent, Declines]) -> None:
+def test_dimming_with_no_room_known_asks_which_room(home: tuple[Components, Sent, Declines]) -> None:
+    """No room for the microphone: "dim the lights" is not guessed (nor left to the model) but asked about, and the
+    room answered is the one dimmed."""
     c, sent, model = home
     c.cfg.general.area = ""  # a daemon that does not know the microphone's room (set before its router is made)
-    say(c, "dim the lights", "en")
-    assert sent.sent == [] and model.asked == ["dim the lights"]
+    _dimmable(c)
+    assert say(c, "dim the lights", "en") == phrase("en", "ask.area")
+    assert sent.sent == [] and model.asked == []
+    say(c, "in the kitchen", "en")
+    assert sorted(topic for topic, _ in sent.sent) == ["kl/bri"] and model.asked == []  # the spots are off
