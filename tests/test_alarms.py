@@ -356,7 +356,8 @@ def test_cancelling_a_label_several_alarms_share_asks_with_the_count(base_config
 # -- switched off, counted, asked about (issue 25): answered from the alarms set, never the generic refusal --------
 
 @pytest.mark.parametrize("text,lang,call", [
-    ("set the alarm off", "en", ("cancel_alarm", {})), ("disable alarm for three pm", "en", ("cancel_alarm", {"time": "15:00"})),
+    ("set the alarm off", "en", ("cancel_alarm", {})),
+    ("disable alarm for three pm", "en", ("cancel_alarm", {"time": "15:00"})),
     ("deactivate my 6:30 alarm", "en", ("cancel_alarm", {"time": "06:30"})),
     ("I don't need an alarm at 7 anymore", "en", ("cancel_alarm", {"time": "07:00"})),
     ("turn the 8 am alarm off", "en", ("cancel_alarm", {"time": "08:00"})),

@@ -221,7 +221,8 @@ def test_through_the_pipeline_in_the_configured_zone(base_config: Config, tmp_pa
 
 ELSEWHERE = [
     ("en", "what time is it in London", "London"), ("en", "what's the time in Tokyo right now?", "Tokyo"),
-    ("en", "hey, what time is it in Eastern time", "Eastern time"), ("en", "do you know what time it is in Dallas", "Dallas"),
+    ("en", "hey, what time is it in Eastern time", "Eastern time"),
+    ("en", "do you know what time it is in Dallas", "Dallas"),
     ("en", "could you tell me the time in New York please", "New York"), ("en", "local time in Sydney", "Sydney"),
     ("en", "how late is it over in Berlin", "Berlin"),
     ("ru", "который час в Лондоне", "Лондоне"), ("ru", "сколько сейчас времени в Токио?", "Токио"),
@@ -248,7 +249,8 @@ def test_a_place_elsewhere_is_said_back_with_the_local_time(lang: str, text: str
                                        ("ru", "который час будет через час"), ("en", "what time is it"),
                                        ("en", "what's the time in the alarm")])
 def test_a_time_or_an_alarm_is_no_place(lang: str, text: str) -> None:
-    """A duration, a number or an alarm after "in" is no place: never "I only know the time here, not in ten minutes"."""
+    """A duration, a number or an alarm after "in" is no place (never "I only know the time here, not in ten
+    minutes")."""
     router, registry, _ = clock_router()
     decision = router.decide(text, lang)
     assert not any(c.arguments.get("place") for c in decision.calls), decision

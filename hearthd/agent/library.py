@@ -239,7 +239,8 @@ class Library:
 
         said = " " + " ".join(words_of(_folded(text))) + " "
         best = ("", "")
-        for value in getattr(self.slot_lists()["area"], "values", []):
+        lists = self.slot_lists()
+        for value in [*getattr(lists["area"], "values", []), *getattr(lists["floor"], "values", [])]:
             name = " ".join(words_of(_folded(str(getattr(value.text_in, "text", "") or ""))))
             if name and f" {name} " in said and len(name) > len(best[0]):
                 best = (name, str(value.value_out))
