@@ -353,7 +353,7 @@ def test_a_device_the_home_does_not_have_is_said_not_to_exist(home: tuple[Compon
 
 
 @pytest.mark.parametrize("lang,text", [
-    ("en", "turn on the celing fan"),  # a known device misheard: for the tiers after the templates, never "no such device"
+    ("en", "turn on the celing fan"),  # a known device misheard: for the tiers after the templates, never unknown
     ("ru", "включи вентилятр"), ("hi", "बंखा चालू करो"),
     ("en", "turn on wifi"), ("en", "turn on the music"),  # words of hearthd's own requests
     ("en", "turn on the news"),  # a kind of request it declines says why instead
