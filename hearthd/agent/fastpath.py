@@ -320,7 +320,7 @@ class FastPath:
 
         catalogue = self.library.catalogue() if self.library is not None else None
         intents = _unknown_device_intents().get(lang)
-        if catalogue is None or not catalogue.entities or intents is None or decline_kind(text, lang):
+        if catalogue is None or not catalogue.entities or intents is None:
             return None
         for result in recognize_all(text, intents):
             if result.intent.name not in self.registry or "name" not in result.entities:

@@ -147,7 +147,8 @@ class Library:
             log.exception("the sentence library failed on an utterance")
             return None
         if result is None:
-            return self._without_room(text, lang, intents) if not area else None
+            # the second reading costs a pass over the templates: only for words that name a kind of device
+            return self._without_room(text, lang, intents) if not area and _names_a_kind(text) else None
         from .checks import asks
 
         response = str(result.response or "")
@@ -399,6 +400,16 @@ class Library:
         if intent == "HassGetCurrentDate" and "get_time" in self.registry:
             return [ToolCall("get_time", {"what": "date"})]
         return []
+
+
+def _names_a_kind(text: str) -> bool:
+    """Whether `text` has a word for a kind of device ("lights", "свет", "बत्ती", any language's; a word may end
+    otherwise than its entry: "лампы", "lamps")."""
+    from ..numbers import words_of
+
+    kinds = {_folded(w) for words in home_words().kinds.values() for w in words}
+    stems = {w[:-1] for w in kinds if len(w) >= 4}
+    return any(w in kinds or any(w.startswith(stem) for stem in stems) for w in words_of(_folded(text)))
 
 
 def _folded(text: str) -> str:
