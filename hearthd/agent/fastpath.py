@@ -316,8 +316,6 @@ class FastPath:
         no kind of request it declines ("the news")."""
         from hassil import recognize_all
 
-        from .declines import decline_kind
-
         catalogue = self.library.catalogue() if self.library is not None else None
         intents = _unknown_device_intents().get(lang)
         if catalogue is None or not catalogue.entities or intents is None:
