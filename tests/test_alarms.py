@@ -351,3 +351,71 @@ def test_cancelling_a_label_several_alarms_share_asks_with_the_count(base_config
     assert said[0] == phrase(lang, "confirm.cancel_alarm_many_labeled", count=count, label=label)
     assert said[1] == phrase(lang, "alarm.cancelled_many_labeled", alarms=count, label=label)
     assert [(a.hhmm, a.label) for a in c.alarms.pending()] == [("09:00", "")]
+
+
+# -- switched off, counted, asked about (issue 25): answered from the alarms set, never the generic refusal --------
+
+@pytest.mark.parametrize("text,lang,call", [
+    ("set the alarm off", "en", ("cancel_alarm", {})),
+    ("disable alarm for three pm", "en", ("cancel_alarm", {"time": "15:00"})),
+    ("deactivate my 6:30 alarm", "en", ("cancel_alarm", {"time": "06:30"})),
+    ("I don't need an alarm at 7 anymore", "en", ("cancel_alarm", {"time": "07:00"})),
+    ("turn the 8 am alarm off", "en", ("cancel_alarm", {"time": "08:00"})),
+    ("будильник на восемь отмени", "ru", ("cancel_alarm", {"time": "08:00"})),
+    ("отключи будильник", "ru", ("cancel_alarm", {})),
+    ("7 baje wala alarm off kar do", "hi", ("cancel_alarm", {"time": "07:00"})),
+    ("अलार्म डिसेबल कर दो", "hi", ("cancel_alarm", {})),
+    ("how many alarms do i have", "en", ("list_alarms", {})), ("how many alarms are set", "en", ("list_alarms", {})),
+    ("do i have any alarms set for six am tomorrow", "en", ("list_alarms", {"time": "06:00", "day": "tomorrow"})),
+    ("is there an alarm at 7:30", "en", ("list_alarms", {"time": "07:30"})),
+    ("will my alarm go off at 6 tomorrow", "en", ("list_alarms", {"time": "06:00", "day": "tomorrow"})),
+    ("сколько у меня будильников", "ru", ("list_alarms", {})),
+    ("есть ли будильник на семь утра завтра", "ru", ("list_alarms", {"time": "07:00", "day": "tomorrow"})),
+    ("стоит ли будильник на 6:30", "ru", ("list_alarms", {"time": "06:30"})),
+    ("mere kitne alarm hain", "hi", ("list_alarms", {})),
+    ("kya kal 6 baje ka alarm laga hai", "hi", ("list_alarms", {"time": "06:00", "day": "tomorrow"})),
+    ("क्या सात बजे का कोई अलार्म है", "hi", ("list_alarms", {"time": "07:00"})),
+])
+def test_alarms_switched_off_counted_and_asked_about_are_read(text: str, lang: str, call: tuple) -> None:  # type: ignore[type-arg]
+    decision = alarm_fast_path().match(text, lang)
+    assert decision is not None and [(c.name, c.arguments) for c in decision.calls] == [call], text
+
+
+def test_turn_the_alarm_off_without_a_time_is_not_read_as_a_cancel() -> None:
+    """It may mean the alarm ringing now: left to what follows the templates, as "turn off the alarm" is."""
+    for text in ("turn the alarm off", "turn off the alarm"):
+        decision = alarm_fast_path().match(text, "en")
+        assert decision is None or "cancel_alarm" not in [c.name for c in decision.calls], text
+
+
+def test_alarms_are_answered_about_and_a_missing_one_is_said(base_config, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Through the whole chain, at noon: a question about an alarm is answered yes or no from those set, one that is
+    not there is said not to be ("You have no alarm at 9:00") and nothing is cancelled, "set the alarm off" with one
+    left cancels it; the model is never asked."""
+    from hearthd.daemon.components import Components
+    from hearthd.daemon.pipeline import Pipeline
+    from hearthd.events import Trace
+    from hearthd.locale import phrase
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    c = Components(base_config)
+    noon = datetime(2026, 12, 1, 12, 0, tzinfo=ZoneInfo("Europe/Berlin"))
+    c.alarms._now = lambda: noon
+    monkeypatch.setattr(c, "agent", lambda: pytest.fail("the model was asked"))
+
+    def say(text: str, lang: str = "en") -> str:
+        return asyncio.run(Pipeline(c, Trace()).run_text(text, language=lang)).reply
+
+    say("set an alarm for 6 am")
+    say("set an alarm for 7:30 pm")
+    assert say("how many alarms do I have") == "You have 2 alarms: 19:30, 6:00."  # the next to ring first
+    assert say("do i have any alarms set for six am tomorrow") == "Yes, you have an alarm tomorrow at 6:00."
+    assert say("is there an alarm at 9") == "No, you have no alarm at 9:00."
+    assert say("есть ли у меня будильник на шесть утра", "ru") == phrase("ru", "alarm.at_yes", time="6:00")
+    assert say("kya 9 baje ka alarm laga hai", "hi") == phrase("hi", "alarm.at_no", time="9:00")
+    assert say("cancel my 9 am alarm") == "You have no alarm at 9:00."
+    assert len(c.alarms.pending()) == 2  # nothing cancelled
+    assert say("disable alarm for 7:30 pm") == "Alarm for 19:30 cancelled."
+    assert say("set the alarm off") == "Alarm for 6:00 cancelled."
+    assert say("how many alarms do I have") == phrase("en", "alarm.none") and c.alarms.pending() == []
+    assert say("is my alarm set for 6") == "No, you have no alarm at 6:00."

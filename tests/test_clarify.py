@@ -10,6 +10,8 @@ import pytest
 from hearthd.agent.fastpath import FastPath, Router, is_cancel
 from hearthd.daemon.pipeline import Pipeline
 from hearthd.events import EventType, Trace
+from hearthd.locale import phrase
+from hearthd.spoken import say_count
 from hearthd.tools.alarms import AlarmBook
 from hearthd.tools.registry import ToolRegistry
 
@@ -153,3 +155,157 @@ def test_an_unsure_language_guess_falls_back_to_the_conversations_language(compo
     assert (out.lang, out.source) == (other, "fallback")
     forced = strict.transcribe(noise, language="en", fallback=other)
     assert (forced.lang, forced.source) == ("en", "forced")
+
+
+# -- "Which room — or all of them?" (issue 25): a group of "this room" where no room is known --------------------------
+
+@pytest.fixture
+def roomless(base_config, tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    """test_library's home (lights in the Kitchen, Living Room, Bedroom and on the Landing), heard by a microphone
+    whose room is not configured; the model's part declines everything (what reaches it is seen doing nothing)."""
+    import copy
+
+    from hearthd.daemon.components import Components
+
+    from .mqtt_sim import CommandRecorder
+    from .test_library import FLOORS, HOME, Declines
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    cfg = copy.deepcopy(base_config)
+    cfg.dbus.enabled = False
+    cfg.mqtt.floors = FLOORS
+    cfg.general.area = ""  # no room for the local microphone
+    c = Components(cfg)
+    for e in HOME:
+        c.catalogue.entities[e.key] = e
+        c.catalogue.states[e.key] = {"state": "on" if e.component == "light" else "off", "brightness": 200}
+    sent, model = CommandRecorder(), Declines()
+    monkeypatch.setattr(c, "mqtt_link", lambda: sent)
+    monkeypatch.setattr(c, "agent", lambda: model)
+    return c, sent, model
+
+
+def _say(c, text: str, lang: str) -> str:  # type: ignore[no-untyped-def]
+    return asyncio.run(Pipeline(c, Trace()).run_text(text, language=lang)).reply
+
+
+def _lights(sent) -> set[str]:  # type: ignore[no-untyped-def]
+    """The lights a command went to (test_library's keys: kl, ks the Kitchen's, lr, bl, ll)."""
+    return {topic.split("/")[0] for topic, _ in sent.sent}
+
+
+ALL_LIGHTS = {"kl", "ks", "lr", "bl", "ll"}
+
+
+@pytest.mark.parametrize("lang,ask,answer,lights", [
+    ("en", "turn the lights off", "the kitchen", {"kl", "ks"}),
+    ("en", "lights off please", "all of them", ALL_LIGHTS),
+    ("en", "could you switch off the lights", "everywhere", ALL_LIGHTS),
+    ("en", "turn off the lights", "in the bedroom please", {"bl"}),
+    ("en", "turn on the lights", "upstairs", {"bl", "ll"}),  # a floor is an answer too
+    ("ru", "выключи свет", "на кухне", {"kl", "ks"}),
+    ("ru", "выключи свет", "везде", ALL_LIGHTS),
+    ("ru", "выключи свет пожалуйста", "в гостиной", {"lr"}),
+    ("hi", "लाइट बंद करो", "सब", ALL_LIGHTS),
+    ("hi", "बत्ती बुझा दो", "रसोई में", {"kl", "ks"}),
+    ("hi", "लाइट बंद करो", "sab jagah", ALL_LIGHTS),
+])
+def test_no_room_known_asks_which_and_the_answer_completes_it(roomless, lang: str, ask: str, answer: str,  # type: ignore[no-untyped-def]
+                                                               lights: set[str]) -> None:
+    c, sent, model = roomless
+    trace = Trace()
+    first = asyncio.run(Pipeline(c, trace).run_text(ask, language=lang))
+    assert first.reply == phrase(lang, "ask.area")
+    (clarify,) = trace.of_type(EventType.CLARIFY)
+    assert clarify.missing == "area" and sent.sent == []  # nothing done on a question
+    _say(c, answer, lang)
+    assert _lights(sent) == lights and model.asked == []
+
+
+def test_an_unknown_room_is_said_and_asked_again(roomless) -> None:  # type: ignore[no-untyped-def]
+    c, sent, model = roomless
+    _say(c, "turn the lights off", "en")
+    assert _say(c, "the sauna", "en") == phrase("en", "ask.area_unknown", area="sauna")
+    assert sent.sent == []
+    _say(c, "the living room", "en")
+    assert _lights(sent) == {"lr"} and model.asked == []
+
+
+@pytest.mark.parametrize("lang,ask,first,name,second", [
+    ("en", "turn the lights off", "the attic", "attic", "the cellar"),
+    ("ru", "выключи свет", "на чердаке", "чердаке", "в подвале"),
+    ("hi", "लाइट बंद करो", "छत पर", "छत", "गोदाम में"),
+    ("en", "lights off", "hmm", "", "I really don't know which one it was")])
+def test_no_room_given_twice_gives_up_and_does_nothing(roomless, lang: str, ask: str, first: str, name: str,  # type: ignore[no-untyped-def]
+                                                       second: str) -> None:
+    c, sent, model = roomless
+    _say(c, ask, lang)
+    again = phrase(lang, "ask.area_unknown", area=name) if name else phrase(lang, "ask.area")
+    assert _say(c, first, lang) == again
+    assert _say(c, second, lang) == phrase(lang, "agent.gave_up")
+    assert sent.sent == [] and model.asked == []
+    assert c.router().pending is None and not any(d.pending for d in [c.dialogues.get("local")])
+
+
+@pytest.mark.parametrize("lang,ask,cancel", [("en", "turn the lights off", "never mind"),
+                                             ("ru", "выключи свет", "отмена"), ("hi", "लाइट बंद करो", "रहने दो")])
+def test_cancel_withdraws_the_room_question(roomless, lang: str, ask: str, cancel: str) -> None:  # type: ignore[no-untyped-def]
+    c, sent, _ = roomless
+    _say(c, ask, lang)
+    assert _say(c, cancel, lang) == phrase(lang, "agent.cancelled")
+    _say(c, "the kitchen" if lang == "en" else "на кухне" if lang == "ru" else "रसोई में", lang)
+    assert sent.sent == []  # the room said after the cancel answers nothing
+
+
+def test_a_request_instead_of_the_room_is_done_and_the_question_dropped(roomless) -> None:  # type: ignore[no-untyped-def]
+    c, sent, _ = roomless
+    _say(c, "turn the lights off", "en")
+    assert _say(c, "what time is it", "en").startswith("It's")
+    assert sent.sent == []
+    _say(c, "the kitchen", "en")  # no question open any more: not an answer
+    assert sent.sent == []
+
+
+def test_the_room_question_times_out(roomless) -> None:  # type: ignore[no-untyped-def]
+    """The Router's own clock: an answer after clarify_timeout is a request of its own (here read by nobody)."""
+    c, sent, model = roomless
+    router = Router(c.router().fast_path, lambda: model, clarify_timeout=30.0, clock=Clock())
+    assert (router.decide("turn the lights off", "en").missing) == "area"
+    router.clock.now += 31  # type: ignore[attr-defined]
+    late = router.decide("the kitchen", "en")
+    assert late.kind == "abstain" and late.calls == [] and router.pending is None
+
+
+def test_with_a_room_known_the_lights_of_that_room_are_meant(roomless) -> None:  # type: ignore[no-untyped-def]
+    """The configured room, or a satellite's (library.turn_area): no question, that room's lights, as before."""
+    from hearthd.agent.library import turn_area
+
+    c, sent, _ = roomless
+    c.router().fast_path.library.here = "Kitchen"
+    assert _say(c, "turn the lights off", "en") == phrase("en", "home.many_off_in", area="Kitchen",
+                                                          count=say_count(2, "light", "en"))
+    assert _lights(sent) == {"kl", "ks"}
+    sent.sent.clear()
+    c.router().fast_path.library.here = ""
+    token = turn_area.set("Bedroom")
+    try:
+        _say(c, "выключи свет", "ru")
+    finally:
+        turn_area.reset(token)
+    assert _lights(sent) == {"bl"}
+
+
+def test_lights_in_one_room_only_are_that_rooms(roomless) -> None:  # type: ignore[no-untyped-def]
+    c, sent, _ = roomless
+    for key in [k for k, e in c.catalogue.entities.items() if e.component == "light" and e.area != "Kitchen"]:
+        del c.catalogue.entities[key]
+    assert _say(c, "turn the lights off", "en") != phrase("en", "ask.area")
+    assert _lights(sent) == {"kl", "ks"}
+
+
+def test_a_device_named_is_no_question_of_rooms(roomless) -> None:  # type: ignore[no-untyped-def]
+    c, sent, _ = roomless
+    assert _say(c, "switch on the fan", "en") == phrase("en", "home.on", name="Ceiling Fan")
+    assert _say(c, "turn off the kitchen lights", "en") == phrase("en", "home.many_off_in", area="Kitchen",
+                                                                  count=say_count(2, "light", "en"))
+    assert _say(c, "turn off all the lights", "en") == phrase("en", "home.many_off", count=say_count(5, "light", "en"))

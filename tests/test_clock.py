@@ -215,3 +215,56 @@ def test_through_the_pipeline_in_the_configured_zone(base_config: Config, tmp_pa
     c.clock.now = lambda: EVENING
     monkeypatch.setattr(c, "agent", lambda: pytest.fail("the model was asked"))
     assert asyncio.run(Pipeline(c, Trace()).run_text(text, language=lang)).reply == reply
+
+
+# -- a place other than here: only the local time is known, and said so ------------------------------------------
+
+ELSEWHERE = [
+    ("en", "what time is it in London", "London"), ("en", "what's the time in Tokyo right now?", "Tokyo"),
+    ("en", "hey, what time is it in Eastern time", "Eastern time"),
+    ("en", "do you know what time it is in Dallas", "Dallas"),
+    ("en", "could you tell me the time in New York please", "New York"), ("en", "local time in Sydney", "Sydney"),
+    ("en", "how late is it over in Berlin", "Berlin"),
+    ("ru", "который час в Лондоне", "Лондоне"), ("ru", "сколько сейчас времени в Токио?", "Токио"),
+    ("ru", "а в Нью-Йорке который час", "Нью-Йорке"), ("ru", "подскажи, какое время в Москве", "Москве"),
+    ("hi", "लंदन में कितने बजे हैं", "लंदन"), ("hi", "अभी टोक्यो में क्या टाइम हुआ है?", "टोक्यो"),
+    ("hi", "dubai mein kya time hai", "dubai"), ("hi", "zara new york ka time batao", "new york"),
+]
+
+
+@pytest.mark.parametrize("lang,text,place", ELSEWHERE)
+def test_a_place_elsewhere_is_said_back_with_the_local_time(lang: str, text: str, place: str) -> None:
+    """"what time is it in London" is never answered with the local time as if it were London's: the reply says that
+    only the time here is known, names the place as said, and gives the local time."""
+    router, registry, model = clock_router()
+    decision = router.decide(text, lang)
+    assert decision.kind == "call" and model.asked == [], (text, decision)
+    (call,) = decision.calls
+    assert (call.name, call.arguments.get("place")) == ("get_time", place)
+    local = {"en": "7:05 pm", "ru": "19:05", "hi": "शाम के 7:05"}[lang]
+    assert answer(registry, call, lang) == phrase(lang, "clock.only_local", place=place, time=local)
+
+
+@pytest.mark.parametrize("lang,text", [("en", "what time is it in ten minutes"), ("en", "what time is it in 2 hours"),
+                                       ("ru", "который час будет через час"), ("en", "what time is it"),
+                                       ("en", "what's the time in the alarm")])
+def test_a_time_or_an_alarm_is_no_place(lang: str, text: str) -> None:
+    """A duration, a number or an alarm after "in" is no place (never "I only know the time here, not in ten
+    minutes")."""
+    router, registry, _ = clock_router()
+    decision = router.decide(text, lang)
+    assert not any(c.arguments.get("place") for c in decision.calls), decision
+
+
+def test_a_place_through_the_pipeline_changes_nothing_else(base_config: Config, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    cfg = copy.deepcopy(base_config)
+    cfg.dbus.enabled = False
+    cfg.general.timezone = "Asia/Kolkata"
+    c = Components(cfg)
+    c.clock.now = lambda: EVENING
+    monkeypatch.setattr(c, "agent", lambda: pytest.fail("the model was asked"))
+    said = asyncio.run(Pipeline(c, Trace()).run_text("what time is it in Tokyo", language="en")).reply
+    assert said == "I only know the time here, not in Tokyo. Here it's 7:05 pm."
+    assert asyncio.run(Pipeline(c, Trace()).run_text("what time is it", language="en")).reply == TIME["en"]

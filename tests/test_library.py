@@ -325,8 +325,56 @@ def test_a_colour_for_the_rooms_lights_reaches_each(home: tuple[Components, Sent
     assert model.asked == []
 
 
-def test_dimming_with_no_room_known_is_left_to_the_model(home: tuple[Components, Sent, Declines]) -> None:
+def test_dimming_with_no_room_known_asks_which_room(home: tuple[Components, Sent, Declines]) -> None:
+    """No room for the microphone: "dim the lights" is not guessed (nor left to the model) but asked about, and the
+    room answered is the one dimmed."""
     c, sent, model = home
     c.cfg.general.area = ""  # a daemon that does not know the microphone's room (set before its router is made)
-    say(c, "dim the lights", "en")
-    assert sent.sent == [] and model.asked == ["dim the lights"]
+    _dimmable(c)
+    assert say(c, "dim the lights", "en") == phrase("en", "ask.area")
+    assert sent.sent == [] and model.asked == []
+    say(c, "in the kitchen", "en")
+    assert sorted(topic for topic, _ in sent.sent) == ["kl/bri"] and model.asked == []  # the spots are off
+
+
+# -- a device the home does not have is said not to exist (issue 25) -----------------------------------------------
+
+@pytest.mark.parametrize("lang,text,name", [
+    ("en", "turn on the sauna", "sauna"), ("en", "could you switch off the jacuzzi please", "jacuzzi"),
+    ("en", "turn the aquarium on", "aquarium"), ("en", "hey, power off my dehumidifier", "dehumidifier"),
+    ("ru", "включи сауну", "сауну"), ("ru", "выключи джакузи пожалуйста", "джакузи"),
+    ("hi", "सौना चालू करो", "सौना"), ("hi", "geyser on kar do", "geyser"),
+])
+def test_a_device_the_home_does_not_have_is_said_not_to_exist(home: tuple[Components, Sent, Declines], lang: str,
+                                                                text: str, name: str) -> None:
+    c, sent, model = home
+    assert say(c, text, lang) == phrase(lang, "home.unknown_device", name=name)
+    assert sent.sent == [] and model.asked == []  # nothing sent, and no model turn spent on it
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("en", "turn on the celing fan"),  # a known device misheard: for the tiers after the templates, never unknown
+    ("ru", "включи вентилятр"), ("hi", "बंखा चालू करो"),
+    ("en", "turn on wifi"), ("en", "turn on the music"),  # words of hearthd's own requests
+    ("en", "turn on the news"),  # a kind of request it declines says why instead
+])
+def test_what_may_be_a_known_thing_is_not_called_unknown(home: tuple[Components, Sent, Declines], lang: str,
+                                                          text: str) -> None:
+    c, _, _ = home
+    assert say(c, text, lang) != phrase(lang, "home.unknown_device", name=text.split()[-1])
+    decision = c.router().fast_path.match(text, lang)
+    assert decision is None or decision.say != "home.unknown_device", text
+
+
+def test_with_no_home_known_nothing_is_called_unknown(home: tuple[Components, Sent, Declines]) -> None:
+    c, _, model = home
+    c.catalogue.entities.clear()  # the devices not learned (yet): hearthd cannot know what the home lacks
+    assert say(c, "turn on the sauna", "en") != phrase("en", "home.unknown_device", name="sauna")
+    assert model.asked == ["turn on the sauna"]
+
+
+def test_known_devices_are_still_switched(home: tuple[Components, Sent, Declines]) -> None:
+    c, sent, model = home
+    say(c, "turn on the kitchen light", "en")
+    say(c, "выключи вентилятор", "ru")
+    assert [topic for topic, _ in sent.sent] == ["kl/set", "cf/set"] and model.asked == []

@@ -152,6 +152,28 @@ FAST = [
     ("hi", "ek timer laga do 10 minute ka", "set_timer", {"seconds": 600}),
     ("hi", "pizza ke liye 10 minute ka timer lagao", "set_timer", {"label": "pizza", "seconds": 600}),
     ("hi", "पिज़्ज़ा के लिए दस मिनट का टाइमर लगाओ", "set_timer", {"label": "पिज़्ज़ा", "seconds": 600}),
+    # a running timer changed, never a new one started (issue 25): "from", "shorter", "plus", elliptical, polite
+    ("en", "take 5 minutes from my timer", "change_timer", {"seconds": 300, "direction": "subtract"}),
+    ("en", "could you take two minutes off of the timer", "change_timer", {"seconds": 120, "direction": "subtract"}),
+    ("en", "make the timer 3 minutes shorter", "change_timer", {"seconds": 180, "direction": "subtract"}),
+    ("en", "make the pasta timer a minute longer", "change_timer",
+     {"seconds": 60, "direction": "add", "label": "pasta"}),
+    ("en", "shave 30 seconds off the timer", "change_timer", {"seconds": 30, "direction": "subtract"}),
+    ("en", "timer plus ten minutes", "change_timer", {"seconds": 600, "direction": "add"}),
+    ("en", "give me two more minutes on the timer please", "change_timer", {"seconds": 120, "direction": "add"}),
+    ("ru", "убавь таймер на минуту", "change_timer", {"seconds": 60, "direction": "subtract"}),
+    ("ru", "сделай таймер на пять минут длиннее", "change_timer", {"seconds": 300, "direction": "add"}),
+    ("ru", "сними с таймера две минуты", "change_timer", {"seconds": 120, "direction": "subtract"}),
+    ("ru", "ещё три минуты на таймер", "change_timer", {"seconds": 180, "direction": "add"}),
+    ("hi", "टाइमर में पांच मिनट और जोड़ो", "change_timer", {"seconds": 300, "direction": "add"}),
+    ("hi", "टाइमर को दो मिनट कम कर दो", "change_timer", {"seconds": 120, "direction": "subtract"}),
+    ("hi", "2 minute aur jodo timer mein", "change_timer", {"seconds": 120, "direction": "add"}),
+    # the time left on a named timer, "the" dropped, or asked as when it ends
+    ("en", "how much time left on pizza timer", "timer_remaining", {"label": "pizza"}),
+    ("en", "when will the pizza timer go off", "timer_remaining", {"label": "pizza"}),
+    ("en", "how long until the timer goes off", "timer_remaining", {}),
+    ("en", "is my tea timer done", "timer_remaining", {"label": "tea"}),
+    ("ru", "когда зазвонит таймер для пиццы", "timer_remaining", {"label": "пиццы"}),
 ]
 
 
@@ -410,6 +432,39 @@ def test_an_unknown_name_is_said_and_nothing_changes(hearthd: Components, lang: 
     say(hearthd, "set a pizza timer for 10 minutes")
     assert say(hearthd, text, lang) == phrase(lang, "timer.not_found", label=name)
     assert names(hearthd) == [("pizza", "pending")] and hearthd.alarms.left(hearthd.alarms.timers()[0]) == 600
+
+
+@pytest.mark.parametrize("lang,text,name", [
+    ("en", "how much time is left on the pizza timer", "pizza"), ("en", "how much time left on pizza timer", "pizza"),
+    ("en", "when will the pasta timer ring", "pasta"), ("ru", "сколько осталось на таймере для пиццы", "пиццы"),
+    ("hi", "pizza wale timer mein kitna time bacha hai", "pizza")])
+def test_a_timer_that_does_not_exist_is_said_not_to_exist(hearthd: Components, lang: str, text: str,
+                                                           name: str) -> None:
+    """Asked about a timer that is not there: "There is no pizza timer" while another runs, "No timer is running"
+    when none does — never the generic refusal, and nothing started or changed."""
+    assert say(hearthd, text, lang) == phrase(lang, "timer.none")
+    say(hearthd, "set a tea timer for 3 minutes")
+    assert say(hearthd, text, lang) == phrase(lang, "timer.not_found", label=name)
+    assert names(hearthd) == [("tea", "pending")]
+
+
+def test_there_is_no_pizza_timer_in_those_words(hearthd: Components) -> None:
+    say(hearthd, "set a tea timer for 3 minutes")
+    assert say(hearthd, "how much time left on pizza timer") == "There is no pizza timer."
+    assert say(hearthd, "cancel the pizza timer") == "There is no pizza timer."
+    assert names(hearthd) == [("tea", "pending")]
+
+
+@pytest.mark.parametrize("lang,text,seconds,left", [
+    ("en", "take 5 minutes from my timer", -300, 300), ("en", "make the timer 2 minutes longer", 120, 720),
+    ("ru", "убавь таймер на минуту", -60, 540), ("hi", "टाइमर में पांच मिनट और जोड़ो", 300, 900),
+    ("hi", "timer ko 2 minute kam kar do", -120, 480)])
+def test_changing_the_timer_says_the_new_time_left_and_starts_none(hearthd: Components, lang: str, text: str,
+                                                                   seconds: int, left: int) -> None:
+    say(hearthd, "set a timer for 10 minutes")
+    key = "timer.added" if seconds > 0 else "timer.subtracted"
+    assert say(hearthd, text, lang) == phrase(lang, key, duration=dur(abs(seconds), lang), left=dur(left, lang))
+    assert [hearthd.alarms.left(t) for t in hearthd.alarms.timers()] == [left]  # the one timer, changed
 
 
 # -- kept across a restart; old and corrupt stores -----------------------------------------------------------------

@@ -18,7 +18,7 @@ from ..tools.smarthome import KINDS, keep_area
 from .agent import Agent, Decision
 from .checks import about_alarm, negated, review, says_many, time_said
 from .declines import decline_kind
-from .library import Library
+from .library import ROOM, Library
 from .parsing import ToolCall
 from .split import clauses, split_requests, statement, tells_not_to
 from .tolerant import TolerantMatcher
@@ -142,10 +142,26 @@ def _clock_then_purpose(text: str, lang: str) -> str | None:
     return None
 
 
+def _place(text: str, lang: str) -> str | None:
+    """A place asked about ("what time is it in London", "в Токио", "in Eastern time"): the user's words, never a
+    duration or a number ("what time is it in ten minutes") nor an alarm or a reminder."""
+    from ..numbers import parse_duration
+
+    if any(ch.isdigit() for ch in text) or parse_duration(text, lang) is not None or about_alarm(text, lang):
+        return None
+    words = text.split()
+    skip = {w.lower() for w in skip_words(lang)}
+    for _ in range(2):  # "in Tokyo right now": the words around a request are no part of the place
+        for n in (2, 1):
+            if len(words) > n and " ".join(words[-n:]).lower().strip(".,!?") in skip:
+                words = words[:-n]
+    return _label(" ".join(words), lang)
+
+
 SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": _clock, "time_for": _clock_then_purpose,
                                                       "seconds": _duration,
                                                       "percent": _percent, "label": _label, "date": _date,
-                                                      "scene": _label}
+                                                      "scene": _label, "place": _place}
 
 
 HERE = "@here"  # a template slot value: the speaking device's room
@@ -199,6 +215,79 @@ def _load_intents() -> dict[str, Any]:
     return out
 
 
+@functools.cache
+def _unknown_device_intents() -> dict[str, Any]:
+    """Each language's sentences that switch a named thing on or off (locales/<lang>/unknown_device.yaml)."""
+    from hassil import Intents
+
+    return {lang: Intents.from_dict(locale.yaml(lang, "unknown_device.yaml")) for lang in locale.languages()
+            if locale.has(lang, "unknown_device.yaml")}
+
+
+@functools.cache
+def _template_words(lang: str) -> frozenset[str]:
+    """Every word hearthd's own templates say in `lang` and in English (the words of their lists too): a name made of
+    one of them ("wifi", "music", "heating") is something hearthd knows, never an unknown device."""
+    words: set[str] = set()
+
+    def add(template: str) -> None:
+        template = re.sub(r"\{[^}]*\}", " ", template)
+        words.update(w.lower().replace("ё", "е") for w in words_of(re.sub(r"[\[\]()|<>]", " ", template)))
+
+    for source in dict.fromkeys((lang, "en")):
+        for file in locale.sentence_files(source):
+            data = locale.yaml(source, file) or {}
+            for intent in (data.get("intents") or {}).values():
+                for block in intent.get("data", []):
+                    for template in block.get("sentences", []):
+                        add(str(template))
+            for slot_list in (data.get("lists") or {}).values():
+                for value in (slot_list.get("values") or []) if isinstance(slot_list, dict) else []:
+                    add(str(value.get("in", "")) if isinstance(value, dict) else str(value))
+    return frozenset(words)
+
+
+def _bare_name(text: str, lang: str) -> str:
+    """The name said, without the words around it that name nothing ("the", "мне", "को"); "" when what is left is
+    no name: nothing, more than three words, a number, a duration or a time."""
+    from ..numbers import parse_duration
+    from ..tools.smarthome import home_words
+
+    ignored = {w.lower() for w in (*home_words().fillers, *_no_names(lang))} | {
+        w.lower() for w in skip_words(lang) if " " not in w}
+    words = words_of(text)
+    while words and words[0].lower() in ignored:
+        words.pop(0)
+    while words and words[-1].lower() in ignored:
+        words.pop()
+    name = " ".join(words)
+    if not 0 < len(words) <= 3 or any(ch.isdigit() for ch in name) or parse_duration(name, lang) is not None \
+            or parse_clock(name, lang) is not None:
+        return ""
+    return name
+
+
+SOUNDS_LIKE = 0.75  # phonetic.similarity from which a word may be a misheard known one (left to the next tiers)
+
+
+def _names_nothing_known(name: str, catalogue: Any, lang: str) -> bool:
+    """Whether `name` is nothing hearthd knows: no device of the home (by name, alias, room or kind, spelled or
+    sounding alike) and no word of its own templates."""
+    from ..phonetic import similarity
+    from ..tools.smarthome import CONTROLLABLE, home_words
+
+    said = [w.lower().replace("ё", "е") for w in words_of(name)]
+    if any(w in _template_words(lang) for w in said) or catalogue.resolve(name, CONTROLLABLE).entities:
+        return False
+    vocabulary = home_words()
+    known = {w.lower() for words in (*vocabulary.kinds.values(), *vocabulary.areas.values()) for w in words}
+    for entity in catalogue.entities.values():
+        known.update(w.lower() for w in words_of(f"{entity.name} {entity.area}"))
+    for alias in catalogue.aliases:
+        known.update(w.lower() for w in words_of(alias))
+    return not any(w == k or similarity(w, k) >= SOUNDS_LIKE for w in said for k in known)
+
+
 class FastPath:
     """Deterministic matches from locales/<lang>/sentences/*.yaml; only declared tools, validated arguments."""
 
@@ -217,10 +306,33 @@ class FastPath:
         found = self._match(text, lang)
         if found is None and (meant := as_meant(text, lang)) != text:
             found = self._match(meant, lang)
-        return found
+        return found if found is not None else self.unknown_device(text, lang)
+
+    def unknown_device(self, text: str, lang: str) -> Decision | None:
+        """"turn on the sauna" in a home with no sauna: the answer that hearthd knows no device called that
+        (home.unknown_device), not the generic refusal. Only when the words clearly switch a named thing on or off
+        (locales/<lang>/unknown_device.yaml) and the name is nothing hearthd knows: no device of this home, none like
+        one in spelling or in sound (a misheard name is left to the next tiers), no word of hearthd's own templates,
+        no kind of request it declines ("the news")."""
+        from hassil import recognize_all
+
+        catalogue = self.library.catalogue() if self.library is not None else None
+        intents = _unknown_device_intents().get(lang)
+        if catalogue is None or not catalogue.entities or intents is None:
+            return None
+        for result in recognize_all(text, intents):
+            if result.intent.name not in self.registry or "name" not in result.entities:
+                continue
+            name = _bare_name(str(result.entities["name"].text), lang)
+            if name and not decline_kind(name, lang) and _names_nothing_known(name, catalogue, lang):
+                return Decision("abstain", reason=f"{result.intent.name}: no device called {name!r} in this home",
+                                source="fastpath", say="home.unknown_device", say_values={"name": name})
+        return None
 
     def _match(self, text: str, lang: str) -> Decision | None:
         own = self._here(self._own(text, lang))
+        if own is not None and own.kind == "clarify" and own.missing == ROOM:
+            return own  # "dim the lights" where no room is known: which room (Library.which_room)
         if own is not None and any(not (c.arguments.get("device") or c.arguments.get("door")) and any(
                 c.arguments.get(k) for k in ("area", "domain", "device_class")) for c in own.calls):
             # a group hearthd's own templates read on purpose ("all the fans": the home's, not this room's), settled as
@@ -229,8 +341,8 @@ class FastPath:
         if self.library is not None and (own is None or all(
                 c.name in self.registry and self.registry.get(c.name).family == "home" for c in own.calls)):
             found = self.library.match(text, lang)
-            if found is not None:
-                return found
+            if found is not None and not (found.kind == "clarify" and own is not None):
+                return found  # (a device hearthd's own templates named is no question of which room: "the fan")
         return own
 
     def _own(self, text: str, lang: str) -> Decision | None:
@@ -274,8 +386,8 @@ class FastPath:
         if decision is None or not any(c.arguments.get("area") == HERE for c in decision.calls):
             return decision
         here = self.library.here if self.library is not None else ""
-        if not here:
-            return None
+        if not here:  # no room for this microphone: which room, when the home has such devices in several
+            return self.library.which_room(decision) if self.library is not None else None
         for call in decision.calls:
             if call.arguments.get("area") == HERE:
                 call.arguments = {**call.arguments, "area": here}
@@ -393,7 +505,11 @@ class Router:
         state: OpenQuestion = self if conversation is None else conversation
         pending, state.pending = state.pending, None
         if pending is not None and self.clock() < pending.deadline:
-            return self._follow_up(pending, text, state)
+            if pending.missing != ROOM:
+                return self._follow_up(pending, text, state)
+            answered = self._room_answer(pending, text, state)
+            if answered is not None:
+                return answered
         decision = self._fresh(text, lang)
         if decision.kind == "clarify":
             state.pending = Pending(decision.calls[0], decision.missing, text, lang,
@@ -531,6 +647,53 @@ class Router:
                 return False
         return True
 
+    def _room_answer(self, pending: Pending, answer: str, state: OpenQuestion) -> Decision | None:
+        """The answer to "Which room — or all of them?": the held call in the room named ("the kitchen", "на кухне",
+        "रसोई में") or in every room ("all of them", "везде", "सब"). A room this home does not have is said and asked
+        again, as is an answer that names none, up to `clarify_turns` questions; "cancel" withdraws the request. None:
+        the answer is a request of its own (the question is dropped)."""
+        lang = pending.lang
+        if is_cancel(answer, lang):
+            return Decision("abstain", reason="clarification cancelled", source="clarify", say="agent.cancelled")
+        library = self.fast_path.library if self.fast_path is not None else None
+        registry = self._registry()
+        if library is None or registry is None:
+            return None
+        said = f"{pending.text} {answer}"
+        room = library.room_in(answer)
+        fresh = None if room or says_everywhere(answer) else self.fast_path.match(answer, lang)  # type: ignore[union-attr]
+        if fresh is not None and fresh.kind in ("call", "clarify"):
+            return None  # "what time is it": a request of its own, not the room
+        if room or says_everywhere(answer):
+            call = pending.call
+            if room:
+                calls = [ToolCall(call.name, {**call.arguments, "area": room})]
+            elif any(call.arguments.get(k) for k in ("domain", "device_class")):
+                calls = [ToolCall(call.name, dict(call.arguments))]  # every room: the kind, the home over
+            else:  # a tool that groups by room only: each room that has such devices
+                calls = [ToolCall(call.name, {**call.arguments, "area": r}) for r in library.rooms_of(call)]
+            decision: Decision | None = Decision("call", calls=calls, source="clarify",
+                                                 name_probs={call.name: 1.0}, every=not room)
+            if room and decision is not None and not decision.every:
+                decision = library.settle(decision, pending.text, lang)  # "the light" in a room of two: which one
+            try:
+                for c in decision.calls if decision is not None else []:
+                    c.arguments = registry.validate(c.name, c.arguments)
+            except (UnknownTool, SchemaError):
+                decision = None
+            if decision is None:
+                return Decision("abstain", reason=f"{call.name} in {room or 'every room'} does not validate",
+                                source="clarify", say="agent.invalid_call")
+            return review(decision, said, lang, registry, question=False)
+        if pending.asked >= self.clarify_turns:
+            return Decision("abstain", reason="no room given", source="clarify", say="agent.gave_up")
+        state.pending = Pending(pending.call, ROOM, pending.text, lang, self.clock() + self.clarify_timeout,
+                                pending.asked + 1)
+        unknown = unknown_room(answer, lang)
+        return Decision("clarify", calls=[pending.call], missing=ROOM, source="clarify",
+                        reason=f"no room of this home in {answer!r}", say="ask.area_unknown" if unknown else "",
+                        say_values={"area": unknown} if unknown else {})
+
     def _follow_up(self, pending: Pending, answer: str, state: OpenQuestion) -> Decision:
         lang = pending.lang
         if is_cancel(answer, lang):
@@ -570,6 +733,30 @@ def _keep_rooms(decision: Decision, text: str) -> None:
     """The one room `text` names kept in each device call (tools.smarthome.keep_area): never a device elsewhere."""
     for call in decision.calls:
         call.arguments = keep_area(call.name, call.arguments, text)
+
+
+@cache
+def _everywhere_words() -> tuple[tuple[str, ...], ...]:
+    """"all of them", "везде", "सब जगह": every language's (answers.toml `everywhere`), as word sequences."""
+    return tuple(tuple(words_of(w.lower().replace("ё", "е"))) for lang in locale.languages()
+                 for w in locale.table(lang, "answers.toml").get("everywhere", []))
+
+
+def says_everywhere(text: str) -> bool:
+    """Whether the answer to "Which room — or all of them?" means every room."""
+    words = words_of(text.lower().replace("ё", "е"))
+    return any(words[i:i + len(seq)] == list(seq) for seq in _everywhere_words() for i in range(len(words)))
+
+
+def unknown_room(answer: str, lang: str) -> str:
+    """The name an answer to "Which room?" gives when it is short and names no room of this home ("the sauna" →
+    "sauna"); "" when the answer is not a name (nothing left, or a sentence)."""
+    from ..tools.smarthome import home_words
+
+    ignored = {w.lower() for w in (*home_words().fillers, *_no_names(lang))} | {
+        w.lower() for phrase in skip_words(lang) for w in phrase.split() if " " not in phrase}
+    left = [w for w in words_of(answer) if w.lower() not in ignored]
+    return " ".join(left) if 0 < len(left) <= 2 and not any(ch.isdigit() for ch in "".join(left)) else ""
 
 
 @cache

@@ -27,6 +27,10 @@ log = logging.getLogger(__name__)
 turn_area: ContextVar[str] = ContextVar("turn_area", default="")
 
 LIBRARY_LANGUAGES = ("en", "ru", "hi")
+ROOM = "area"  # the argument "Which room — or all of them?" asks for (ask.area), when no room is said or known
+# The room a template that needs the speaking device's room is read with when none is known (no general.area, no
+# satellite's): a call with it is a group "in here" said where "here" is no room, and becomes the question which room.
+NO_ROOM = "\x00no room"
 
 
 @functools.cache
@@ -143,7 +147,8 @@ class Library:
             log.exception("the sentence library failed on an utterance")
             return None
         if result is None:
-            return None
+            # the second reading costs a pass over the templates: only for words that name a kind of device
+            return self._without_room(text, lang, intents) if not area and _names_a_kind(text) else None
         from .checks import asks
 
         response = str(result.response or "")
@@ -165,6 +170,82 @@ class Library:
             log.debug("library match not taken: %s", e)
             return None
         return decision
+
+    def _without_room(self, text: str, lang: str, intents: Any) -> Decision | None:
+        """A template that needs the speaking device's room ("turn the lights off", "выключи свет", "लाइट बंद करो")
+        said where no room is known: read as if there were one, then the question which room (`which_room`)."""
+        from hassil import recognize_best
+
+        try:
+            result = recognize_best(text, intents, slot_lists=self.slot_lists(), language=lang,
+                                    intent_context={"area": NO_ROOM})
+        except Exception:  # as in match: a template the matcher cannot take never ends a turn
+            log.exception("the sentence library failed on an utterance")
+            return None
+        if result is None or "area" not in result.entities or str(result.entities["area"].text or "").strip():
+            return None  # a room said in the words was read before, without the stand-in
+        decision = self._decision(result.intent.name, {k: v.value for k, v in result.entities.items()},
+                                  str(result.response or ""))
+        if decision is None:
+            return None
+        asked = self.which_room(decision)
+        if asked is None or asked.kind == "clarify":
+            return asked
+        self._one_or_which(asked, text, lang)
+        try:
+            for call in asked.calls:
+                call.arguments = self.registry.validate(call.name, call.arguments)
+        except (UnknownTool, SchemaError) as e:
+            log.debug("library match not taken: %s", e)
+            return None
+        return asked
+
+    def rooms_of(self, call: ToolCall) -> list[str]:
+        """The rooms, as the home spells them, that hold a device of the group `call` means (its room left out)."""
+        home = self._home()
+        if home is None:
+            return []
+        from ..tools.smarthome import KINDS
+
+        anywhere = {k: v for k, v in call.arguments.items() if k != "area"}
+        return sorted({str(e.area) for e in home.group(anywhere, KINDS.get(call.name, ())) if e.area})
+
+    def which_room(self, decision: Decision) -> Decision | None:
+        """A group of "this room" ("turn the lights off") where no room is known: "Which room — or all of them?" when
+        the home has such devices in two rooms or more, that room when they are all in one. None (not read here) when
+        the home has none or is not known, or the call is no action on a group."""
+        if len(decision.calls) != 1 or decision.calls[0].name not in GROUP_TOOLS:
+            return None
+        from ..tools.smarthome import KINDS
+
+        call = decision.calls[0]
+        rest = {k: v for k, v in call.arguments.items() if k != "area"}
+        kinds = KINDS.get(call.name, ())
+        if len(kinds) == 1 and not any(rest.get(k) for k in ("domain", "device_class")) and call.name in self.registry \
+                and "domain" in self.registry.get(call.name).parameters.get("properties", {}):
+            rest["domain"] = kinds[0]  # "dim the lights": the lights, so that "all of them" is every room's
+        rooms = self.rooms_of(call)
+        if not rooms:
+            return None
+        if len(rooms) == 1:
+            return Decision("call", calls=[ToolCall(call.name, {**rest, "area": rooms[0]})], source="fastpath",
+                            name_probs={call.name: 1.0}, every=decision.every)
+        return Decision("clarify", calls=[ToolCall(call.name, rest)], missing=ROOM, source="fastpath",
+                        reason=f"{call.name}: no room said, and none is known where it was heard", every=decision.every)
+
+    def room_in(self, text: str) -> str:
+        """The home's room or floor `text` names, as the home spells it ("the kitchen", "на кухне", "रसोई में"); ""
+        when it names none of them. The longest name said wins ("living room" over "room")."""
+        from ..numbers import words_of
+
+        said = " " + " ".join(words_of(_folded(text))) + " "
+        best = ("", "")
+        lists = self.slot_lists()
+        for value in [*getattr(lists["area"], "values", []), *getattr(lists["floor"], "values", [])]:
+            name = " ".join(words_of(_folded(str(getattr(value.text_in, "text", "") or ""))))
+            if name and f" {name} " in said and len(name) > len(best[0]):
+                best = (name, str(value.value_out))
+        return best[1]
 
     def settle(self, decision: Decision, text: str, lang: str) -> Decision | None:
         """A group read by hearthd's own templates, made what the library makes of its own: the room or floor as the
@@ -319,3 +400,18 @@ class Library:
         if intent == "HassGetCurrentDate" and "get_time" in self.registry:
             return [ToolCall("get_time", {"what": "date"})]
         return []
+
+
+def _names_a_kind(text: str) -> bool:
+    """Whether `text` has a word for a kind of device ("lights", "свет", "बत्ती", any language's; a word may end
+    otherwise than its entry: "лампы", "lamps")."""
+    from ..numbers import words_of
+
+    kinds = {_folded(w) for words in home_words().kinds.values() for w in words}
+    stems = {w[:-1] for w in kinds if len(w) >= 4}
+    return any(w in kinds or any(w.startswith(stem) for stem in stems) for w in words_of(_folded(text)))
+
+
+def _folded(text: str) -> str:
+    """Lower case, ё as е, the nukta dropped: how a room's name is compared with what was said."""
+    return text.lower().replace("ё", "е").replace("\u093c", "")

@@ -321,7 +321,9 @@ class Pipeline:
             say = refusal_phrase(decision, result.transcript, result.lang)
             result.reply = phrase(result.lang, say, **decision.say_values)
         elif decision.kind == "clarify":
-            result.reply = ask_phrase(result.lang, decision.missing)
+            # the question for the detail, or what the last answer lacked with it ("I don't know a room called …")
+            result.reply = phrase(result.lang, decision.say, **decision.say_values) if decision.say \
+                else ask_phrase(result.lang, decision.missing)
             self.trace.emit(ClarifyEvent(question=result.reply, name=decision.calls[0].name, missing=decision.missing,
                                          source=decision.source))
         else:

@@ -373,9 +373,29 @@ class AlarmBook:
             else "alarm.set"
         return ToolResult(True, alarm.to_dict(), key, values)
 
+    def _at(self, alarms: list[Alarm], hhmm: str) -> list[Alarm]:
+        """The alarms at `hhmm`; said without am/pm ("the two o'clock alarm", "do baje wala"), the ones at 14:00 when
+        none is at 2:00."""
+        matches = [a for a in alarms if a.hhmm == hhmm]
+        hour, minute = (int(x) for x in hhmm.split(":"))
+        if not matches and 1 <= hour <= 12:
+            other = f"{(hour + 12) % 24:02d}:{minute:02d}"
+            matches = [a for a in alarms if a.hhmm == other]
+        return matches
+
     async def list_alarms(self, args: dict[str, Any]) -> ToolResult:
         alarms = self.pending()
         data = {"alarms": [a.to_dict() for a in alarms]}
+        if "time" in args:  # "do I have an alarm for six tomorrow?": yes or no, from the alarms set
+            found = self._at(alarms, str(args["time"]))
+            tomorrow = args.get("day") == "tomorrow"
+            if args.get("day"):
+                day = self._now().date() + timedelta(days=1 if tomorrow else 0)
+                # a repeating alarm rings on that day when the day is one of its days, whatever its next ring is
+                found = [a for a in found if a.at.date() == day or day.weekday() in _RING_DAYS.get(a.repeat, set())]
+            said = spoken_time(found[0].hhmm if found else str(args["time"]))
+            key = ("alarm.at_yes" if found else "alarm.at_no") + ("_tomorrow" if tomorrow else "")
+            return ToolResult(True, {**data, "found": [a.to_dict() for a in found]}, key, {"time": said})
         if not alarms:
             return ToolResult(True, data, "alarm.none")
         if len(alarms) == 1:
@@ -396,12 +416,7 @@ class AlarmBook:
                 return ToolResult(False, {"label": args["label"]}, "alarm.label_not_found", {"label": args["label"]})
             return matches
         if "time" in args:
-            matches = [a for a in alarms if a.hhmm == args["time"]]
-            hour, minute = (int(x) for x in str(args["time"]).split(":"))
-            if not matches and 1 <= hour <= 12:
-                # "the two o'clock alarm" ("do baje wala"): said without am/pm, the one at 14:00 when none is at 2:00
-                other = f"{(hour + 12) % 24:02d}:{minute:02d}"
-                matches = [a for a in alarms if a.hhmm == other]
+            matches = self._at(alarms, str(args["time"]))
             if not matches:
                 return ToolResult(False, {"time": args["time"]}, "alarm.not_found",
                                   {"time": spoken_time(args["time"])})
@@ -471,7 +486,7 @@ class AlarmBook:
     def _named(self, args: dict[str, Any], timers: list[Alarm]) -> list[Alarm] | ToolResult:
         """The timers a call's `label` names (all of them when it names none), or the answer when there are none."""
         label = timer_label(str(args.get("label", "")))
-        if label:
+        if label and timers:  # no timer at all: "No timer is running", whatever name was said
             matches = self._by_label(label, timers)
             return matches or ToolResult(False, {"label": label}, "timer.not_found", {"label": label})
         return timers or ToolResult(False, {}, "timer.none")
@@ -632,8 +647,8 @@ class AlarmBook:
             ),
             Tool(
                 "list_alarms",
-                "List the alarms that are set.",
-                {"type": "object", "properties": {}, "additionalProperties": False},
+                "List the alarms that are set, or say whether one is set for a time.",
+                {"type": "object", "properties": {"time": _TIME, "day": _DAY}, "additionalProperties": False},
                 self.list_alarms,
                 family="alarms",
             ),

@@ -21,6 +21,10 @@ from .registry import Tool, ToolResult
 # every word of a declaration is in every prompt: the enum says what it asks, the date only its form
 _WHAT = {"type": "string", "enum": ["time", "date", "weekday"]}
 _DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$", "x-ground": "date", "description": "YYYY-MM-DD"}
+# "what time is it in London": hearthd keeps one clock, so a place named is said back with the local time, never
+# answered as if the local time were that place's. The user's own words only (grounded), never a zone looked up.
+_PLACE = {"type": "string", "minLength": 1, "maxLength": 40, "x-ground": "words",
+          "description": "a place asked about other than here"}
 
 
 def say_time(now: datetime, lang: str) -> str:
@@ -67,11 +71,16 @@ class Clock:
         values = {"time": say_time(now, lang), "date": say_day(day, lang), "weekday": weekday_name(day, lang)}
         if day != today:
             return ToolResult(True, data, "clock.weekday_of", values)
+        if str(args.get("place", "")).strip() and what == "time":
+            place = str(args["place"]).strip()
+            return ToolResult(True, {**data, "place": place, "local_only": True}, "clock.only_local",
+                              {**values, "place": place})
         key = {"date": "clock.date", "weekday": "clock.weekday"}.get(what, "clock.time")
         return ToolResult(True, data, key, values)
 
     def tools(self) -> list[Tool]:
         """The clock's one declaration."""
         return [Tool("get_time", "Say the time, today's date or weekday, or a date's weekday.",
-                     {"type": "object", "properties": {"what": _WHAT, "date": _DATE}, "additionalProperties": False},
+                     {"type": "object", "properties": {"what": _WHAT, "date": _DATE, "place": _PLACE},
+                      "additionalProperties": False},
                      self.get_time, family="clock")]

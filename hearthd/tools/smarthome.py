@@ -1214,6 +1214,7 @@ class SmartHome:
         group = {"area": code, "device_class": code}
         named = ["device"]  # what the model must fill in these tools: it never makes a group call
         switchable = {"domain": {**code, "enum": list(SWITCHABLE)}}
+        lights = {"domain": {**code, "enum": ["light"]}}  # "dim the lights" in every room: the home's lights
         question = {"domain": {**code, "enum": sorted(CONTROLLABLE | {"binary_sensor"})},
                     "state": {**code, "enum": list(STATES)},
                     "question": {**code, "enum": ["one", "any", "all", "which", "how_many"]}}
@@ -1233,11 +1234,11 @@ class SmartHome:
             tool("toggle", "Switch a light or a device on if it is off, off if it is on.",
                  schema({"device": device}, ["device"]), self._toggle),
             tool("set_brightness", "Set a light's brightness in percent.",
-                 schema({"device": device, "percent": percent, "step": {**code, "enum": list(STEPS)}, **group},
-                        [], ["device", "percent"]), self._brightness),
+                 schema({"device": device, "percent": percent, "step": {**code, "enum": list(STEPS)}, **group,
+                         **lights}, [], ["device", "percent"]), self._brightness),
             tool("set_color", "Set a light's colour.",
-                 schema({"device": device, "color": {"type": "string", "enum": [*COLOURS, *WHITES]}, **group},
-                        ["color"], ["device", "color"]), self._colour),
+                 schema({"device": device, "color": {"type": "string", "enum": [*COLOURS, *WHITES]}, **group,
+                         **lights}, ["color"], ["device", "color"]), self._colour),
             tool("open_cover", "Open blinds, curtains or shutters.", schema({"device": device, **group}, [], named),
                  self._open),
             tool("close_cover", "Close blinds, curtains or shutters.", schema({"device": device, **group}, [], named),
