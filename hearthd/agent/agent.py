@@ -401,13 +401,16 @@ class Agent:
         if relevance is None:
             relevance = self.relevant(best, text)
             if relevance is not None and relevance < self.min_relevance:
-                on_evidence = relevance >= self.min_relevance_grounded and bool(self._grounded_keys(best))
+                # the lower bar needs evidence beside P(yes): a time, a duration or a name read in the words, or the
+                # tolerant tier's reading pointing at this domain (two readings of the words agreeing)
+                within = best in self._among
+                on_evidence = relevance >= self.min_relevance_grounded and (within or bool(self._grounded_keys(best)))
                 if not on_evidence:
                     return Decision("abstain", reason=f"not something {best} does (p={relevance:.2f})",
                                     name_probs=probs, relevance=relevance)
         decision = self._arguments(best, text, lang, probs, lambda: tokens)
         decision.relevance = relevance
-        if on_evidence and not (decision.kind == "call" and all(
+        if on_evidence and best not in self._among and not (decision.kind == "call" and all(
                 self._grounded_keys(c.name) <= set(c.arguments) for c in decision.calls)):
             return Decision("abstain", reason=f"not something {best} does (p={relevance:.2f}, nothing said it needs)",
                             name_probs=probs, relevance=relevance)

@@ -580,8 +580,10 @@ class TolerantMatcher:
             tool = self.registry.get(match.intent)
             text = sentence or text  # the words as the template knows them ("10 मिनट" for "10 मिनेत")
             missing = missing_arguments(tool, text, lang)
-            if missing and match.score < self.act:
-                return None  # a weak reading asks nothing: "tell me a joke" is no alarm with its time missing
+            if missing and (match.score < self.act or FREE in match.used.values()):
+                # a weak reading asks nothing ("tell me a joke" is no alarm with its time missing), nor one whose
+                # detail was said but not read ("set a time for ten minutes"): the model reads it, told the domain
+                return None
             if missing:
                 return Decision("clarify", calls=[ToolCall(tool.name, {})], missing=missing[0],
                                 reason=f"{tool.name}: {missing[0]} not said")
