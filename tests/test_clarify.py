@@ -264,6 +264,9 @@ def test_a_request_instead_of_the_room_is_done_and_the_question_dropped(roomless
     assert sent.sent == []
     _say(c, "the kitchen", "en")  # no question open any more: not an answer
     assert sent.sent == []
+    _say(c, "выключи свет", "ru")
+    _say(c, "включи лампу в спальне", "ru")  # a request that names a room: done as said, not the lights turned off
+    assert sent.sent == [("bl/set", "ON")]
 
 
 def test_the_room_question_times_out(roomless) -> None:  # type: ignore[no-untyped-def]

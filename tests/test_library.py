@@ -46,7 +46,8 @@ class Declines:
     def __init__(self) -> None:
         self.asked: list[str] = []
 
-    def decide(self, text: str, lang: str, now: object = None, only: str | None = None) -> Decision:
+    def decide(self, text: str, lang: str, now: object = None, only: str | None = None,
+               among: list[str] | None = None) -> Decision:
         self.asked.append(text)
         return Decision("abstain", reason="no tool fits", source="model")
 

@@ -660,11 +660,13 @@ class Router:
         if library is None or registry is None:
             return None
         said = f"{pending.text} {answer}"
-        room = library.room_in(answer)
-        fresh = None if room or says_everywhere(answer) else self.fast_path.match(answer, lang)  # type: ignore[union-attr]
-        if fresh is not None and fresh.kind in ("call", "clarify"):
-            return None  # "what time is it": a request of its own, not the room
-        if room or says_everywhere(answer):
+        fresh = self.fast_path.match(answer, lang)  # type: ignore[union-attr]
+        named, room = library.room_said(answer)
+        everywhere = says_everywhere(answer)
+        if fresh is not None and fresh.kind in ("call", "clarify") or (room or everywhere) and len(
+                _beyond_room(answer, named, lang)) > 1:
+            return None  # "what time is it", "включи лампу в спальне": a request of its own, not the room
+        if room or everywhere:
             call = pending.call
             if room:
                 calls = [ToolCall(call.name, {**call.arguments, "area": room})]
@@ -746,6 +748,16 @@ def says_everywhere(text: str) -> bool:
     """Whether the answer to "Which room — or all of them?" means every room."""
     words = words_of(text.lower().replace("ё", "е"))
     return any(words[i:i + len(seq)] == list(seq) for seq in _everywhere_words() for i in range(len(words)))
+
+
+def _beyond_room(answer: str, named: str, lang: str) -> list[str]:
+    """The words of an answer to "Which room?" besides the room (`named`), "all" and the words around them ("the
+    kitchen lights please" → ["lights"]; "включи лампу в спальне" → ["включи", "лампу"]: more than an answer)."""
+    from ..tools.smarthome import home_words
+
+    ignored = {w.lower() for w in (*home_words().fillers, *_no_names(lang), *skip_words(lang))} | {
+        w for seq in _everywhere_words() for w in seq} | set(named.split())
+    return [w for w in words_of(answer.lower().replace("ё", "е").replace("\u093c", "")) if w not in ignored]
 
 
 def unknown_room(answer: str, lang: str) -> str:

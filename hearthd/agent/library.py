@@ -236,6 +236,10 @@ class Library:
     def room_in(self, text: str) -> str:
         """The home's room or floor `text` names, as the home spells it ("the kitchen", "на кухне", "रसोई में"); ""
         when it names none of them. The longest name said wins ("living room" over "room")."""
+        return self.room_said(text)[1]
+
+    def room_said(self, text: str) -> tuple[str, str]:
+        """(the words `text` names a room or floor with, folded; that room as the home spells it), or ("", "")."""
         from ..numbers import words_of
 
         said = " " + " ".join(words_of(_folded(text))) + " "
@@ -245,7 +249,7 @@ class Library:
             name = " ".join(words_of(_folded(str(getattr(value.text_in, "text", "") or ""))))
             if name and f" {name} " in said and len(name) > len(best[0]):
                 best = (name, str(value.value_out))
-        return best[1]
+        return best
 
     def settle(self, decision: Decision, text: str, lang: str) -> Decision | None:
         """A group read by hearthd's own templates, made what the library makes of its own: the room or floor as the
