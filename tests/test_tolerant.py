@@ -61,10 +61,10 @@ HEARD = [
     ("ru", "свет на кухне погаси-ка", {("kl/set", "OFF"), ("ks/set", "OFF")}),
     ("ru", "включи-ка лампу в спальне", {("bl/set", "ON")}),
     ("ru", "закрой-ка жалюзи в спальне", {("bb/set", "CLOSE")}),
-    ("ru", "можно лампочку в спальне зажечь", {("bl/set", "ON")}),
-    ("en", "lamp bedroom on now thanks buddy", {("bl/set", "ON")}),
+    ("ru", "лампочку в спальне зажги", {("bl/set", "ON")}),
+    ("ru", "кофеварочку включи", {("cm/set", "ON")}),  # a diminutive of a name the home has ("кофемашина")
+    ("en", "bedroom lamp, switch it on", {("bl/set", "ON")}),
     ("en", "bedroom blinds shut them", {("bb/set", "CLOSE")}),
-    ("hi", "ज़रा बेडरूम की बत्ती जला दो ना", {("bl/set", "ON")}),
     ("hi", "पंखा जालू करो", {("cf/set", "ON")}),  # "चालू" heard with its first sound voiced
 ]
 
@@ -122,6 +122,30 @@ def test_a_weak_reading_is_a_question_and_acts_only_on_yes(home: tuple[Component
     turn(c, "включи-ка лампу в спальне", "ru")
     turn(c, "да", "ru")
     assert sent.sent == [("bl/set", "ON")]
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("en", "lamp bedroom on now thanks buddy"),  # words no template knows beside the request
+    ("ru", "включи свет в машине"),  # a place the home does not have
+    ("ru", "громкость на 10 больше"),  # a telling word ("больше") the reading leaves unread: no volume of 10
+])
+def test_a_reading_beside_words_it_cannot_place_is_asked_not_done(home: tuple[Components, Sent, Model], lang: str,
+                                                                   text: str) -> None:
+    c, sent, _ = home
+    result = turn(c, text, lang)
+    assert sent.sent == [] and result.decision.source == "tolerant" and result.decision.confirm
+    assert "?" in result.reply
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("ru", "не гаси свет в спальне"), ("hi", "बेडरूम की बत्ती बंद मत करो"), ("en", "don't switch the bedroom lamp on"),
+])
+def test_a_negation_is_never_read_as_the_request_it_denies(home: tuple[Components, Sent, Model], lang: str,
+                                                           text: str) -> None:
+    c, sent, _ = home
+    assert c.router().tolerant.match(text, lang) is None
+    turn(c, text, lang)
+    assert sent.sent == []
 
 
 def test_a_reading_torn_between_actions_lets_the_model_choose_within_the_domain(

@@ -50,7 +50,9 @@ from .parsing import ToolCall
 log = logging.getLogger(__name__)
 
 NUMBER = "{#}"  # a number said ("7", "7:30", "20"), and a range list's slot in a template
-FREE = "{*}"  # a template's wildcard: free words (a time, a label, a query)
+FREE = "{*}"  # a template's wildcard of a time, a duration, a date or a percent: numbers and time words fill it
+WORDS = "{~}"  # a template's wildcard of free words (a label, a place, a purpose): words no template knows fill it
+NUMERIC_WILDCARDS = frozenset({"time", "time_for", "seconds", "date", "percent", "minutes"})
 MAX_BAGS = 48  # expansions kept per template sentence (a deterministic sample beyond it)
 SLOT_ALIASES = {"home_area": "area", "home_floor": "floor"}  # hearthd's own group lists are the library's rooms
 # How much a word heard approximately counts: inflected (the same stem) or misheard (the same sound classes)
@@ -123,7 +125,7 @@ def _expand(expr: Any, rules: dict[str, Any], wild: set[str], ranges: set[str],
     if isinstance(expr, ListReference):
         name = SLOT_ALIASES.get(expr.list_name, expr.list_name)
         if expr.list_name in wild:
-            return [(FREE,)]
+            return [(FREE if expr.list_name in NUMERIC_WILDCARDS else WORDS,)]
         if expr.list_name in ranges:
             return [(NUMBER,)]
         return [("{" + name + "}",)]
@@ -350,10 +352,11 @@ class TolerantMatcher:
                 i += 1
                 continue
             here = self._word_options(word, index)
-            if i + 1 < len(said) and not self._telling(here, index) \
+            if i + 1 < len(said) and len(word) > 1 and not self._telling(here, index) \
                     and not self._telling(self._word_options(said[i + 1], index), index):
-                joined = {k: c for k, c in self._word_options(word + said[i + 1], index).items()
-                          if index.weight.get(k, 0.0) >= CONTENT}  # "ты мир" heard for "таймер"
+                both = word + said[i + 1]  # "ты мир" heard for "таймер"; never a preposition ("в машине")
+                joined = {k: c for k, c in self._word_options(both, index).items()
+                          if index.weight.get(k, 0.0) >= CONTENT and similarity(both, k) >= JOINED_SIMILARITY}
                 if joined:
                     options.append({k: min(c, SOUND_CREDIT) for k, c in joined.items()})
                     spans.append((i, i + 2))
@@ -492,13 +495,15 @@ class TolerantMatcher:
                         pick, credit = token, c
                 if not pick and FREE in bag.unique and FREE in options:
                     pick, credit = FREE, options[FREE]  # a number or a time word: a wildcard's time or duration
+                if not pick and WORDS in bag.unique and not options:
+                    pick, credit = WORDS, 0.5  # a word no template knows: a label's, a place's
                 if pick:
                     w = index.weight.get(pick, 1.0)
-                    if pick != FREE:
+                    if pick not in (FREE, WORDS):
                         taken.add(pick)
                         got += credit * w
-                    elif FREE not in taken:
-                        taken.add(FREE)
+                    elif pick not in taken:
+                        taken.add(pick)
                         got += credit * w  # a wildcard counts once however many words fill it
                     used[position] = pick
                     covered += credit * said_weight[position]
@@ -518,6 +523,10 @@ class TolerantMatcher:
     def match(self, text: str, lang: str) -> Decision | None:
         """The call (or question) the nearest template reads, with its score; None when no intent is near enough, or
         an abstention pointing the model at the domain (`among`) when the tier is torn between tools."""
+        from .checks import negated
+
+        if negated(text, lang):
+            return None  # "बत्ती बंद मत करो", "не гаси свет": what is said not to be done is never read as done
         try:
             reading = self.read(text, lang)
             ranked = self.rank(reading, self.index(lang))
@@ -539,8 +548,16 @@ class TolerantMatcher:
             decision.source = "tolerant"
             decision.reason = f"tolerant {match.intent} {match.score:.2f}"
             decision.name_probs = {c.name: round(match.score, 3) for c in decision.calls}
-            if decision.kind == "call" and match.score < self.act:
-                decision.confirm = True  # a weak reading is a question: held until the user says yes
+            unknown = [reading.said[a] for (a, b), o in zip(reading.spans, reading.options, strict=True) if not o]
+            if unknown and len(unknown) * 2 >= len(reading.options):
+                return None  # mostly words no template knows ("सूरज कितने बजे उगेगा"): not one of these requests
+            index = self.index(lang)
+            unexplained = [p for p, o in enumerate(reading.options) if p not in match.used
+                           and any(index.weight.get(k, 0.0) >= CONTENT and not k.startswith("{") for k in o)]
+            if decision.kind == "call" and (match.score < self.act or unknown or unexplained):
+                # a weak reading, one beside words no template knows ("включи свет в машине"), or one that leaves a
+                # telling word unread ("громкость на 10 больше" is no volume of 10) is a question: held until a yes
+                decision.confirm = True
             return decision
         return self._pointer(ranked)
 
@@ -614,7 +631,7 @@ class TolerantMatcher:
             if word.startswith("{"):
                 if not said_for.get(word):
                     return ""  # a slot the user did not fill: this sentence cannot be written out
-                out.append(said_for[word].pop(0) if word != FREE else " ".join(said_for.pop(word)))
+                out.append(said_for[word].pop(0) if word not in (FREE, WORDS) else " ".join(said_for.pop(word)))
             else:
                 out.append(word)
         return " ".join(out)
@@ -625,6 +642,7 @@ class TolerantMatcher:
 ACTIONS = ("on", "off", "open", "close", "lock", "unlock", "mute", "unmute", "volume_up", "volume_down", "play",
            "pause")
 ACTION_CREDIT = 0.8
+JOINED_SIMILARITY = 0.75  # two words heard for one: only when they sound nearly as it does
 
 
 def _fits(word: str, pattern: str) -> bool:
