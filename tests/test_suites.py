@@ -110,10 +110,11 @@ def test_a_device_call_is_judged_by_the_devices_it_acts_on(home: SuiteHome) -> N
     assert clock.judge([("get_time", {"what": "time"})], home) and not clock.judge([("get_time", {"what": "date"})])
 
 
-def _fast_decisions(home: SuiteHome, lang: str) -> list[tuple[Command, object, bool]]:
-    """Each case through the daemon's router with the model standing in: (case, decision, read without the model)."""
+def _fast_decisions(home: SuiteHome, lang: str, tolerant: bool = False) -> list[tuple[Command, object, bool]]:
+    """Each case through the daemon's router with the model standing in: (case, decision, read without the model).
+    The strict templates alone unless `tolerant`."""
     model = NoModel()
-    router = home.router(lambda: model)
+    router = home.router(lambda: model, tolerant=tolerant)
     out = []
     for case in load_suite(SUITES / f"{lang}.yaml", lang):
         router.reset()
@@ -151,6 +152,21 @@ def test_fast_path_is_never_wrong_on_the_suite(home: SuiteHome, lang: str) -> No
         print(f"  known fast-path misreading{' (now right)' if ok else ''}: {text!r} -> {calls}")
     assert wrong == []
     assert sum(read.values()) >= 100
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_tolerant_tier_on_the_suite_adds_readings_and_never_acts_unasked(home: SuiteHome, lang: str) -> None:
+    """With the tolerant tier, more of the suite is read without the model, at least as many cases are right as by
+    the templates alone, and none of its readings is an out-of-scope request acted on without a question."""
+    strict = _fast_decisions(home, lang)
+    loose = _fast_decisions(home, lang, tolerant=True)
+    right = [sum(_judged(c, d, home) for c, d, fast in run if fast) for run in (strict, loose)]
+    read = [sum(fast for _, _, fast in run) for run in (strict, loose)]
+    assert read[1] > read[0] and right[1] >= right[0], (read, right)
+    acted = [c.text for c, d, _ in loose if c.abstain and getattr(d, "source", "") == "tolerant"
+             and getattr(d, "kind", "") == "call" and not getattr(d, "confirm", False)]
+    assert acted == []
+    print(f"\n{lang}: read without the model {read[0]} → {read[1]}, right {right[0]} → {right[1]}")
 
 
 def _judged(case: Command, decision: object, home: SuiteHome) -> bool:

@@ -374,6 +374,8 @@ def load_catalogue(path: Path) -> ToolRegistry:
 def route(decision: Decision) -> str:
     if decision.source == "fastpath":
         return "declined" if decision.reason.startswith("out of scope") else "templates"
+    if decision.source == "tolerant":
+        return "tolerant"
     return "model"
 
 
