@@ -90,12 +90,14 @@ def _miss(report: SuiteReport) -> list[str]:
     return out
 
 
-# Measured on the branch before the tolerant tier (main bb4df1d; `hearthd eval --suite tests/data/everyday/<lang>.yaml`,
-# the misses in the branch's report): right action en 63.6%, ru 50.9%, hi 66.4%; generic refusals of requests naming
-# something known en 29, ru 42, hi 28. Floors and ceilings leave one case of slack: two runs of the same model on the
-# same machine differed in one case's decline. Issue 25's targets: 0.92 each and no generic refusal — raise the floors
-# and lower the ceilings as the tolerant tier and the domain hint land.
-FIGURES = [("en", 0.62, 30), ("ru", 0.50, 43), ("hi", 0.65, 29)]
+# Measured before the tolerant tier (main bb4df1d; `hearthd eval --suite tests/data/everyday/<lang>.yaml`, the misses
+# in /work/notes/everyday-baseline-<lang>.txt), re-judged with another place's time expected as get_time with the
+# place: right action en 63.6%, ru 50.0%, hi 64.6%; generic refusals of requests naming something known en 29, ru 42,
+# hi 28. Floors and ceilings leave one case of slack: two runs of the same model on the same machine differed in one
+# case's decline. Issue 25's targets: 0.92 each and no generic refusal — raise the floors and lower the ceilings as the
+# tolerant tier and the domain hint land (with them, main ca5299f: en 68.6%, ru 69.0%, hi 77.0% under the old
+# not_possible expectations).
+FIGURES = [("en", 0.62, 30), ("ru", 0.49, 43), ("hi", 0.63, 29)]
 
 
 @pytest.mark.models
