@@ -1,6 +1,7 @@
 """What biasing speech to text toward the home's words brings, and what finding names by their sound adds after it.
 
     .venv/bin/python bench/recognition.py [--langs en,ru,hi] [--styles off,hotwords,prompt,both] [--show]
+    .venv/bin/python bench/recognition.py --spoken [--stride 3]     # the spoken suites, in their home
 
 Each command of tests/data/recognition.yaml is said by the language's test voice (hearthd.evaluation.voices: Piper
 English, festival Russian, Kokoro Hindi; seeded, cached on disk) and transcribed by the shipped whisper base, the
@@ -41,6 +42,40 @@ def load() -> dict[str, Any]:
     import yaml
 
     return dict(yaml.safe_load(DATA.read_text(encoding="utf-8")))
+
+
+def load_spoken(langs: list[str], stride: int) -> dict[str, Any]:
+    """The spoken suites (tests/data/spoken/<lang>.yaml, every `stride`-th command) in their home
+    (tests/data/commands/home.yaml), in this bench's form: each command's words are those of its text that are the
+    home's (a device's or alias's word, a room word of the language) or the commands' (hearthd.audio.bias
+    command_words: recognition.toml and the templates' alternatives), fillers and words under three letters left out;
+    the device, the one its arguments name."""
+    import yaml
+
+    from hearthd.audio.bias import command_words
+    from hearthd.locale import table
+
+    home = yaml.safe_load((ROOT / "tests" / "data" / "commands" / "home.yaml").read_text(encoding="utf-8"))
+    devices = [{**e, "key": e["key"].split(".", 1)[1]} for e in home["entities"]]
+    names = {e["name"].lower(): e["name"] for e in devices}
+    commands: dict[str, list[dict[str, Any]]] = {}
+    for lang in langs:
+        vocabulary = {w for e in devices for w in _plain(e["name"]).split()}
+        vocabulary |= {w for a in home.get("aliases") or {} for w in _plain(a).split()}
+        vocabulary |= {w for said in table(lang, "home.toml").get("areas", {}).values() for a in said
+                       for w in _plain(a).split()}
+        vocabulary |= {w for c in command_words(lang) for w in _plain(c).split()}
+        fillers = {_plain(w) for w in table(lang, "home.toml").get("fillers", [])}
+        vocabulary = {w for w in vocabulary if len(w) >= 3 and w not in fillers}  # "на", "का", "the" name nothing
+        suite = yaml.safe_load((ROOT / "tests" / "data" / "spoken" / f"{lang}.yaml").read_text(encoding="utf-8"))
+        commands[lang] = []
+        for c in suite[::stride]:
+            said = _plain(c["text"]).split()
+            device = next((names[str(v).lower()] for v in (c.get("arguments") or {}).values()
+                           if str(v).lower() in names), None)
+            commands[lang].append({"text": c["text"], "words": [w for w in said if w in vocabulary] or said[:1],
+                                   **({"device": device} if device else {})})
+    return {"home": devices, "aliases": home.get("aliases") or {}, "commands": commands}
 
 
 def catalogue(data: dict[str, Any]) -> Any:
@@ -94,6 +129,9 @@ def main() -> None:
     parser.add_argument("--langs", default="en,ru,hi")
     parser.add_argument("--styles", default="off,hotwords,prompt,both,prompt+templates")
     parser.add_argument("--show", action="store_true", help="print every transcript")
+    parser.add_argument("--spoken", action="store_true",
+                        help="the spoken suites (tests/data/spoken) in their home, not tests/data/recognition.yaml")
+    parser.add_argument("--stride", type=int, default=1, help="with --spoken: every n-th command")
     args = parser.parse_args()
 
     os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp())
@@ -106,7 +144,7 @@ def main() -> None:
     empty = Path(tempfile.mkdtemp()) / "config.toml"
     empty.write_text("")
     cfg = load_config(empty, environ={})
-    data = load()
+    data = load_spoken(args.langs.split(","), args.stride) if args.spoken else load()
     home = catalogue(data)
     names = HomeNames(tuple(e.name for e in home.entities.values()) + tuple(home.aliases), tuple(sorted(home.areas())))
     stt = WhisperSpeechToText(make_store(cfg).resolve(cfg.stt.model), cfg.stt)
