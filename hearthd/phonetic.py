@@ -188,15 +188,18 @@ def _weight(sound: str) -> float:
 
 
 def distance(a: str, b: str) -> float:
-    """The weighted edit distance of two keys: a vowel or glide counts half, near sounds ("C"/"S", "L"/"N", "a"/"o")
+    """The weighted edit distance of two keys: a vowel or glide counts half, near sounds ("C"/"S", "L"/"N", "e"/"i")
     less than that, anything else one."""
+    wa, wb = [_weight(x) for x in a], [_weight(y) for y in b]
+    costs = [[_cost(x, y) for y in b] for x in a]
     previous = [0.0]
-    for y in b:
-        previous.append(previous[-1] + _weight(y))
-    for x in a:
-        current = [previous[0] + _weight(x)]
-        for j, y in enumerate(b):
-            current.append(min(previous[j + 1] + _weight(x), current[j] + _weight(y), previous[j] + _cost(x, y)))
+    for w in wb:
+        previous.append(previous[-1] + w)
+    for i, x_weight in enumerate(wa):
+        row = costs[i]
+        current = [previous[0] + x_weight]
+        for j, y_weight in enumerate(wb):
+            current.append(min(previous[j + 1] + x_weight, current[j] + y_weight, previous[j] + row[j]))
         previous = current
     return previous[-1]
 
@@ -211,11 +214,16 @@ def weight(text: str) -> float:
     return sum(map(_weight, phrase_key(text)))
 
 
-def similarity(a: str, b: str) -> float:
+def similarity(a: str, b: str, at_least: float = 0.0) -> float:
     """How alike two words or phrases sound, 0..1 (1: the same key): their keys' weighted edit distance, normalised
-    by the weight of the longer. Word breaks do not count ("ты мир" ~ "таймер")."""
+    by the weight of the longer. Word breaks do not count ("ты мир" ~ "таймер"). Below `at_least` the answer is
+    only a bound (0 when their lengths alone rule it out: every edit costs at least what it changes in weight)."""
     ka, kb = phrase_key(a), phrase_key(b)
     if not ka or not kb:
         return 1.0 if ka == kb else 0.0
-    longest = max(sum(map(_weight, ka)), sum(map(_weight, kb)))
-    return max(0.0, 1.0 - distance(ka, kb) / longest)
+    if ka == kb:
+        return 1.0
+    wa, wb = sum(map(_weight, ka)), sum(map(_weight, kb))
+    if min(wa, wb) / max(wa, wb) < at_least:
+        return 0.0
+    return max(0.0, 1.0 - distance(ka, kb) / max(wa, wb))

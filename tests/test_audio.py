@@ -84,6 +84,45 @@ def test_endpointer_finds_the_command_after_the_wake_word() -> None:
     assert 1.25 <= start < 1.7 and 3.3 < end < 4.2  # the command runs from about 1.61 s to about 3.6 s
 
 
+class ScriptedVad:
+    """Speech probabilities given in advance, one per 32 ms window: the endpointer's rules without a model."""
+
+    def __init__(self, probabilities: list[float]) -> None:
+        self.probabilities = probabilities
+        self.at = 0
+
+    def reset(self) -> None:
+        self.at = 0
+
+    def __call__(self, window: np.ndarray) -> float:
+        self.at += 1
+        return self.probabilities[self.at - 1] if self.at <= len(self.probabilities) else 0.0
+
+
+def endpointed(probabilities: list[float]) -> tuple[float, float]:
+    """Where the endpointer cuts an utterance with these per-window probabilities, in seconds (pre-roll off)."""
+    ep = Endpointer(VadConfig(pre_roll_ms=0), ScriptedVad(probabilities))  # type: ignore[arg-type]
+    if ep.feed(np.zeros(512 * (len(probabilities) + 40), dtype=np.int16)) != EndpointState.DONE:
+        ep.flush()
+    assert ep.segment is not None
+    return ep.segment.start / 16000, ep.segment.end / 16000
+
+
+@pytest.mark.parametrize("first_word", [
+    [0.9] * 5 + [0.4],  # "lock" then a dip just under the threshold: "…up the front door"
+    [0.9] * 4 + [0.1, 0.1],  # "book a" then a 64 ms gap before "taxi"
+    [0.6, 0.9, 0.2, 0.9, 0.9, 0.1, 0.3],  # a stop consonant between two short voiced bursts
+])
+def test_the_speech_starts_with_its_first_word_when_a_dip_follows_it(first_word: list[float]) -> None:
+    start, _ = endpointed([0.0] * 10 + first_word + [0.95] * 20 + [0.0] * 30)
+    assert start == pytest.approx(10 * 0.032)  # not after the dip: whisper would never hear that word
+
+
+def test_a_click_long_before_the_speech_does_not_move_its_start() -> None:
+    start, end = endpointed([0.0] * 10 + [0.9, 0.9] + [0.0] * 8 + [0.95] * 20 + [0.0] * 30)
+    assert start == pytest.approx(20 * 0.032) and end > start  # a 64 ms burst and 256 ms of quiet: not speech
+
+
 def test_endpointer_times_out_on_silence_in_small_chunks() -> None:
     cfg = VadConfig(no_speech_timeout_s=1.0)
     ep = Endpointer(cfg, SpeechProbability())

@@ -46,6 +46,8 @@ def test_the_styles_put_the_words_where_they_say() -> None:
     both = RecognitionBias(lambda: HOME, "both").for_language("ru")
     assert "Торшер" in words(both.hotwords) and "таймер" not in words(both.hotwords)
     assert "таймер" in words(both.prompt) and "Торшер" not in words(both.prompt)
+    assert "установи" not in both.entries  # the templates' alternatives only on request (they made Hindi worse)
+    assert "установи" in RecognitionBias(lambda: HOME, "prompt", template_words=True).for_language("ru").entries
     off = RecognitionBias(lambda: HOME, "off").for_language("hi")
     assert off is unbiased("hi") and off.hotwords is None
     with pytest.raises(ValueError):

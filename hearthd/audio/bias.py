@@ -19,7 +19,9 @@ from ..language import rules
 from ..locale import optional_text, sentence_files, table, yaml
 
 STYLES = ("off", "hotwords", "prompt", "both")
-MAX_TOKENS = 96  # of whisper's 223 for the prompt: the home's words and the commands' fit; more slows every decode
+# of whisper's 223 for the prompt (hot words and prompt together): Hindi's words take about four tokens each, and its
+# spoken commands were heard best with the home's names and the commands' own words all in (bench/recognition.py)
+MAX_TOKENS = 200
 ECHO_MIN_WORDS = 3  # a run of the prompt this long, across two of its entries, is the prompt written back
 
 
@@ -99,13 +101,18 @@ _SLOT = re.compile(r"\{[^}]*\}|<[^>]*>")
 _GROUP = re.compile(r"\(([^()]*)\)")  # an innermost group of alternatives: "(turn|switch)", "(जला दो|जलाओ)"
 
 
+def own_words(lang: str) -> tuple[str, ...]:
+    """The words of hearthd's commands speech to text must hear right in `lang` (locales/<lang>/recognition.toml)."""
+    return tuple(str(w) for w in table(lang, "recognition.toml").get("words", []))
+
+
 @cache
 def command_words(lang: str) -> tuple[str, ...]:
     """The words hearthd's commands are made of in `lang`: locales/<lang>/recognition.toml's own, then the words said
     in their place in hearthd's sentence templates (locales/<lang>/sentences), an alternative of one of them in a
     group ("(поставь|установи|заведи) таймер", "(जला दो|जलाओ|चालू करो)"), the ones in the most templates first; in
     the language's script, slots and fillers left out."""
-    own = [str(w) for w in table(lang, "recognition.toml").get("words", [])]
+    own = list(own_words(lang))
     script = rules(lang).script
     fillers = {str(w).lower() for w in table(lang, "home.toml").get("fillers", [])}
     known = {w.lower() for w in own}
@@ -140,13 +147,16 @@ class RecognitionBias:
     current names (the catalogue grows as MQTT discovery arrives); `count_tokens` measures text in whisper's tokens."""
 
     def __init__(self, names: Callable[[], HomeNames], style: str = "prompt", max_tokens: int = MAX_TOKENS,
-                 count_tokens: Callable[[str], int] | None = None) -> None:
+                 count_tokens: Callable[[str], int] | None = None, template_words: bool = False) -> None:
         if style not in STYLES:
             raise ValueError(f"unknown bias style {style!r} (one of {', '.join(STYLES)})")
         self.names = names
         self.style = style
         self.max_tokens = max_tokens
         self.count_tokens = count_tokens or (lambda text: len(text.encode("utf-8")) // 3 + 1)
+        # the templates' alternatives of the commands' words after those words: measured, they made Hindi worse
+        # (whisper base heard 2 of 14 spoken commands whole with them, 6 without), so only on request
+        self.template_words = template_words
         self._built: dict[str, tuple[HomeNames, Bias]] = {}
 
     def for_language(self, lang: str) -> Bias:
@@ -166,7 +176,8 @@ class RecognitionBias:
         # a device's name in the language's script or in Latin letters (brands: "Roomba" in any language)
         devices = [n for n in names.devices if _in_script(n, script) or _in_script(n, "latin")]
         home = _unique([*room_words(lang, names.areas), *devices])
-        commands = [w for w in command_words(lang) if w.lower() not in {h.lower() for h in home}]
+        words = command_words(lang) if self.template_words else own_words(lang)
+        commands = [w for w in words if w.lower() not in {h.lower() for h in home}]
         budget = self.max_tokens - (self.count_tokens(own) if own else 0)
         home = self._fit(home, budget)
         commands = self._fit(commands, budget - self._cost(home))

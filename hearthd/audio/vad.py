@@ -12,6 +12,10 @@ from ..config import VadConfig
 from .pcm import SAMPLE_RATE
 
 WINDOW = 512  # silero v6 works on 32 ms windows at 16 kHz
+# Before speech is confirmed (vad.min_speech_ms), a pause this short between voiced windows keeps where the speech
+# began: a first word is often a short burst, then a dip (a stop consonant, the gap before the next word), and
+# starting again after the dip cut "lock", "book a", "kill" off the front of what whisper heard.
+START_GAP_MS = 100.0
 CONTEXT = 64
 
 
@@ -76,7 +80,8 @@ class Endpointer:
         self._pos = 0  # samples consumed in whole windows
         self._speech_start = -1
         self._last_voiced = -1
-        self._voiced_run = 0
+        self._voiced_run = 0  # voiced samples since the speech may have begun (before it is confirmed)
+        self._gap = 0  # unvoiced samples since the last voiced window, while waiting
         self.segment: Segment | None = None
 
     def _ms(self, samples: int) -> float:
@@ -98,15 +103,19 @@ class Endpointer:
             if self.state == EndpointState.SPEAKING and prob >= cfg.threshold - 0.15:
                 voiced = True
             if self.state == EndpointState.WAITING:
-                if voiced:
-                    self._voiced_run += WINDOW
-                    if self._voiced_run == WINDOW:
+                # once it may have begun, the same hysteresis as while speaking, and a short gap keeps its start
+                if voiced or (self._voiced_run and prob >= cfg.threshold - 0.15):
+                    if self._voiced_run == 0:
                         self._speech_start = start
+                    self._voiced_run += WINDOW
+                    self._gap = 0
                     if self._ms(self._voiced_run) >= cfg.min_speech_ms:
                         self.state = EndpointState.SPEAKING
                         self._last_voiced = self._pos
                 else:
-                    self._voiced_run = 0
+                    self._gap += WINDOW
+                    if self._ms(self._gap) > START_GAP_MS:  # a click or a breath, not the start of speech
+                        self._voiced_run = 0
                     if self._ms(self._pos) >= cfg.no_speech_timeout_s * 1000:
                         self.state = EndpointState.TIMEOUT
                         return self.state

@@ -456,8 +456,9 @@ class Catalogue:
         said = [t for t in (" ".join(_words(text)), rest) if weight(t) >= PHONETIC_MIN_WEIGHT]
         if not said:
             return Match([], best)  # too short to tell by its sound ("on", "it")
-        by_sound = sorted(((max(similarity(t, form) for t in said for form in self._spoken_forms(e)), e) for e in pool),
-                          key=lambda x: -x[0])
+        floor = max(self.min_score, PHONETIC_MIN) - PHONETIC_MARGIN  # nearer than this is never a candidate
+        by_sound = sorted(((max(similarity(t, form, floor) for t in said for form in self._spoken_forms(e)), e)
+                           for e in pool), key=lambda x: -x[0])
         heard = by_sound[0][0]
         if heard < max(self.min_score, PHONETIC_MIN):
             return Match([], max(best, heard))
@@ -467,7 +468,7 @@ class Catalogue:
         """What an entity is called: its name, its device's name with it, and the aliases that point at it."""
         forms = [e.name, f"{e.device} {e.name}".strip()]
         forms += [said for said, target in self.aliases.items() if target.lower() in (e.key.lower(), e.name.lower())]
-        return [f for f in forms if f]
+        return list(dict.fromkeys(f for f in forms if f))
 
     def areas(self) -> set[str]:
         """The rooms devices are in, as the home spells them ("Kitchen", "Nursery")."""
@@ -493,7 +494,7 @@ class Catalogue:
                 if weight(word) < PHONETIC_MIN_WEIGHT:
                     continue  # "hall", "зал", "हॉल": too short to be recognised by their sound alone
                 for span in spans:
-                    score = similarity(span, word)
+                    score = similarity(span, word, AREA_HEARD_MIN - PHONETIC_MARGIN)
                     if score > best.get(area_, (0.0, ""))[0]:
                         best[area_] = (score, span)
         ranked = sorted(best.items(), key=lambda x: -x[1][0])
