@@ -46,8 +46,9 @@ from ..audio.pcm import SAMPLE_RATE, resample
 from ..audio.wavio import read_wav, write_wav
 from ..errors import HearthdError
 
-# Bumped whenever what a voice makes of a text changes (padding, phonemes, levels): old cached audio is then unused.
-RECIPE = 1
+# Bumped whenever what a kind of voice makes of a text changes (padding, phonemes, levels): its cached audio is then
+# made again, the other voices' is kept.
+RECIPES = {"piper": 1, "festival": 1, "kokoro": 2}
 
 KOKORO_RATE = 24000
 KOKORO_MODEL = AssetSpec(
@@ -195,7 +196,9 @@ def hindi_phonemes(text: str) -> str:
                                   text=True, timeout=30, check=False)
             if proc.returncode != 0:
                 raise VoiceUnavailable(f"espeak-ng could not read {clause!r}: {proc.stderr.strip()}")
-            ipa = " ".join(proc.stdout.split())
+            # espeak-ng writes the retroflex flap of ड़/ढ़ as its own "r." (थोड़ी: "tʰˈoːr.i"), which Kokoro would
+            # read as r and a full stop; the IPA letter is ɽ. Clause marks come from the text, never from espeak.
+            ipa = " ".join(proc.stdout.split()).replace("r.", "ɽ").replace(".", "")
             for tied, letter in _TIES:
                 ipa = ipa.replace(tied, letter)
             out.append(_LANGUAGE_FLAG.sub("", ipa).replace("^", "").replace("-", ""))
@@ -327,7 +330,9 @@ class SpokenVoices:
 
     def key(self, text: str, lang: str, seed: int) -> str:
         """What names an utterance in the cache: the text (spacing aside), language, voice, seed and recipe."""
-        said = json.dumps([RECIPE, " ".join(text.split()), lang, self.voice(lang), seed], ensure_ascii=False)
+        voice = self.voice(lang)
+        recipe = RECIPES.get(voice.partition(":")[0], 1)
+        said = json.dumps([recipe, " ".join(text.split()), lang, voice, seed], ensure_ascii=False)
         return hashlib.sha256(said.encode("utf-8")).hexdigest()[:24]
 
     def cache_path(self, text: str, lang: str, seed: int) -> Path:
