@@ -459,6 +459,14 @@ def parse_number(text: str, lang: str) -> int | None:
     return _only((v for v, end in reader.number(0) if end == len(tokens)), 0, _MAX_NUMBER) if tokens else None
 
 
+def numbers_said(text: str, lang: str) -> set[Fraction]:
+    """Every number said anywhere in `text`, in words or digits ("двадцать один", "साढ़े उन्नीस", "21"): what a
+    value the model wrote may be checked against."""
+    tokens = _tokens(text)
+    reader = _Reader(_spoken(lang), tokens)
+    return {value for start in range(len(tokens)) for value, _ in reader.number(start)}
+
+
 def parse_duration(text: str, lang: str) -> int | None:
     """A duration in seconds: "ten minutes" → 600, "an hour and a half" → 5400, "quarter of an hour" → 900,
     "полчаса" → 1800, "два часа тридцать минут" → 9000, "15 мин" → 900, "ढाई घंटे" → 9000, "dedh ghanta" → 5400.

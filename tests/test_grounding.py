@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from hearthd.agent.grounding import name_is_grounded
@@ -65,3 +67,26 @@ def test_an_invented_optional_detail_is_dropped_and_an_invented_required_one_ref
     assert (out.kind, [(c.name, c.arguments) for c in out.calls]) == ("call", [("set_alarm", {"time": "07:30"})])
     wrong_hour = '{"name": "set_alarm", "arguments": {"time": "09:30"}}'
     assert agent.check(f"<tool_call>\n{wrong_hour}\n</tool_call>", said, "en").kind == "abstain"
+
+
+@pytest.mark.parametrize("said,lang,temperature,kept", [
+    ("термостат на двадцать один", "ru", 21, True),
+    ("thermostat to nineteen and a half please", "en", 19.5, True),
+    ("टेम्परेचर बाईस डिग्री कर दो", "hi", 22, True),
+    ("сделай потеплее, градусов двадцать три", "ru", 32, False),  # a number misread
+    ("it's freezing in here", "en", 25, False),  # no number said: the model's default is no one's wish
+    ("पंखा बंद करो, ठंड लग रही है", "hi", 25, False),
+])
+def test_a_temperature_is_one_the_user_said(said: str, lang: str, temperature: float, kept: bool) -> None:
+    """The model, told the home's domain, fills a thermostat's target with a number of its own when none was said;
+    a temperature must be a number said (in words or digits, or one and a half), or the call is not made."""
+    from pathlib import Path
+
+    from hearthd.agent.agent import Agent
+    from hearthd.evaluation.evaluate import load_home
+
+    agent = Agent.__new__(Agent)
+    agent.registry = load_home(Path(__file__).parent / "data" / "commands" / "home.yaml").registry
+    call = json.dumps({"name": "set_temperature", "arguments": {"temperature": temperature}})
+    out = agent.check(f"<tool_call>\n{call}\n</tool_call>", said, lang)
+    assert (out.kind == "call") == kept, out.reason

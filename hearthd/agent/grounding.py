@@ -201,6 +201,20 @@ def _distinctive_words(value: str, lang: str) -> frozenset[str]:
                      and (len(w) >= 3 or w in words_of(value.lower()) or any("\u0900" <= ch <= "\u097f" for ch in w)))
 
 
+def _number_said(value: Any, utterance: str, lang: str) -> bool:
+    """Whether `value` is a number said in `utterance` (in digits or words), or one said and a half ("nineteen and a
+    half", "девятнадцать с половиной", "साढ़े उन्नीस")."""
+    from ..numbers import numbers_said
+
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return False
+    said = {float(n) for n in numbers_said(utterance, lang)}
+    said |= {float(n.replace(",", ".")) for n in re.findall(r"\d+(?:[.,]\d+)?", utterance)}
+    return any(abs(number - n) < 1e-6 or abs(number - n - 0.5) < 1e-6 for n in said)
+
+
 def ungrounded_arguments(tool: Tool, arguments: dict[str, Any], utterance: str, lang: str) -> list[str]:
     """Names of the arguments whose values the utterance does not support."""
     props: dict[str, Any] = tool.model_parameters.get("properties", {})
@@ -213,6 +227,8 @@ def ungrounded_arguments(tool: Tool, arguments: dict[str, Any], utterance: str, 
             grounded = arguments[key] in durations_said(utterance, lang)
         elif kind == "name":
             grounded = name_is_grounded(str(arguments[key]), utterance, lang)
+        elif kind == "number":  # a temperature: a number the user said (or it and a half), never one made up
+            grounded = _number_said(arguments[key], utterance, lang)
         elif kind == "words":  # free text such as a label: every word of it was said
             said = {w.strip(".,!?;:'\"") for w in words_of(utterance.lower())}
             grounded = all(w.strip(".,!?;:'\"") in said for w in words_of(str(arguments[key]).lower()))
