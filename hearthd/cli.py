@@ -367,11 +367,12 @@ def _eval_suites(args: argparse.Namespace, cfg: Config) -> int:
               f"{r['p50_ms']:>9.0f}{r['p95_ms']:>9.0f}{fast:>10}{slow:>11}{refused:>14}")
     print("rel. refused: calls the relevance check turned down, on in-scope requests + on out-of-scope ones")
     print()
-    print(f"{'lang':<6}{'family':<16}{'cases':>6}{'exact':>8}{'templates':>11}{'declined':>10}{'rel. refused':>14}")
+    print(f"{'lang':<6}{'family':<16}{'cases':>6}{'exact':>8}{'templates':>11}{'tolerant':>10}{'declined':>10}"
+          f"{'rel. refused':>14}")
     for rep in reports:
         for family, f in sorted(rep.families().items()):
             print(f"{rep.lang:<6}{family:<16}{f['cases']:>6}{100 * f['accuracy']:>7.1f}%{f['templates']:>11}"
-                  f"{f['declined']:>10}{f['relevance_refusals']:>14}")
+                  f"{f['tolerant']:>10}{f['declined']:>10}{f['relevance_refusals']:>14}")
     return EXIT_OK
 
 

@@ -90,3 +90,27 @@ def test_a_temperature_is_one_the_user_said(said: str, lang: str, temperature: f
     call = json.dumps({"name": "set_temperature", "arguments": {"temperature": temperature}})
     out = agent.check(f"<tool_call>\n{call}\n</tool_call>", said, lang)
     assert (out.kind == "call") == kept, out.reason
+
+
+@pytest.mark.parametrize("tool,said,lang,percent,kept", [
+    ("set_volume", "громкость на сорок процентов", "ru", 40, True),
+    ("set_volume", "громкость насороть процентов", "ru", 50, False),  # "сорок" misheard: no level said
+    ("set_brightness", "kitchen light at full brightness", "en", 100, True),  # a level word
+    ("set_brightness", "बेडरूम की लाइट जला दो", "hi", 50, False),
+])
+def test_a_level_is_one_the_user_said(tool: str, said: str, lang: str, percent: int, kept: bool) -> None:
+    """A volume or brightness level the model writes must be a number or a level word said (its usual default, 50,
+    was written for misheard words in the spoken suites)."""
+    from pathlib import Path
+
+    from hearthd.agent.agent import Agent
+    from hearthd.evaluation.evaluate import load_home
+
+    agent = Agent.__new__(Agent)
+    agent.registry = load_home(Path(__file__).parent / "data" / "commands" / "home.yaml").registry
+    arguments: dict[str, object] = {"percent": percent}
+    if tool == "set_brightness":
+        arguments["device"] = "Kitchen Light"
+    call = json.dumps({"name": tool, "arguments": arguments})
+    out = agent.check(f"<tool_call>\n{call}\n</tool_call>", said, lang)
+    assert ("percent" not in out.reason) == kept, out.reason

@@ -201,7 +201,16 @@ def _distinctive_words(value: str, lang: str) -> frozenset[str]:
                      and (len(w) >= 3 or w in words_of(value.lower()) or any("\u0900" <= ch <= "\u097f" for ch in w)))
 
 
-def _number_said(value: Any, utterance: str, lang: str) -> bool:
+def _level_said(value: Any, utterance: str, lang: str) -> bool:
+    """Whether a run of one to three words of `utterance` is the level `value` on its own ("full", "max", "पूरा")."""
+    from ..numbers import parse_percent
+
+    words = words_of(utterance.lower())
+    return any(parse_percent(" ".join(words[i:i + n]), lang) == value
+               for n in (1, 2, 3) for i in range(len(words) - n + 1))
+
+
+def _number_said(value: Any, utterance: str, lang: str, halves: bool = True) -> bool:
     """Whether `value` is a number said in `utterance` (in digits or words), or one said and a half ("nineteen and a
     half", "девятнадцать с половиной", "साढ़े उन्नीस")."""
     from ..numbers import numbers_said
@@ -212,7 +221,7 @@ def _number_said(value: Any, utterance: str, lang: str) -> bool:
         return False
     said = {float(n) for n in numbers_said(utterance, lang)}
     said |= {float(n.replace(",", ".")) for n in re.findall(r"\d+(?:[.,]\d+)?", utterance)}
-    return any(abs(number - n) < 1e-6 or abs(number - n - 0.5) < 1e-6 for n in said)
+    return any(abs(number - n) < 1e-6 or (halves and abs(number - n - 0.5) < 1e-6) for n in said)
 
 
 def ungrounded_arguments(tool: Tool, arguments: dict[str, Any], utterance: str, lang: str) -> list[str]:
@@ -229,6 +238,9 @@ def ungrounded_arguments(tool: Tool, arguments: dict[str, Any], utterance: str, 
             grounded = name_is_grounded(str(arguments[key]), utterance, lang)
         elif kind == "number":  # a temperature: a number the user said (or it and a half), never one made up
             grounded = _number_said(arguments[key], utterance, lang)
+        elif kind == "percent":  # a level: a number said, or a word that is a level ("full", "половина", "पूरा")
+            grounded = _number_said(arguments[key], utterance, lang, halves=False) \
+                or _level_said(arguments[key], utterance, lang)
         elif kind == "words":  # free text such as a label: every word of it was said
             said = {w.strip(".,!?;:'\"") for w in words_of(utterance.lower())}
             grounded = all(w.strip(".,!?;:'\"") in said for w in words_of(str(arguments[key]).lower()))

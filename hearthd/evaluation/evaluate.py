@@ -444,7 +444,7 @@ class SuiteReport:
         out: dict[str, dict[str, Any]] = {}
         for r in self.results:
             row = out.setdefault(r.command.family or "-", {"cases": 0, "ok": 0, "templates": 0, "declined": 0,
-                                                          "relevance_refusals": 0})
+                                                          "tolerant": 0, "relevance_refusals": 0})
             row["cases"] += 1
             row["ok"] += r.ok
             way = route(r.decision)

@@ -99,7 +99,8 @@ class Login1:
             Tool("reboot", "Restart the computer.", empty, on_bus("power", self._reboot), family="power",
                  consequential=True),
             Tool("screen_brightness", "Set the screen's brightness in percent.",
-                 {"type": "object", "properties": {"percent": {"type": "integer", "minimum": 0, "maximum": 100}},
+                 {"type": "object", "properties": {"percent": {"type": "integer", "minimum": 0, "maximum": 100,
+                                                                 "x-ground": "percent"}},
                   "required": ["percent"], "additionalProperties": False},
                  on_bus("screen", self._brightness), family="power"),
         ]

@@ -1202,7 +1202,7 @@ class SmartHome:
     def tools(self) -> list[Tool]:
         device = {"type": "string", "minLength": 1, "maxLength": 60, "x-ground": "name",
                   "description": "the device, as the user named it"}
-        percent = {"type": "integer", "minimum": 0, "maximum": 100}
+        percent = {"type": "integer", "minimum": 0, "maximum": 100, "x-ground": "percent"}  # said, never a default
         door = {**device, "description": "the door, as the user named it"}
 
         def schema(props: dict[str, Any], required: list[str], model: list[str] | None = None) -> dict[str, Any]:

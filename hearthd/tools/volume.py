@@ -153,7 +153,8 @@ class SystemVolume:
         empty = {"type": "object", "properties": {}, "additionalProperties": False}
         return [
             Tool("set_volume", "Set the speaker volume in percent.",
-                 {"type": "object", "properties": {"percent": {"type": "integer", "minimum": 0, "maximum": 100}},
+                 {"type": "object", "properties": {"percent": {"type": "integer", "minimum": 0, "maximum": 100,
+                                                                 "x-ground": "percent"}},
                   "required": ["percent"], "additionalProperties": False},
                  on_bus("volume", self._set), family="volume"),
             Tool("change_volume", "Make the sound louder or quieter.",
