@@ -57,7 +57,8 @@ class Proposes:
         self.missing = missing
         self.asked: list[str] = []
 
-    def decide(self, text: str, lang: str, now: Any = None, only: str | None = None) -> Decision:
+    def decide(self, text: str, lang: str, now: Any = None, only: str | None = None,
+               among: list[str] | None = None) -> Decision:
         self.asked.append(text)
         if self.missing:
             return Decision("clarify", calls=[self.call], missing=self.missing, source="model")

@@ -38,7 +38,8 @@ class NoModel:
         self.registry = registry
         self.asked: list[str] = []
 
-    def decide(self, text: str, lang: str, now: object = None, only: str | None = None) -> Decision:
+    def decide(self, text: str, lang: str, now: object = None, only: str | None = None,
+               among: list[str] | None = None) -> Decision:
         self.asked.append(text)
         return Decision("abstain", reason="no tool fits", source="model")
 

@@ -121,7 +121,8 @@ class StandIn:
         self.answers = answers
         self.asked: list[str] = []
 
-    def decide(self, text: str, lang: str, now: object = None, only: str | None = None) -> Decision:
+    def decide(self, text: str, lang: str, now: object = None, only: str | None = None,
+               among: list[str] | None = None) -> Decision:
         self.asked.append(text if only is None else f"{only}: {text}")
         calls = self.answers.get(text if only is None else f"{only}: {text}")
         if calls is None:

@@ -181,10 +181,15 @@ class Index:
     need: list[float]  # per bag: the weight of all its words
     content: list[float]  # per bag: the weight of its words that tell intents apart (CONTENT and more)
     root_need: list[float] = field(default_factory=list)  # per bag: √need, how the shortlist normalises overlap
+    vocabulary: dict[str, frozenset[str]] = field(default_factory=dict)  # per intent: every word of its bags
     actions: list[tuple[tuple[str, ...], frozenset[str]]] = field(default_factory=list)  # (patterns, template words)
 
     def __post_init__(self) -> None:
         self.root_need = [max(n, 1e-9) ** 0.5 for n in self.need]
+        words: dict[str, set[str]] = defaultdict(set)
+        for bag in self.bags:
+            words[bag.intent] |= bag.unique
+        self.vocabulary = {intent: frozenset(w) for intent, w in words.items()}
 
     @classmethod
     def build(cls, sources: list[tuple[str, Any, set[str]]], skip: Iterable[str]) -> Index:
@@ -552,11 +557,18 @@ class TolerantMatcher:
             if unknown and len(unknown) * 2 >= len(reading.options):
                 return None  # mostly words no template knows ("सूरज कितने बजे उगेगा"): not one of these requests
             index = self.index(lang)
-            unexplained = [p for p, o in enumerate(reading.options) if p not in match.used
-                           and any(index.weight.get(k, 0.0) >= CONTENT and not k.startswith("{") for k in o)]
-            if decision.kind == "call" and (match.score < self.act or unknown or unexplained):
-                # a weak reading, one beside words no template knows ("включи свет в машине"), or one that leaves a
-                # telling word unread ("громкость на 10 больше" is no volume of 10) is a question: held until a yes
+            # a telling word said that no template of this intent has, though another intent's does
+            own = index.vocabulary.get(match.intent, frozenset())
+            unexplained = [p for p, o in enumerate(reading.options) if p not in match.used and o
+                           and all(index.weight.get(k, 0.0) >= CONTENT and k not in own and not k.startswith("{")
+                                   for k in o)]
+            if unexplained or unknown:
+                # a reading that leaves a telling word unread ("громкость на 10 больше" is no volume of 10), or one
+                # beside words no template knows ("включи свет в машине", "side entrance आधा खोल दो"): the model reads
+                # the whole, within the domain
+                return self._pointer(ranked)
+            if decision.kind == "call" and match.score < self.act:
+                # a weak reading is a question: held until a yes
                 decision.confirm = True
             return decision
         return self._pointer(ranked)
