@@ -13,7 +13,7 @@ library keys these three scripts together.
 from __future__ import annotations
 
 import unicodedata
-from functools import cache
+from functools import lru_cache
 
 # Sound classes: P (p b f v w, फ भ व), T (t d th, ट ठ ड ढ त थ द ध), K (k g q kh gh x, क ख ग घ, к г х), C (ch j, च छ ज झ,
 # ч ц), S (s z sh zh, स श ष ज़, с з ш щ ж), M, N, L, R, Y (a glide, weighed as a vowel), H (dropped after a consonant);
@@ -156,7 +156,7 @@ def _runs(text: str) -> list[tuple[str, str]]:
     return runs
 
 
-@cache
+@lru_cache(maxsize=16384)  # bounded: a daemon hears endless new words
 def key(word: str) -> str:
     """The sound classes of `word` (any script), repeats folded: "बत्ती" and "batti" → "PaTi", "पंखा" and "बंखा" →
     "PaNKa", "таймер" → "TaYMiR", "TV" and "टीवी" → "TiPi"."""

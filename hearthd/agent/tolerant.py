@@ -182,6 +182,7 @@ class Index:
     content: list[float]  # per bag: the weight of its words that tell intents apart (CONTENT and more)
     root_need: list[float] = field(default_factory=list)  # per bag: √need, how the shortlist normalises overlap
     vocabulary: dict[str, frozenset[str]] = field(default_factory=dict)  # per intent: every word of its bags
+    words: tuple[str, ...] = ()  # every template word, one tuple (the key of the near-word cache, held once)
     actions: list[tuple[tuple[str, ...], frozenset[str]]] = field(default_factory=list)  # (patterns, template words)
 
     def __post_init__(self) -> None:
@@ -190,6 +191,7 @@ class Index:
         for bag in self.bags:
             words[bag.intent] |= bag.unique
         self.vocabulary = {intent: frozenset(w) for intent, w in words.items()}
+        self.words = tuple(self.weight)
 
     @classmethod
     def build(cls, sources: list[tuple[str, Any, set[str]]], skip: Iterable[str]) -> Index:
@@ -383,7 +385,7 @@ class TolerantMatcher:
             self._first_cache = (values, {})
         cache = self._first_cache[1]
         if word not in cache:
-            if len(cache) > 20000:
+            if len(cache) > 4096:  # bounded: a daemon hears endless new words
                 cache.clear()
             cache[word] = [f for f in values if f == word or _stem_alike(f, word) or _sound_alike(f, word)]
         return cache[word]
@@ -457,7 +459,7 @@ class TolerantMatcher:
         if word in index.weight:
             return {word: 1.0}
         options: dict[str, float] = {}
-        for known in _near(word, tuple(index.weight)):
+        for known in _near(word, index.words):
             credit = STEM_CREDIT if _stem_alike(word, known) else SOUND_CREDIT
             options[known] = max(options.get(known, 0.0), credit)
         if word not in index.weight:
