@@ -274,6 +274,11 @@ class Match:
     precision: float = 0.0  # the share of the words said that the template explains (by weight)
 
 
+# The bags per (language, declared tools, library or not), shared by every matcher of the process: a router rebuilt
+# (a reload, a settings change) reuses them instead of building tens of MB again.
+_INDEXES: dict[tuple[str, frozenset[str], bool], Index] = {}
+
+
 class TolerantMatcher:
     """Scores an utterance against every intent's template bags; realises the best one through the strict matcher."""
 
@@ -292,9 +297,12 @@ class TolerantMatcher:
 
     def index(self, lang: str) -> Index:
         """The language's bags (built once per process and language; the home's names are looked up per turn)."""
-        if lang not in self._indexes:
-            self._indexes[lang] = self._build(lang)
-        return self._indexes[lang]
+        key = (lang, frozenset(t.name for t in self.registry), self.fast_path.library is not None)
+        if key not in _INDEXES:
+            if len(_INDEXES) >= 9:  # a few languages and catalogues; never one index per rebuilt router
+                _INDEXES.pop(next(iter(_INDEXES)))
+            _INDEXES[key] = self._build(lang)
+        return _INDEXES[key]
 
     def _build(self, lang: str) -> Index:
         from .fastpath import _load_intents, skip_words
