@@ -244,6 +244,7 @@ class TimingEvent(Event):
     stage: str
     ms: float
     used: bool | None = optional()  # a speculative transcription: whether the turn used it
+    samples: int | None = optional()  # ... and how many samples of the stream it decoded (the speech, cut at its end)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -94,6 +94,7 @@ class LiveLoop:
         self._utterance: list[np.ndarray] = []
         self._speculation: asyncio.Future[Any] | None = None
         self._speculation_stale = threading.Event()  # set: the speculation in `_speculation` is no longer wanted
+        self._speculated_to = 0  # where the speech it decodes ends (speech after that makes it stale)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._turn: asyncio.Task[None] | None = None
         self._listen_started = 0.0
@@ -231,13 +232,15 @@ class LiveLoop:
         state = endpointer.feed(block)
         if state == EndpointState.SPEAKING:
             quiet = endpointer.trailing_silence_ms
+            if self._speculation is not None and endpointer.speech_so_far().end != self._speculated_to:
+                self._cancel_speculation()  # speech again (even within one block with a pause after): stale
             if self._speculation is None and quiet >= self.cfg.vad.speculate_ms > 0:
                 self._speculate()
-            elif self._speculation is not None and quiet == 0:  # speech again: that transcript is stale
-                self._cancel_speculation()
         if state == EndpointState.DONE and endpointer.segment is not None:
             audio = np.concatenate(self._utterance)
             seg = endpointer.segment
+            if self._speculation is not None and seg.end != self._speculated_to:
+                self._cancel_speculation()  # speech came after it within the last block
             self.trace.emit(SpeechStartEvent(at_s=round(seg.start / SAMPLE_RATE, 3)))
             self.trace.emit(SpeechEndEvent(at_s=round(seg.end / SAMPLE_RATE, 3)))
             self._begin_turn(audio[seg.start:seg.end])
@@ -294,7 +297,7 @@ class LiveLoop:
     def _speculate(self) -> None:
         audio = np.concatenate(self._utterance)
         seg = self.c.endpointer().speech_so_far()
-        self._speculation_stale = threading.Event()
+        self._speculation_stale, self._speculated_to = threading.Event(), seg.end
         job = functools.partial(self.c.inference.speculative, self.c.stt().transcribe, audio[seg.start:seg.end],
                                 None, self.c.dialogues.get(LOCAL).lang, cancelled=self._speculation_stale)
         self._speculation = asyncio.get_running_loop().run_in_executor(None, job)

@@ -218,6 +218,7 @@ class _Asr:
     failed: bool = False  # an Error was sent; the rest of this stream is ignored
     speculation: asyncio.Future[Any] | None = None  # a transcript begun in the pause before audio-stop
     stale: threading.Event | None = None  # set: that transcript is not wanted (speech went on)
+    speculated_to: int = 0  # the samples that transcript decodes (the speech so far, cut at its end)
 
     def cancel(self) -> None:
         if self.speculation is not None:
@@ -423,14 +424,17 @@ class WyomingHandler(AsyncEventHandler):
         state = endpointer.feed(audio)
         if state == EndpointState.SPEAKING:
             quiet = endpointer.trailing_silence_ms
+            end = endpointer.speech_so_far().end
+            if asr.speculation is not None and end != asr.speculated_to:
+                # speech again, even if a block also holds the pause after it: that transcript is stale (a check
+                # of `quiet == 0` alone missed speech that resumed and paused within one client chunk)
+                asr.cancel()
             if asr.speculation is None and quiet >= self.cfg.vad.speculate_ms:
-                so_far = np.concatenate(asr.parts)[: endpointer.speech_so_far().end]
-                asr.stale = threading.Event()
+                so_far = np.concatenate(asr.parts)[:end]
+                asr.stale, asr.speculated_to = threading.Event(), end
                 job = functools.partial(self.c.inference.speculative, self.c.stt().transcribe, so_far, asr.language,
                                         cancelled=asr.stale)
                 asr.speculation = asyncio.get_running_loop().run_in_executor(None, job)
-            elif asr.speculation is not None and quiet == 0:
-                asr.cancel()
 
     def _keep(self, asr: _Asr, audio: np.ndarray) -> None:
         limit = int(self.cfg.audio.max_input_s * SAMPLE_RATE)
@@ -463,7 +467,7 @@ class WyomingHandler(AsyncEventHandler):
                     transcript = await asyncio.shield(asr.speculation)
                 self.server.trace.emit(TimingEvent(stage="wyoming_stt_speculative",
                                                    ms=round((time.monotonic() - started) * 1000, 1),
-                                                   used=transcript is not None))
+                                                   used=transcript is not None, samples=asr.speculated_to))
                 asr.speculation = None
             if transcript is None:
                 transcript = await self.server.transcribe(audio, asr.language)
