@@ -108,7 +108,7 @@ class AgentConfig:
     fast_path: bool = True  # sentence templates (locales/<lang>/sentences) before the model
     # the tolerant tier between the templates and the model: the nearest template sentence, scored; at or above
     # tolerant_act it is acted on, between tolerant_ask and it a question ("did you mean …?"), below it the model
-    tolerant: bool = False  # off by default until its memory growth under hostile asks is fixed (issue 25 note)
+    tolerant: bool = True
     tolerant_act: float = 0.75
     tolerant_ask: float = 0.6
     domain_hint: bool = True  # the model chooses among the tools of the domain the tiers point at, not all of them

@@ -42,7 +42,7 @@ def home(base_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     cfg.dbus.enabled = False
     cfg.mqtt.floors = FLOORS
     cfg.general.area = "Kitchen"
-    cfg.agent.tolerant = True  # opt-in for now (hearthd.config)
+    cfg.agent.tolerant = True  # (the default; said here so a changed default does not change what this file tests)
     c = Components(cfg)
     for e in HOME:
         c.catalogue.entities[e.key] = e
