@@ -315,10 +315,8 @@ def _eval_suites(args: argparse.Namespace, cfg: Config) -> int:
 
     def agent() -> Agent:  # the model loads only when a case reaches it
         if not agents:
-            agents.append(NoModel() if args.no_model else
-                          Agent(_eval_model(args, cfg), registry, state_dir=prompt_cache_dir(),
-                                min_tool_probability=cfg.agent.min_tool_probability,
-                                min_relevance=cfg.agent.min_relevance, thinking=cfg.agent.thinking_budget))
+            agents.append(NoModel() if args.no_model else  # the daemon's bars (Agent.configured)
+                          Agent.configured(_eval_model(args, cfg), registry, cfg.agent, state_dir=prompt_cache_dir()))
         return cast(Agent, agents[0])
 
     # as the daemon decides: hearthd's templates and the sentence library over the suites' home, out-of-scope

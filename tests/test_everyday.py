@@ -109,9 +109,7 @@ def test_the_router_on_everyday_commands(components, base_config, home: SuiteHom
     from hearthd.agent.agent import Agent
     from hearthd.evaluation.evaluate import run_suite
 
-    agent = Agent(components.agent().model, home.registry, min_tool_probability=base_config.agent.min_tool_probability,
-                  min_relevance=base_config.agent.min_relevance, thinking=base_config.agent.thinking_budget,
-                  min_relevance_grounded=base_config.agent.min_relevance_grounded)  # the daemon's two bars
+    agent = Agent.configured(components.agent().model, home.registry, base_config.agent)  # the daemon's bars
     router = home.router(lambda: agent)
     report = run_suite(router, _cases(lang), home)
     misses, refused = _miss(report), generic_refusals(report)

@@ -35,3 +35,18 @@ def test_one_bar_when_no_lower_one_is_given(components) -> None:  # type: ignore
     agent = Agent(components.agent().model, components.tools, min_relevance=0.55)
     agent.relevant = lambda name, t: 0.45  # type: ignore[method-assign]
     assert agent.decide("wake me up at 7:30", "en").kind == "abstain"
+
+
+@pytest.mark.models
+def test_the_daemon_and_the_evaluation_decide_with_the_configured_bars(components, base_config) -> None:  # type: ignore[no-untyped-def]
+    """Both build the agent with Agent.configured: `hearthd eval` once built it without the lower bar and measured a
+    stricter agent than the daemon runs (right picks refused at p 0.4-0.55 within the domain the tiers pointed at)."""
+    cfg = base_config.agent
+    daemon = components.agent()
+    made = Agent.configured(daemon.model, components.tools, cfg)
+    for agent in (daemon, made):
+        assert (agent.min_relevance, agent.min_relevance_grounded, agent.min_tool_probability) == (
+            cfg.min_relevance, cfg.min_relevance_grounded, cfg.min_tool_probability)
+    assert cfg.min_relevance_grounded < cfg.min_relevance  # two bars, not one
+    made.relevant = lambda name, t: (cfg.min_relevance + cfg.min_relevance_grounded) / 2  # type: ignore[method-assign]
+    assert made.decide("wake me up at 7:30", "en").kind == "call"  # between the bars, a time said: acted on

@@ -52,6 +52,30 @@ def test_what_is_said_around_a_request_changes_nothing(home: SuiteHome, lang: st
     assert name == tool and all(args.get(k) == v for k, v in arguments.items()), (name, args)
 
 
+@pytest.mark.parametrize("lang,text,tool,arguments", [
+    ("en", "be a love and set a timer for twelve minutes", "set_timer", {"seconds": 720}),
+    ("en", "do me a favor, pause the music", "media", {"action": "pause"}),
+    ("en", "would you be so kind and mute the volume", "mute", {}),
+    ("ru", "будь добра, поставь таймер на семь минут", "set_timer", {"seconds": 420}),
+    ("ru", "сделай одолжение и поставь музыку на паузу", "media", {"action": "pause"}),
+    ("hi", "एक काम करो, पाँच मिनट का टाइमर लगा दो", "set_timer", {"seconds": 300}),
+])
+def test_a_courtesy_said_before_the_request_is_not_a_request_of_its_own(home: SuiteHome, lang: str, text: str,
+                                                                       tool: str, arguments: dict[str, Any]) -> None:
+    """"be a love and …" is joined by "and" like two requests, but its first part asks for nothing: cut at it, the
+    courtesy left one part the templates do not know, and the whole was refused as half not doable."""
+    assert len(split_requests(text, lang)) == 1
+    ((name, args),) = read(home, text, lang)
+    assert name == tool and all(args.get(k) == v for k, v in arguments.items()), (name, args)
+
+
+def test_a_courtesy_alone_or_followed_by_two_requests() -> None:
+    assert split_requests("be a dear", "en") == ["be a dear"]  # nothing after it: as said
+    assert split_requests("do me a favour and turn off the tv and lock the door", "en") == [
+        "turn off the tv", "lock the door"]
+    assert split_requests("будь другом, выключи свет и закрой дверь", "ru") == ["выключи свет", "закрой дверь"]
+
+
 def test_a_word_for_the_speaker_is_no_timer_name(home: SuiteHome) -> None:
     assert read(home, "could you set a timer for me for 90 seconds", "en") == [("set_timer", {"seconds": 90})]
     assert read(home, "set a timer called pasta for 5 minutes", "en") == [("set_timer", {"seconds": 300,

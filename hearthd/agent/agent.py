@@ -76,6 +76,13 @@ def _no_gate() -> Iterator[float | None]:
 class Agent:
     """Asks the model for a call under a grammar derived from the tools, then validates what comes back."""
 
+    @classmethod
+    def configured(cls, model: ChatModel, registry: ToolRegistry, cfg: Any, **extra: Any) -> Agent:
+        """The agent as `cfg` (an AgentConfig) sets it: the daemon, `hearthd eval` and the tests decide with the same
+        bars (an eval built without the lower bar once measured a stricter agent than the daemon runs)."""
+        return cls(model, registry, min_tool_probability=cfg.min_tool_probability, min_relevance=cfg.min_relevance,
+                   min_relevance_grounded=cfg.min_relevance_grounded, thinking=cfg.thinking_budget, **extra)
+
     def __init__(self, model: ChatModel, registry: ToolRegistry, state_dir: Path | None = None,
                  min_tool_probability: float = 0.0, min_relevance: float = 0.0, max_calls: int = 3,
                  max_turn_s: float = 0.0, thinking: int = 0,

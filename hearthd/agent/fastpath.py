@@ -20,7 +20,7 @@ from .checks import about_alarm, negated, review, says_many, time_said
 from .declines import decline_kind
 from .library import ROOM, Library
 from .parsing import ToolCall
-from .split import clauses, split_requests, statement, tells_not_to
+from .split import clauses, split_requests, statement, tells_not_to, without_courtesy
 from .tolerant import TolerantMatcher
 from .when import absolute_times
 
@@ -522,6 +522,7 @@ class Router:
         return getattr(self._agent(), "registry", None)
 
     def _fresh(self, text: str, lang: str) -> Decision:
+        text = without_courtesy(text, lang)  # "could you be a dear and …": the request is what follows
         # Every decision, the fast path's and the model's, passes the same checks on the user's own words.
         decision = review(self._match(text, lang), text, lang, self._registry())
         if len(split_requests(text, lang)) == 1:  # (several requests: each part keeps its own room, in _several)

@@ -31,8 +31,35 @@ def _needs_more(lang: str) -> frozenset[str]:
     return frozenset(w.lower() for w in _table(lang).get("not_after", []))
 
 
+@cache
+def _courtesy(lang: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(sorted((tuple(w.lower().split()) for w in _table(lang).get("courtesy", [])), key=len, reverse=True))
+
+
+def without_courtesy(text: str, lang: str) -> str:
+    """The utterance without a courtesy said before the request and cut from it by a joining word or a comma ("could
+    you be a dear and wake me at six" → "wake me at six"; "будь другом, выключи свет" → "выключи свет"). A courtesy
+    with nothing after it, or one that is not cut off so, stays as said."""
+    words = text.strip().split()
+    plain = [w.strip(",;.!?").lower() for w in words]
+    for phrase in _courtesy(lang):
+        n = len(phrase)
+        if tuple(plain[:n]) != phrase or len(words) <= n:
+            continue
+        rest = words[n:]
+        if words[n - 1].endswith((",", ";")):
+            return " ".join(rest) if rest else text
+        for joiner in _joiners(lang):
+            size = len(joiner.split())
+            if [w.strip(",;").lower() for w in rest[:size]] == joiner.split() and len(rest) > size:
+                return " ".join(rest[size:])
+    return text
+
+
 def split_requests(text: str, lang: str) -> list[str]:
-    """The utterance cut at the joining words of its language ("and", "и", "और"), commas included."""
+    """The utterance cut at the joining words of its language ("and", "и", "और"), commas included (a courtesy said
+    before the request, "could you be a dear and …", is not a part)."""
+    text = without_courtesy(text, lang)
     words = [w.strip(",;") for w in re.split(r"[\s,;]+", text.strip()) if w.strip(",;")]
     parts: list[list[str]] = [[]]
     i = 0

@@ -261,11 +261,9 @@ class Components:
     def agent(self) -> Agent:
         def build() -> Agent:
             path = self.store.resolve(self.cfg.agent.model, explicit_path=self.cfg.agent.model_path or None)
-            return Agent(ChatModel(path, self.cfg.agent), self.tools, state_dir=prompt_cache_dir(),
-                         min_tool_probability=self.cfg.agent.min_tool_probability,
-                         min_relevance=self.cfg.agent.min_relevance, max_calls=self.cfg.agent.max_calls,
-                         max_turn_s=self.cfg.agent.max_turn_s, thinking=self.cfg.agent.thinking_budget,
-                         gate=self.inference.turn, min_relevance_grounded=self.cfg.agent.min_relevance_grounded)
+            return Agent.configured(ChatModel(path, self.cfg.agent), self.tools, self.cfg.agent,
+                                    state_dir=prompt_cache_dir(), max_calls=self.cfg.agent.max_calls,
+                                    max_turn_s=self.cfg.agent.max_turn_s, gate=self.inference.turn)
 
         return self._once("agent", build)
 
