@@ -181,3 +181,18 @@ def test_the_bags_are_built_from_every_language_and_scored(home: tuple[Component
     ranked = matcher.scores("погаси свет на кухне", "ru")
     assert ranked[0].intent == "turn_off" and ranked[0].score >= 0.99
     assert all(m.score < ranked[0].score for m in ranked[1:])
+
+
+@pytest.mark.parametrize("text,percent", [
+    ("kitchen light at full brightness", 100),  # "full" sounds like "for", which the templates read as four
+    ("desk lamp at half brightness", 50),
+])
+def test_a_level_is_the_word_said_never_a_number_it_sounds_like(text: str, percent: int) -> None:
+    from hearthd.evaluation.evaluate import NoModel, load_home
+
+    from .conftest import ROOT
+
+    model = NoModel()
+    decision = load_home(ROOT / "tests" / "data" / "commands" / "home.yaml").router(lambda: model).decide(text, "en")
+    assert decision.source == "tolerant" and model.asked == []
+    assert [(c.name, c.arguments.get("percent")) for c in decision.calls] == [("set_brightness", percent)]

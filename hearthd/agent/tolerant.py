@@ -345,7 +345,7 @@ class TolerantMatcher:
             canon: dict[str, str] = {}
             length = 0
             for n in range(min(5, len(said) - i), 0, -1):
-                found, canon = self._value_at(said[i:i + n], firsts, values)
+                found, canon = self._value_at(said[i:i + n], firsts, values, lang)
                 if found:
                     length = n
                     break
@@ -380,7 +380,9 @@ class TolerantMatcher:
             if word in timed and word not in index.weight:
                 options.append({FREE: 1.0})  # "minutes", "बजे", "утра": part of a time or a duration said
             else:
-                timely = max((c for k, c in here.items() if k in timed), default=0.0)  # "मिनेत" for "मिनट"
+                # "मिनेत" for "मिनट"; never a number heard approximately ("full" is not "for", read as four)
+                timely = max((c for k, c in here.items() if k in timed and (c >= 1.0 or not _number_word(k, lang))),
+                             default=0.0)
                 options.append({**here, **({FREE: timely} if timely else {})})
             spans.append((i, i + 1))
             i += 1
@@ -429,10 +431,11 @@ class TolerantMatcher:
         return values
 
     @staticmethod
-    def _value_at(words: list[str], firsts: list[str], values: dict[str, list[tuple[tuple[str, ...], str]]]
-                  ) -> tuple[dict[str, float], dict[str, str]]:
+    def _value_at(words: list[str], firsts: list[str], values: dict[str, list[tuple[tuple[str, ...], str]]],
+                  lang: str = "en") -> tuple[dict[str, float], dict[str, str]]:
         """The slots `words` fill as a whole: said exactly, inflected or heard approximately (not one short word);
-        and for a slot filled approximately, the value's own words."""
+        and for a slot filled approximately, the value's own words. A number word is never heard approximately: a
+        number is what was said or nothing ("full brightness" is not "four")."""
         found: dict[str, float] = {}
         canon: dict[str, str] = {}
         for first in firsts:
@@ -445,7 +448,7 @@ class TolerantMatcher:
                         continue
                     if _stem_alike(a, b):
                         credit = min(credit, STEM_CREDIT)
-                    elif _sound_alike(a, b) and len(a) > 3:
+                    elif _sound_alike(a, b) and len(a) > 3 and not _number_word(a, lang):
                         credit = min(credit, SOUND_CREDIT)
                     else:
                         credit = 0.0
@@ -605,12 +608,15 @@ class TolerantMatcher:
     def _realise(self, match: Match, reading: Reading, text: str, lang: str) -> Decision | None:
         """The bag's sentence written out with the words said in its slots, read by the strict matcher; for
         hearthd's own tools, else the tool's arguments read by code from the words."""
-        sentence = self._write_out(match, reading)
+        # the words said in the slots first; then a time word heard approximately written as the template knows it
+        # ("минт" as "минут"), only when the words as said do not read ("full" is not "for", which reads as four)
+        written = list(dict.fromkeys((self._write_out(match, reading, as_said=True), self._write_out(match, reading))))
+        sentence = written[-1]
         index = self.index(lang)
         unsaid = [w for w in match.bag.unique - set(match.used.values())
                   if not w.startswith("{") and index.weight.get(w, 0.0) >= CONTENT]
-        if sentence and not unsaid:  # never a telling word the user did not say ("light" for "lamp")
-            found = self.fast_path.match(sentence, lang)
+        for candidate in written if not unsaid else []:  # never a telling word the user did not say ("light")
+            found = self.fast_path.match(candidate, lang) if candidate else None
             if found is not None and found.calls and found.kind in ("call", "clarify"):
                 want = self._tool_of(match)
                 if want is None or any(c.name == want.split(".")[0] for c in found.calls) or match.source == "library":
@@ -636,14 +642,15 @@ class TolerantMatcher:
         return None
 
     @staticmethod
-    def _write_out(match: Match, reading: Reading) -> str:
-        """The bag's words in its order, each slot filled with the words the user said for it."""
+    def _write_out(match: Match, reading: Reading, as_said: bool = False) -> str:
+        """The bag's words in its order, each slot filled with the words the user said for it (`as_said`: a time word
+        heard approximately too)."""
         said_for: dict[str, list[str]] = defaultdict(list)
         for position, token in sorted(match.used.items()):
             if token.startswith("{"):
                 start, end = reading.spans[position]
                 words = reading.canon[position].get(token) or " ".join(reading.said[start:end])
-                if token == FREE:  # a time word heard approximately is written as the template knows it
+                if token == FREE and not as_said:  # a time word heard approximately, as the template knows it
                     known = [k for k, c in reading.options[position].items() if not k.startswith("{") and c >= 0.7]
                     words = max(known, key=lambda k: reading.options[position][k]) if known and end - start == 1 \
                         and words not in reading.options[position] else words
@@ -704,6 +711,13 @@ def _without(words: list[str], phrases: tuple[tuple[str, ...], ...]) -> list[str
         else:
             i += len(hit)
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _number_word(word: str, lang: str) -> bool:
+    from ..numbers import numbers_said
+
+    return bool(numbers_said(word, lang))
 
 
 @functools.lru_cache(maxsize=4096)
