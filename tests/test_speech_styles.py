@@ -345,3 +345,22 @@ def test_a_number_that_is_no_time_of_day_sets_no_alarm_from_the_templates(home: 
     decision, _ = decide(home, text, lang)
     assert not (decision.kind == "call" and decision.source == "fastpath"
                 and any(c.name == "set_alarm" for c in decision.calls)), decision.calls
+
+
+@pytest.mark.parametrize("text,tool,arguments", [
+    ("बारह मिनट का टाइमर लगा दो ना", "set_timer", {"seconds": 720}),
+    ("गाना रोक दो ना", "media", {"action": "pause"}),
+    ("kitchen ki light jala do na", "turn_on", {}),
+])
+def test_a_hindi_plea_said_last_is_no_negation(home: SuiteHome, text: str, tool: str,
+                                               arguments: dict[str, Any]) -> None:
+    """"…लगा दो ना" pleads ("do set it"); "ना" before the verb denies. Read as a negation, the request went to the
+    model and was refused."""
+    ((name, args),) = read(home, text, "hi")
+    assert name == tool and all(args.get(k) == v for k, v in arguments.items()), (name, args)
+
+
+@pytest.mark.parametrize("text", ["पंखा ना चलाओ", "बत्ती ना जलाना", "light na jalao"])
+def test_a_hindi_na_before_the_verb_still_denies(home: SuiteHome, text: str) -> None:
+    decision, _ = decide(home, text, "hi")
+    assert not [c for c in decision.calls if c.name == "turn_on"], decision.calls

@@ -52,6 +52,9 @@ class Decision:
     every: bool = False  # a template's group that means all of it ("it's dark in here"), never narrowed to one
     confirm: bool = False  # a weak reading (the tolerant tier): held until the user says yes, even when harmless
     among: list[str] = field(default_factory=list)  # the tools of the domain the tiers point at, for the model
+    # with `among`: the tolerant tier's own reading, asked as a question if the model finds nothing ("Did you mean:
+    # lock all the doors?" rather than "Sorry, I can't help with that")
+    fallback: Decision | None = field(default=None, repr=False, compare=False)
 
 
 class AgentError(HearthdError):

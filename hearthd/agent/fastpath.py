@@ -16,7 +16,7 @@ from ..numbers import parse_clock, words_of
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from ..tools.smarthome import KINDS, keep_area
 from .agent import Agent, Decision
-from .checks import about_alarm, negated, review, says_many, time_said
+from .checks import about_alarm, negated, review, says_many, time_said, without_tag
 from .declines import decline_kind
 from .library import ROOM, Library
 from .parsing import ToolCall
@@ -522,7 +522,8 @@ class Router:
         return getattr(self._agent(), "registry", None)
 
     def _fresh(self, text: str, lang: str) -> Decision:
-        text = without_courtesy(text, lang)  # "could you be a dear and …": the request is what follows
+        # "could you be a dear and …": the request is what follows; "जला दो ना": a plea, not a "no"
+        text = without_tag(without_courtesy(text, lang), lang)
         # Every decision, the fast path's and the model's, passes the same checks on the user's own words.
         decision = review(self._match(text, lang), text, lang, self._registry())
         if len(split_requests(text, lang)) == 1:  # (several requests: each part keeps its own room, in _several)
@@ -533,6 +534,7 @@ class Router:
         if about_alarm(text, lang):  # "wake me in twenty minutes" → "at 14:25"; "in 5 minutes open…" stays
             text = absolute_times(text, lang, self.wall())
         among: list[str] = []
+        guess: Decision | None = None
         if self.fast_path is not None:
             decision = self.fast_path.match(text, lang) or self._several(text, lang) or self._with_reason(text, lang)
             if decision is not None:
@@ -543,6 +545,9 @@ class Router:
                     return guess
                 among = guess.among if guess is not None and self.domain_hint else []
         whole = self._agent().decide(text, lang, among=among) if among else self._agent().decide(text, lang)
+        if guess is not None and guess.fallback is not None and whole.kind == "abstain" and not whole.say \
+                and not whole.calls:
+            return guess.fallback  # the tier's reading, as a question ("Did you mean …?"), not a refusal
         parts = split_requests(text, lang)
         if len(parts) >= 2 and whole.kind == "call" and len(whole.calls) < len(parts):
             # Fewer calls than requests said: the model may have done one and dropped the rest ("turn off the light
