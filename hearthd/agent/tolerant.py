@@ -580,7 +580,11 @@ class TolerantMatcher:
                 # beside words no template knows ("включи свет в машине", "side entrance आधा खोल दो"): the model reads
                 # the whole, within the domain; if it finds nothing there, the reading is asked as a question
                 pointer = self._pointer(ranked)
-                if pointer is not None and decision.kind == "call":
+                unsaid = [w for w in match.bag.unique - set(match.used.values())
+                          if not w.startswith("{") and index.weight.get(w, 0.0) >= CONTENT]
+                if pointer is not None and decision.kind == "call" and not unsaid:
+                    # (only a reading whose template's telling words were all said: "сколько стоит биткоин" is no
+                    # question about alarms, though "на сколько стоит будильник" shares two of its words)
                     decision.confirm = True
                     decision.reason += ", asked: the model found nothing"
                     pointer.fallback = decision
