@@ -92,11 +92,11 @@ def _miss(report: SuiteReport) -> list[str]:
 
 # Measured before the tolerant tier (main bb4df1d; `hearthd eval --suite tests/data/everyday/<lang>.yaml -v`),
 # with another place's time expected as get_time with the place: right action en 63.6%, ru 50.0%, hi 64.6%; generic
-# refusals of requests naming something known en 29, ru 42, hi 28. Floors and ceilings leave one case of slack: two
-# runs of the same model on the same machine differed in one case's decline. Issue 25's targets: 0.92 each and no
-# generic refusal. With the tolerant tier and the domain hint (main c01f5c9): en 71.1%, ru 69.0%, hi 79.7%; generic
-# refusals 22, 24, 17 — short of the targets, so the floors stay at the baseline until the targets hold.
-FIGURES = [("en", 0.62, 30), ("ru", 0.49, 43), ("hi", 0.63, 29)]
+# refusals of requests naming something known en 29, ru 42, hi 28. With the tolerant tier on by default, the model
+# choosing among the tools the tiers point at, and a reading the model declines asked as a question (main f778173,
+# this test): en 75.2%, ru 70.7%, hi 78.8%; generic refusals 19, 25, 17. Floors and ceilings leave two cases of
+# slack (two runs of the same model differed in a case or two). Issue 25's targets: 0.92 each and no generic refusal.
+FIGURES = [("en", 0.73, 21), ("ru", 0.68, 27), ("hi", 0.76, 19)]
 
 
 @pytest.mark.models
