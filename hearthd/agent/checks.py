@@ -203,10 +203,15 @@ def about_alarm(text: str, lang: str) -> bool:
     return _anywhere(_tokens(text), _words(lang).alarm)
 
 
+def _tags(lang: str) -> set[str]:
+    """Negation words that, said last after a request, plead instead (checks.toml [negation] tags)."""
+    return {_fold(w) for w in _own(lang).get("negation", {}).get("tags", [])}
+
+
 def without_tag(text: str, lang: str) -> str:
     """The utterance without a pleading tag said last ("बत्ती जला दो ना" → "बत्ती जला दो"): a word that is a
-    negation elsewhere (checks.toml [negation] tags), kept where it denies."""
-    tags = {_fold(w) for w in _own(lang).get("negation", {}).get("tags", [])}
+    negation elsewhere, kept where it denies."""
+    tags = _tags(lang)
     words = text.rstrip().split()
     if len(words) > 1 and _fold(words[-1]).strip(_STRIP) in tags:
         return " ".join(words[:-1]) + words[-1][len(words[-1].rstrip(_STRIP)):]  # keep a final "?" or "!"
@@ -217,7 +222,7 @@ def negated(text: str, lang: str) -> bool:
     """Whether a part says what not to do ("and don't turn it off", "band mat karna", "и не выключай")."""
     words = {_fold(w) for t in (_own(lang), _own("en")) for w in t.get("negation", {}).get("words", [])}
     # a tag said last, after the request, pleads rather than denies ("बत्ती जला दो ना": do turn it on)
-    tags = {_fold(w) for w in _own(lang).get("negation", {}).get("tags", [])}
+    tags = _tags(lang)
     said = [w for w in (w.strip(_STRIP) for w in _fold(text).split()) if w]
     return any(w in words and not (w in tags and i == len(said) - 1 and i > 0) for i, w in enumerate(said))
 

@@ -580,9 +580,7 @@ class TolerantMatcher:
                 # beside words no template knows ("включи свет в машине", "side entrance आधा खोल दो"): the model reads
                 # the whole, within the domain; if it finds nothing there, the reading is asked as a question
                 pointer = self._pointer(ranked)
-                unsaid = [w for w in match.bag.unique - set(match.used.values())
-                          if not w.startswith("{") and index.weight.get(w, 0.0) >= CONTENT]
-                if pointer is not None and decision.kind == "call" and not unsaid:
+                if pointer is not None and decision.kind == "call" and not _unsaid(match, index):
                     # (only a reading whose template's telling words were all said: "сколько стоит биткоин" is no
                     # question about alarms, though "на сколько стоит будильник" shares two of its words)
                     decision.confirm = True
@@ -625,10 +623,7 @@ class TolerantMatcher:
         # ("минт" as "минут"), only when the words as said do not read ("full" is not "for", which reads as four)
         written = list(dict.fromkeys((self._write_out(match, reading, as_said=True), self._write_out(match, reading))))
         sentence = written[-1]
-        index = self.index(lang)
-        unsaid = [w for w in match.bag.unique - set(match.used.values())
-                  if not w.startswith("{") and index.weight.get(w, 0.0) >= CONTENT]
-        for candidate in written if not unsaid else []:  # never a telling word the user did not say ("light")
+        for candidate in written if not _unsaid(match, self.index(lang)) else []:  # never a word not said ("light")
             found = self.fast_path.match(candidate, lang) if candidate else None
             if found is not None and found.calls and found.kind in ("call", "clarify"):
                 want = self._tool_of(match)
@@ -724,6 +719,12 @@ def _without(words: list[str], phrases: tuple[tuple[str, ...], ...]) -> list[str
         else:
             i += len(hit)
     return out
+
+
+def _unsaid(match: Match, index: Index) -> list[str]:
+    """The telling words of the reading's template that the user did not say."""
+    return [w for w in match.bag.unique - set(match.used.values())
+            if not w.startswith("{") and index.weight.get(w, 0.0) >= CONTENT]
 
 
 @functools.lru_cache(maxsize=4096)
