@@ -375,6 +375,15 @@ def test_cancelling_a_label_several_alarms_share_asks_with_the_count(base_config
     ("mere kitne alarm hain", "hi", ("list_alarms", {})),
     ("kya kal 6 baje ka alarm laga hai", "hi", ("list_alarms", {"time": "06:00", "day": "tomorrow"})),
     ("क्या सात बजे का कोई अलार्म है", "hi", ("list_alarms", {"time": "07:00"})),
+    # the day asked about is the day answered: tomorrow's alarms, not every alarm; and none when no day is said
+    ("any alarms tomorrow?", "en", ("list_alarms", {"day": "tomorrow"})),
+    ("have I got an alarm set for today", "en", ("list_alarms", {"day": "today"})),
+    ("what alarms are there tomorrow morning", "en", ("list_alarms", {"day": "tomorrow"})),
+    ("have I got any alarm set", "en", ("list_alarms", {})),
+    ("какие у меня будильники на сегодня", "ru", ("list_alarms", {"day": "today"})),
+    ("есть ли будильник завтра", "ru", ("list_alarms", {"day": "tomorrow"})),
+    ("kal ke alarm batao", "hi", ("list_alarms", {"day": "tomorrow"})),
+    ("आज कौन से अलार्म लगे हैं", "hi", ("list_alarms", {"day": "today"})),
 ])
 def test_alarms_switched_off_counted_and_asked_about_are_read(text: str, lang: str, call: tuple) -> None:  # type: ignore[type-arg]
     decision = alarm_fast_path().match(text, lang)

@@ -216,3 +216,42 @@ def test_a_level_is_the_word_said_never_a_number_it_sounds_like(text: str, perce
     decision = load_home(ROOT / "tests" / "data" / "commands" / "home.yaml").router(lambda: model).decide(text, "en")
     assert decision.source == "tolerant" and model.asked == []
     assert [(c.name, c.arguments.get("percent")) for c in decision.calls] == [("set_brightness", percent)]
+
+
+@pytest.mark.parametrize("lang,text,device", [
+    ("hi", "bathroom ki light on karo", "Bathroom Light"),  # "bathroom" sounds like "bedroom", and the home has both
+    ("hi", "बाथरूम की लाइट जला दो", "Bathroom Light"),
+    ("en", "bedroom light off please", "Bedroom Light"),
+    ("ru", "свет в ванной включи", "Bathroom Light"),
+])
+def test_a_word_the_home_has_is_heard_as_itself_never_as_another_it_sounds_like(lang: str, text: str,
+                                                                                device: str) -> None:
+    """The tier alone (the strict templates read these too): a room or name the home has, said, is that one; read as
+    another that sounds like it, the light in the other room went on."""
+    from hearthd.evaluation.evaluate import NoModel, load_home
+
+    from .conftest import ROOT
+
+    matcher = load_home(ROOT / "tests" / "data" / "commands" / "home.yaml").router(lambda: NoModel()).tolerant
+    decision = matcher.match(text, lang)
+    assert decision is not None and decision.kind == "call", text
+    assert [c.arguments.get("device", "").lower() for c in decision.calls] == [device.lower()], text
+
+
+@pytest.mark.parametrize("text", [
+    "so how much time is still left on the timer",
+    "how much time is there left on the timer",
+    "how long is there still left on my timer",
+])
+def test_arguments_come_from_the_words_said_never_from_a_template_word_that_was_not(text: str) -> None:
+    """The nearest template sentence has words the user did not say ("... left on of the timer"); read with them, the
+    timer asked about was one named "of the", which no timer is, and hearthd answered there was none."""
+    from hearthd.evaluation.evaluate import NoModel, load_home
+
+    from .conftest import ROOT
+
+    model = NoModel()
+    router = load_home(ROOT / "tests" / "data" / "commands" / "home.yaml").router(lambda: model)
+    decision = router.decide(text, "en")  # ("still": a word no template has, so the model reads it first, and declines)
+    assert decision.source == "tolerant"
+    assert [(c.name, c.arguments) for c in decision.calls] == [("timer_remaining", {})], text

@@ -292,6 +292,7 @@ class TolerantMatcher:
         self._timed_words: dict[str, frozenset[str]] = {}
         self._first_cache: tuple[Any, dict[str, list[str]]] = ({}, {})
         self._home_values: tuple[Any, Index, dict[str, list[tuple[tuple[str, ...], str]]]] | None = None
+        self._value_words: frozenset[str] = frozenset()  # every word of the values: each is heard as itself
 
     # -- the index ------------------------------------------------------------------------------------------
 
@@ -345,7 +346,7 @@ class TolerantMatcher:
             canon: dict[str, str] = {}
             length = 0
             for n in range(min(5, len(said) - i), 0, -1):
-                found, canon = self._value_at(said[i:i + n], firsts, values, lang)
+                found, canon = self._value_at(said[i:i + n], firsts, values, lang, self._value_words)
                 if found:
                     length = n
                     break
@@ -428,14 +429,16 @@ class TolerantMatcher:
                 if words:
                     values.setdefault(words[0], []).append((words, "{" + name + "}"))
         self._home_values = (lists, index, values)
+        self._value_words = frozenset(w for found in values.values() for words, _ in found for w in words)
         return values
 
     @staticmethod
     def _value_at(words: list[str], firsts: list[str], values: dict[str, list[tuple[tuple[str, ...], str]]],
-                  lang: str = "en") -> tuple[dict[str, float], dict[str, str]]:
+                  lang: str = "en", known: frozenset[str] = frozenset()) -> tuple[dict[str, float], dict[str, str]]:
         """The slots `words` fill as a whole: said exactly, inflected or heard approximately (not one short word);
         and for a slot filled approximately, the value's own words. A number word is never heard approximately: a
-        number is what was said or nothing ("full brightness" is not "four")."""
+        number is what was said or nothing ("full brightness" is not "four"); nor is a word of another value
+        (`known`): "bathroom" said in a home with a bathroom is not "bedroom" misheard."""
         found: dict[str, float] = {}
         canon: dict[str, str] = {}
         for first in firsts:
@@ -448,7 +451,7 @@ class TolerantMatcher:
                         continue
                     if _stem_alike(a, b):
                         credit = min(credit, STEM_CREDIT)
-                    elif _sound_alike(a, b) and len(a) > 3 and not _number_word(a, lang):
+                    elif _sound_alike(a, b) and len(a) > 3 and not _number_word(a, lang) and b not in known:
                         credit = min(credit, SOUND_CREDIT)
                     else:
                         credit = 0.0
@@ -620,10 +623,17 @@ class TolerantMatcher:
         """The bag's sentence written out with the words said in its slots, read by the strict matcher; for
         hearthd's own tools, else the tool's arguments read by code from the words."""
         # the words said in the slots first; then a time word heard approximately written as the template knows it
-        # ("минт" as "минут"), only when the words as said do not read ("full" is not "for", which reads as four)
-        written = list(dict.fromkeys((self._write_out(match, reading, as_said=True), self._write_out(match, reading))))
-        sentence = written[-1]
-        for candidate in written if not _unsaid(match, self.index(lang)) else []:  # never a word not said ("light")
+        # ("минт" as "минут"), only when the words as said do not read ("full" is not "for", which reads as four).
+        # Each first with only the template's words that were said: the arguments are read from those, never from a
+        # template word that was not ("have I got any alarm set?" read by "... alarm set tomorrow" is no question
+        # about tomorrow, "how much time is still left on the timer" by "... left on of the timer" names no timer "of
+        # the"); the whole template sentence only when every telling word of it was said ("light")
+        omit = match.bag.unique - set(match.used.values())
+        whole = not _unsaid(match, self.index(lang))
+        written = [self._write_out(match, reading, as_said=as_said, omit=cut)
+                   for as_said in (True, False) for cut in (omit, frozenset()) if whole or cut]
+        sentence = self._write_out(match, reading, omit=omit)
+        for candidate in dict.fromkeys(written):
             found = self.fast_path.match(candidate, lang) if candidate else None
             if found is not None and found.calls and found.kind in ("call", "clarify"):
                 want = self._tool_of(match)
@@ -650,9 +660,9 @@ class TolerantMatcher:
         return None
 
     @staticmethod
-    def _write_out(match: Match, reading: Reading, as_said: bool = False) -> str:
+    def _write_out(match: Match, reading: Reading, as_said: bool = False, omit: frozenset[str] = frozenset()) -> str:
         """The bag's words in its order, each slot filled with the words the user said for it (`as_said`: a time word
-        heard approximately too)."""
+        heard approximately too), without the words in `omit`."""
         said_for: dict[str, list[str]] = defaultdict(list)
         for position, token in sorted(match.used.items()):
             if token.startswith("{"):
@@ -669,7 +679,7 @@ class TolerantMatcher:
                 if not said_for.get(word):
                     return ""  # a slot the user did not fill: this sentence cannot be written out
                 out.append(said_for[word].pop(0) if word not in (FREE, WORDS) else " ".join(said_for.pop(word)))
-            else:
+            elif word not in omit:
                 out.append(word)
         return " ".join(out)
 
