@@ -312,9 +312,9 @@ async def test_microphone_ring_resamples_and_counts_losses(monkeypatch: pytest.M
     callback = streams[1].kwargs["callback"]
     for i in range(0, 24480, 480):
         callback(captured[i % 48000:i % 48000 + 480], 480, None, Status())
-    assert source.dropped == 480 // 3
+    assert source.dropped == 480 // 3 and source.overflowed == 0  # the ring's loss: hearthd's
     callback(captured[:480], 480, None, Status(input_overflow=True))  # lost before it, and no room for it
-    assert source.dropped == 3 * 480 // 3
+    assert source.dropped == 3 * 480 // 3 and source.overflowed == 480 // 3  # the device's part of it
     first = await source.read()
     assert np.array_equal(first, resample(captured[:, 0], 48000, 16000)[:BLOCK])  # the oldest audio was kept
     await source.stop()
@@ -378,7 +378,9 @@ async def test_jack_microphone_and_speaker(jack_device: int) -> None:
     finally:
         await source.stop()
     assert all(b.shape == (BLOCK,) and b.dtype == np.int16 for b in blocks)
-    assert source.dropped == 0
+    # hearthd's ring lost nothing; what JACK itself overran is counted, not hidden (its dummy driver runs without
+    # realtime scheduling here, and misses its period when every core is busy: that loss is the server's)
+    assert source.dropped == source.overflowed
     sink = SoundDeviceSink(jack_device)
     assert await asyncio.wait_for(sink.play(tone(0.2, rate=22050), 22050), 3.0) is True
     task = asyncio.create_task(sink.play(tone(3.0), 16000))

@@ -164,7 +164,7 @@ class SoundDeviceSource:
     The PortAudio callback only copies into a preallocated ring and wakes the loop; read() takes from the ring and
     resamples to 16 kHz when the device cannot capture at 16 kHz itself. When the ring is full (the loop is far
     behind) the newest audio is lost, as in a hardware overrun; that and PortAudio's own input overflows are counted
-    in `dropped`, in 16 kHz samples.
+    in `dropped`, in 16 kHz samples (the overflows alone also in `overflowed`: the device's loss, not the ring's).
     """
 
     STALL_S = 5.0  # a running microphone delivers every few ms; this much silence from PortAudio is a dead device
@@ -182,6 +182,8 @@ class SoundDeviceSource:
         self._head = 0  # ring index of the oldest unread sample
         self._count = 0  # unread samples in the ring
         self._lost = 0  # device samples lost, converted into `dropped`
+        self.overflowed = 0  # of `dropped`, what the device itself reported lost (an overrun before the ring)
+        self._overflows = 0  # device samples PortAudio reported lost, converted into `overflowed`
         self._pending = np.zeros(0, dtype=np.int16)  # 16 kHz samples not yet handed out as a whole block
         self._resampler: Resampler | None = None
         self._stream: Any = None
@@ -229,10 +231,13 @@ class SoundDeviceSource:
             ring[:n - first] = indata[first:n, 0]
             self._count += n
             # An overflow loses an unknown amount before this buffer; one buffer's worth is the honest minimum.
-            lost = (frames if status.input_overflow else 0) + frames - n
+            overflow = frames if status.input_overflow else 0
+            lost = overflow + frames - n
         if lost:
             self._lost += lost
+            self._overflows += overflow
             self.dropped = self._lost * SAMPLE_RATE // self.device_rate
+            self.overflowed = self._overflows * SAMPLE_RATE // self.device_rate
         self._notify()
 
     def _finished(self) -> None:

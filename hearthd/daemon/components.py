@@ -281,7 +281,7 @@ class Components:
         first (a few hundred ms per language, once per process), so no first turn pays for them either."""
         if not self._warmed:  # the live loop warmed them before the microphone opened: not again beside it
             self.warm_templates()
-        if not self.cfg.agent.model and not self.cfg.agent.model_path:
+        if not self.cfg.agent.model and not self.cfg.agent.model_path or self._stop_preparing.is_set():
             return {}
         try:
             agent = self.agent()
@@ -312,6 +312,8 @@ class Components:
             return
         fast_path, tolerant = self.router().fast_path, self.router().tolerant
         for lang in self.prefix_languages():
+            if self._stop_preparing.is_set():  # shutting down: a language not compiled yet is not waited for
+                return
             try:
                 if fast_path is not None:
                     fast_path.match("turn off the light", lang)
