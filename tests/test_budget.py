@@ -112,6 +112,13 @@ def test_the_budget_covers_the_catalogue_prefix(tiny: ChatModel, tmp_path: Path)
     assert tiny.budget_state.deadline == float("inf")  # the next turn starts with no deadline left over
 
 
+# The prefix made slow (each of its 4+ chunks), and the budget the turn has after it: the turn's own words and the
+# decode must fit in it on a machine whose every core is busy (1.5 s did not: the random-weights model decodes to
+# its token ceiling), and the prefix alone must take longer than it.
+SLOW_CHUNK_S = 1.2
+AFTER_PREFIX_S = 4.0
+
+
 def test_a_one_shot_first_use_prepares_the_prefix_before_the_clock_starts(tiny: ChatModel, tmp_path: Path) -> None:
     """`hearthd ask` on a fresh install (no saved prefix, no daemon warming it): the prefix is made ready first,
     so a slow machine is slow once instead of saying "took too long" to the first request."""
@@ -120,12 +127,12 @@ def test_a_one_shot_first_use_prepares_the_prefix_before_the_clock_starts(tiny: 
 
     def slow_eval(batch: list[int]) -> None:  # the prefix's chunks are slow; the turn's own words are not
         if len(batch) >= 64:
-            threading.Event().wait(0.4)
+            threading.Event().wait(SLOW_CHUNK_S)
         real_eval(batch)
 
     tiny.llm.eval = slow_eval  # type: ignore[method-assign]
     try:
-        agent.max_turn_s = 1.5  # less than the prefix takes here (4+ chunks of 0.4 s)
+        agent.max_turn_s = AFTER_PREFIX_S  # less than the prefix takes here (4+ slow chunks)
         started = time.monotonic()
         decision = agent.decide("поставь будильник на семь", "ru")
         took = time.monotonic() - started
@@ -147,14 +154,14 @@ def test_a_live_turn_that_prepares_its_prefix_gets_its_budget_after_it(tiny: Cha
     def gate():  # type: ignore[no-untyped-def]
         yield end_of_speech
 
-    agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path, max_turn_s=1.5, gate=gate)
+    agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path, max_turn_s=AFTER_PREFIX_S, gate=gate)
     tiny._snapshots.clear()
     tiny.llm.reset()
     real_eval = tiny.llm.eval
 
     def slow_eval(batch: list[int]) -> None:
         if len(batch) >= 64:
-            threading.Event().wait(0.4)
+            threading.Event().wait(SLOW_CHUNK_S)
         real_eval(batch)
 
     tiny.llm.eval = slow_eval  # type: ignore[method-assign]
