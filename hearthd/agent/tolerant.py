@@ -113,63 +113,43 @@ def _sound_alike(a: str, b: str) -> bool:
 # -- the templates as word bags ---------------------------------------------------------------------------------
 
 
-def _expand(expr: Any, rules: dict[str, Any], wild: set[str], ranges: set[str]) -> list[tuple[str, ...]]:
-    """Every word sequence an expression says (slots as tokens), at most MAX_BAGS of them. Expanded as text and only
-    then cut into words: "alarm[s]" says "alarms" and "син(ий|ей)" says "синей", not "alarm s" and "син ей" (a bag
-    with a stray "s", or "и" from "будильник[и]", was a word nobody said)."""
-    out = [tuple(w for piece in text.split() for w in _piece(piece))
-           for text in _expand_text(expr, rules, wild, ranges)]
-    return list(dict.fromkeys(out))
-
-
-@functools.lru_cache(maxsize=65536)
-def _piece(piece: str) -> tuple[str, ...]:
-    """One whitespace-free piece of a template sentence as words: a slot token as it is."""
-    return (piece,) if piece.startswith("{") and piece.endswith("}") else tuple(tokens_of(piece))
-
-
-def _expand_text(expr: Any, rules: dict[str, Any], wild: set[str], ranges: set[str], depth: int = 0) -> list[str]:
+def _expand(expr: Any, rules: dict[str, Any], wild: set[str], ranges: set[str],
+            depth: int = 0) -> list[tuple[str, ...]]:
+    """Every word sequence an expression says (slots as tokens), at most MAX_BAGS of them."""
     from hassil.expression import Alternative, ListReference, Permutation, RuleReference, Sequence, TextChunk
 
     if depth > 12:
-        return [""]
+        return [()]
     if isinstance(expr, TextChunk):
-        return [expr.text]
+        return [tuple(tokens_of(expr.text))]
     if isinstance(expr, ListReference):
         name = SLOT_ALIASES.get(expr.list_name, expr.list_name)
         if expr.list_name in wild:
-            return [f" {FREE if expr.list_name in NUMERIC_WILDCARDS else WORDS} "]
+            return [(FREE if expr.list_name in NUMERIC_WILDCARDS else WORDS,)]
         if expr.list_name in ranges:
-            return [f" {NUMBER} "]
-        return [" {" + name + "} "]
+            return [(NUMBER,)]
+        return [("{" + name + "}",)]
     if isinstance(expr, RuleReference):
         rule = rules.get(expr.rule_name)
-        return _expand_text(rule.expression, rules, wild, ranges, depth + 1) if rule is not None else [""]
+        return _expand(rule.expression, rules, wild, ranges, depth + 1) if rule is not None else [()]
     if isinstance(expr, Alternative):
-        out: list[str] = []
+        out: list[tuple[str, ...]] = []
         for item in expr.items:
-            out.extend(_expand_text(item, rules, wild, ranges, depth + 1))
-        return _capped(list(dict.fromkeys(re.sub(r"\s+", " ", t) for t in out)))
+            out.extend(_expand(item, rules, wild, ranges, depth + 1))
+        return _capped(list(dict.fromkeys(out)))
     if isinstance(expr, (Sequence, Permutation)):
-        parts = [_expand_text(item, rules, wild, ranges, depth + 1) for item in expr.items]
-        gap = " " if isinstance(expr, Permutation) else ""  # (hassil spaces a permutation's items; said apart)
+        parts = [_expand(item, rules, wild, ranges, depth + 1) for item in expr.items]
         total = math.prod(len(p) for p in parts)
         if total <= MAX_BAGS:
-            combos: Iterable[tuple[str, ...]] = itertools.product(*parts)
+            combos: Iterable[tuple[tuple[str, ...], ...]] = itertools.product(*parts)
         else:
-            # too many to keep all: the shortest sentence, then each alternative once in it (every word a template
-            # has is in some bag, and people leave the optional words out), then a deterministic sample
-            base = [min(p, key=lambda t: len(t.split())) for p in parts]
-            varied = [tuple(base[:k] + [option] + base[k + 1:]) for k, p in enumerate(parts) for option in p]
             rng = random.Random(total)  # deterministic: the same templates give the same bags
-            sampled = MAX_BAGS if len(varied) < MAX_BAGS else 0
-            combos = [tuple(base), *varied, *(tuple(rng.choice(p) for p in parts) for _ in range(sampled))]
-        found = list(dict.fromkeys(re.sub(r"\s+", " ", gap.join(c)) for c in combos))
-        return found[:MAX_BAGS] if len(found) > MAX_BAGS else found
-    return [""]
+            combos = [tuple(rng.choice(p) for p in parts) for _ in range(MAX_BAGS)]
+        return _capped(list(dict.fromkeys(tuple(w for part in c for w in part) for c in combos)))
+    return [()]
 
 
-def _capped(seqs: list[str]) -> list[str]:
+def _capped(seqs: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
     if len(seqs) <= MAX_BAGS:
         return seqs
     return random.Random(len(seqs)).sample(seqs, MAX_BAGS)
@@ -372,8 +352,6 @@ class TolerantMatcher:
                     break
             if length:
                 if length == 1:
-                    if word in index.weight:  # a command's own word is no state it resembles: "включи" is not
-                        found = {k: c for k, c in found.items() if c >= 1.0 or "state" not in k}  # "включенный"
                     found = {**found, **self._word_options(word, index)}  # "kitchen": a room, or a template's word
                     if re.fullmatch(r"\d+(?:[:.]\d+)?", word):
                         found.update({NUMBER: 1.0, FREE: 1.0})  # "10": a snooze's minutes, or any number
@@ -391,11 +369,8 @@ class TolerantMatcher:
                 continue
             here = self._word_options(word, index)
             if i + 1 < len(said) and len(word) > 1 and not self._telling(here, index) \
-                    and not self._telling(self._word_options(said[i + 1], index), index) \
-                    and word not in index.weight:
-                # "ты мир" heard for "таймер"; never a preposition ("в машине"), nor a word the templates have joined
-                # to the next ("поставь ты" is not "поставить")
-                both = word + said[i + 1]
+                    and not self._telling(self._word_options(said[i + 1], index), index):
+                both = word + said[i + 1]  # "ты мир" heard for "таймер"; never a preposition ("в машине")
                 joined = {k: c for k, c in self._word_options(both, index).items()
                           if index.weight.get(k, 0.0) >= CONTENT and similarity(both, k) >= JOINED_SIMILARITY}
                 if joined:
@@ -588,11 +563,7 @@ class TolerantMatcher:
             if decision is None:
                 continue
             rivals = [m for m in ranked if m.score >= match.score - self.margin and m is not match]
-            # (the call itself, with its action: "следующую песню" read by hearthd's own media template is the same
-            # as the library's "next" sentence, not a rival to it)
-            chosen = {self._tool_of(match), None} | {c.name for c in decision.calls} \
-                | {f"{c.name}.{c.arguments['action']}" for c in decision.calls if c.arguments.get("action")}
-            rival_tools = {self._tool_of(m) for m in rivals} - chosen
+            rival_tools = {self._tool_of(m) for m in rivals} - {self._tool_of(match), None}
             if rival_tools and decision.kind == "call":
                 return self._pointer(ranked)  # torn between two actions: the model chooses among them
             decision.source = "tolerant"
@@ -746,23 +717,12 @@ def _actions(lang: str, index: Index) -> list[tuple[tuple[str, ...], frozenset[s
     return out
 
 
-@functools.lru_cache(maxsize=16)
-def _by_first(phrases: tuple[tuple[str, ...], ...]) -> dict[str, tuple[tuple[str, ...], ...]]:
-    """The phrases by their first word, longest first as given (so a word no phrase begins with is passed at once:
-    the bags of a language are thousands)."""
-    out: dict[str, list[tuple[str, ...]]] = defaultdict(list)
-    for p in phrases:
-        out[p[0]].append(p)
-    return {k: tuple(v) for k, v in out.items()}
-
-
 def _without(words: list[str], phrases: tuple[tuple[str, ...], ...]) -> list[str]:
     """`words` with every skip phrase of several words taken out where said whole."""
-    starts = _by_first(phrases)
     out: list[str] = []
     i = 0
     while i < len(words):
-        hit = next((p for p in starts.get(words[i], ()) if tuple(words[i:i + len(p)]) == p), None)
+        hit = next((p for p in phrases if tuple(words[i:i + len(p)]) == p), None)
         if hit is None:
             out.append(words[i])
             i += 1
