@@ -281,7 +281,7 @@ class Components:
         first (a few hundred ms per language, once per process), so no first turn pays for them either."""
         if not self._warmed:  # the live loop warmed them before the microphone opened: not again beside it
             self.warm_templates()
-        if not self.cfg.agent.model and not self.cfg.agent.model_path or self._stop_preparing.is_set():
+        if (not self.cfg.agent.model and not self.cfg.agent.model_path) or self._stop_preparing.is_set():
             return {}
         try:
             agent = self.agent()
