@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hearthd.audio.io import MemorySink, WavSource, resample
+from hearthd.audio.io import MemorySink, WavSource, as_int16, resample
 from hearthd.audio.pcm import SAMPLE_RATE
 from hearthd.audio.wavio import read_wav
 from hearthd.config import Config
@@ -69,11 +69,23 @@ def of(trace: Trace, kind: EventType) -> list[dict]:
 
 
 async def test_two_utterances_in_a_row_after_noise_and_silence(live_components: Components) -> None:
-    audio = np.concatenate([silence(1.0), read_wav(SAMPLES / "en_alarm_0730.wav"), silence(4.0, seed=2),
-                            read_wav(SAMPLES / "en_wakeup_0600.wav"), silence(1.0, seed=3)])
+    # The second command is said a second after the first reply ends, as people wait for an answer: said at a fixed
+    # time instead, on a busy machine it would fall on the reply still playing, and the wake word rightly cuts it.
+    first = np.concatenate([silence(1.0), read_wav(SAMPLES / "en_alarm_0730.wav"), silence(1.0, seed=2)])
+    second = np.concatenate([silence(1.0, seed=2), read_wav(SAMPLES / "en_wakeup_0600.wav"), silence(1.0, seed=3)])
+    source = WavSource(first, tail_s=None)
     trace = Trace()
-    loop = LiveLoop(live_components, trace, WavSource(audio, tail_s=None), MemorySink())
-    await run_until(loop, lambda: loop.turns_done >= 2, 90)
+    loop = LiveLoop(live_components, trace, source, MemorySink())
+    said = False
+
+    def done() -> bool:
+        nonlocal said
+        if not said and loop.turns_done >= 1 and loop.state == LoopState.IDLE:
+            source.append(second)
+            said = True
+        return loop.turns_done >= 2
+
+    await run_until(loop, done, 90)
     calls = [(c["name"], c["arguments"].get("time")) for c in of(trace, EventType.TOOL_CALL)]
     assert calls == [("set_alarm", "07:30"), ("set_alarm", "06:00")]
     assert len(of(trace, EventType.WAKE)) == 2
@@ -226,15 +238,7 @@ def test_only_a_whole_stop_utterance_counts(text: str, lang: str, stop: bool) ->
     assert is_stop(text, lang) is stop
 
 
-async def test_a_turn_that_raises_ends_alone_and_the_loop_listens_again(live_components: Components,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Whatever a stage lets escape (here the first turn's pipeline raises, as a model failing to load on first use
-    did) ends that turn with an error event and the error chime; the loop goes back to waiting, never stays stuck
-    in THINKING, and the next utterance is heard and done."""
-    audio = np.concatenate([silence(1.0), read_wav(SAMPLES / "en_alarm_0730.wav"), silence(4.0, seed=7),
-                            read_wav(SAMPLES / "en_wakeup_0600.wav"), silence(1.0, seed=8)])
-    trace = Trace()
-    loop = LiveLoop(live_components, trace, WavSource(audio, tail_s=None), MemorySink())
+def _raise_on_first_turn(loop: LiveLoop, monkeypatch: pytest.MonkeyPatch) -> None:
     real = loop.pipeline.run_utterance
     calls = {"n": 0}
 
@@ -245,9 +249,78 @@ async def test_a_turn_that_raises_ends_alone_and_the_loop_listens_again(live_com
         return await real(*args, **kwargs)
 
     monkeypatch.setattr(loop.pipeline, "run_utterance", first_one_raises)
-    await run_until(loop, lambda: loop.turns_done >= 1, 90)
+
+
+async def test_a_turn_that_raises_ends_alone_and_the_loop_listens_again(live_components: Components,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever a stage lets escape (here the first turn's pipeline raises, as a model failing to load on first use
+    did) ends that turn with an error event and the error chime; the loop goes back to waiting, never stays stuck
+    in THINKING, and the next utterance is heard and done."""
+    source = WavSource(np.concatenate([silence(1.0), read_wav(SAMPLES / "en_alarm_0730.wav"), silence(1.0, seed=7)]),
+                       tail_s=None)
+    trace = Trace()
+    loop = LiveLoop(live_components, trace, source, MemorySink())
+    _raise_on_first_turn(loop, monkeypatch)
+    said = False
+
+    def done() -> bool:
+        nonlocal said
+        if not said and of(trace, EventType.ERROR) and loop.state == LoopState.IDLE:  # the apology has ended
+            source.append(np.concatenate([silence(1.0, seed=7), read_wav(SAMPLES / "en_wakeup_0600.wav"),
+                                          silence(1.0, seed=8)]))
+            said = True
+        return loop.turns_done >= 1
+
+    await run_until(loop, done, 90)
     assert [(e["code"], e["message"]) for e in of(trace, EventType.ERROR)] == [("internal", "a stage let this escape")]
     assert [(c["name"], c["arguments"].get("time")) for c in of(trace, EventType.TOOL_CALL)] == [("set_alarm", "06:00")]
+    await live_components.tools.get("cancel_all_alarms").handler({})
+
+
+class _LongApology(MemorySink):
+    """A speaker on which whatever is said after an error lasts half a minute more (silence), so the next command
+    certainly falls on the apology, however slow the machine."""
+
+    def __init__(self, trace: Trace) -> None:
+        super().__init__()
+        self.trace = trace
+        self.loop: LiveLoop | None = None
+        self.apologies: list[bool] = []  # whether each ran to its end
+
+    async def play(self, audio: np.ndarray, rate: int) -> bool:
+        if self.loop is not None and self.loop.state == LoopState.SPEAKING and of(self.trace, EventType.ERROR) \
+                and not self.apologies:
+            audio = np.concatenate([as_int16(audio), np.zeros(30 * rate, dtype=np.int16)])
+            self.apologies.append(await super().play(audio, rate))
+            return self.apologies[-1]
+        return await super().play(audio, rate)
+
+
+async def test_the_wake_word_cuts_the_apology_and_its_command_is_heard(live_components: Components,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a failed turn hearthd apologises; the user, not waiting for the end, says the wake word and the next
+    command over it. The apology stops and that command is done: the failed turn's end does not put the loop back
+    to waiting over the command being heard."""
+    source = WavSource(np.concatenate([silence(1.0), read_wav(SAMPLES / "en_alarm_0730.wav"), silence(1.0, seed=7)]),
+                       tail_s=None)
+    trace = Trace()
+    sink = _LongApology(trace)
+    loop = LiveLoop(live_components, trace, source, sink)
+    sink.loop = loop
+    _raise_on_first_turn(loop, monkeypatch)
+    said = False
+
+    def done() -> bool:
+        nonlocal said
+        if not said and loop.state == LoopState.SPEAKING and of(trace, EventType.ERROR):  # the apology has begun
+            source.append(np.concatenate([read_wav(SAMPLES / "en_wakeup_0600.wav"), silence(1.0, seed=8)]))
+            said = True
+        return loop.turns_done >= 1
+
+    await run_until(loop, done, 90)
+    assert [b["by"] for b in of(trace, EventType.BARGE_IN)] == ["wake word"]
+    assert [(c["name"], c["arguments"].get("time")) for c in of(trace, EventType.TOOL_CALL)] == [("set_alarm", "06:00")]
+    assert sink.apologies == [False]  # cut by the wake word, not played to its end
     await live_components.tools.get("cancel_all_alarms").handler({})
 
 

@@ -338,7 +338,8 @@ class LiveLoop:
                 await self._play_chime(ERROR_NOTES)
                 lang = self.c.dialogues.get(LOCAL).lang or self.cfg.general.language
                 await self.say(phrase(lang, error.phrase_key), lang)  # the apology, as any failed turn has
-                self._set(LoopState.IDLE)
+                if self.state != LoopState.LISTENING:  # the wake word may have cut the apology: that command is heard
+                    self._set(LoopState.IDLE)
                 return
             self.trace.timing("end_of_speech_to_action", time.monotonic() - end_of_speech)
             await self._speak_reply(result, end_of_speech)
