@@ -173,6 +173,34 @@ def test_a_live_turn_that_prepares_its_prefix_gets_its_budget_after_it(tiny: Cha
     assert decision.say != "agent.too_slow", decision
 
 
+def test_a_turn_in_another_language_does_not_cost_the_first_language_its_prefix(
+        default_model_gguf: Path, base_config: Config) -> None:
+    """A household speaking two languages: each language's catalogue is its own prefix. Back to the first language
+    after a turn in the second, its prefix is restored from memory (no saved state needed), not evaluated again,
+    and the model reads the next words exactly as after a fresh evaluation."""
+    model = ChatModel(default_model_gguf, config(base_config, default_model_gguf).agent)
+    try:
+        first = model.render([{"role": "system", "content": LONG}], None)
+        second = model.render([{"role": "system", "content": LONG.replace("briefly", "in Russian")}], None)
+        assert model.ensure_prefix(first, None) == "evaluated"
+        assert model.ensure_prefix(second, None) == "evaluated"
+        before, restores = model.evaluated, model.restores
+        assert model.ensure_prefix(first, None) == "warm"
+        assert (model.evaluated, model.restores) == (before, restores + 1)
+        rest = model.tokens_special("<|im_start|>user\nwake me at six<|im_end|>\n<|im_start|>assistant\n")
+        restored = model.logprobs_after(model.prefix_tokens(first) + rest)
+        assert model.evaluated - before == len(rest)  # only the user's words
+    finally:
+        model.llm.close()
+    fresh = ChatModel(default_model_gguf, config(base_config, default_model_gguf).agent)
+    try:
+        whole = fresh.logprobs_after(fresh.prefix_tokens(first) + rest)
+        assert set(np.argsort(-whole)[:3]) == set(np.argsort(-restored)[:3])
+        np.testing.assert_allclose(whole, restored, atol=0.5)  # batch sizes differ: see the test above
+    finally:
+        fresh.llm.close()
+
+
 def test_prepared_prefixes_make_the_first_turn_warm(tiny: ChatModel, tmp_path: Path) -> None:
     agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path, min_relevance=0.5)
     done = agent.prepare(["hi", "en"])

@@ -349,6 +349,8 @@ class ChatModel:
         if self.capabilities.rewinds:
             if self._cached_prefix(tokens) >= len(tokens):
                 return "warm"
+            if key in self._snapshots and self._restore(key):
+                return "warm"  # another language's turn came between: its catalogue is restored, not evaluated again
         elif key in self._snapshots:
             self._snapshots.move_to_end(key)
             return "warm"
@@ -379,8 +381,10 @@ class ChatModel:
         return int(diff[0]) if len(diff) else n
 
     def _remember(self, tokens: list[int]) -> None:
-        """Keep the state of exactly `tokens` (the cache holds them now) for models that cannot rewind."""
-        if self.capabilities.rewinds or self.llm.n_tokens != len(tokens):
+        """Keep the state of exactly `tokens` (the cache holds them now): a model that cannot rewind needs it for
+        every turn; one that can still loses the prefix to a turn in another language (each language's catalogue is
+        its own prefix, about 12 KB a token for the default model: some 30 MB each)."""
+        if self.llm.n_tokens != len(tokens):
             return
         self._snapshots[tuple(tokens)] = self._state_bytes()
         self._snapshots.move_to_end(tuple(tokens))
