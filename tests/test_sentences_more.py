@@ -145,6 +145,21 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("hi", "aaj sunday hai kya", "get_time", {"what": "weekday"}),
     ("hi", "मतलब, बाथरूम की लाइट बंद कर दो", "turn_off", {"area": "Bathroom", "domain": "light"}),
     ("hi", "bas ek kaam karo, tv band kar do", "turn_off", {"device": "TV"}),
+    # colloquial ways to cancel an alarm or a timer, in each language
+    ("en", "kill the alarm for half past six", "cancel_alarm", {"time": "06:30"}),
+    ("en", "scrap my 7 am alarm", "cancel_alarm", {"time": "07:00"}),
+    ("en", "please forget about the 8 o'clock alarm", "cancel_alarm", {"time": "08:00"}),
+    ("en", "ditch the tea timer", "cancel_timer", {"label": "tea"}),
+    ("en", "nix the timer", "cancel_timer", {}),
+    ("en", "zap all my alarms", "cancel_all_alarms", {}),
+    ("ru", "сбрось будильник на семь утра", "cancel_alarm", {"time": "07:00"}),
+    ("ru", "будильник на шесть тридцать мне больше не нужен", "cancel_alarm", {"time": "06:30"}),
+    ("ru", "забудь про будильник на восемь", "cancel_alarm", {"time": "08:00"}),
+    ("ru", "вырубай все будильники", "cancel_all_alarms", {}),
+    ("ru", "таймер больше не нужен", "cancel_timer", {}),
+    ("hi", "सात बजे वाला अलार्म निकाल दो", "cancel_alarm", {"time": "07:00"}),
+    ("hi", "छह बजे का अलार्म कैंसिल कर दो", "cancel_alarm", {"time": "06:00"}),
+    ("hi", "सारे अलार्म निकाल दो", "cancel_all_alarms", {}),
 ]
 
 
@@ -186,6 +201,15 @@ NEVER_ACTS: list[tuple[str, str]] = [
     ("hi", "saare darwaze unlock karo"),
     ("hi", "आवाज़ दस और"),
     ("hi", "कार की लाइट बंद कर दो"),
+    # the colloquial cancels, negated or as a reminder: never a cancellation
+    ("en", "don't forget my 7 am alarm"),
+    ("en", "do not kill the pizza timer"),
+    ("en", "please don't scrap my alarms"),
+    ("ru", "не забудь про будильник на семь"),
+    ("ru", "не забудь про таймер"),
+    ("ru", "не сбрасывай будильник на восемь"),
+    ("hi", "सात बजे वाला अलार्म मत निकालो"),
+    ("hi", "छह बजे का अलार्म कैंसिल मत करो"),
 ]
 
 
