@@ -160,6 +160,17 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("hi", "सात बजे वाला अलार्म निकाल दो", "cancel_alarm", {"time": "07:00"}),
     ("hi", "छह बजे का अलार्म कैंसिल कर दो", "cancel_alarm", {"time": "06:00"}),
     ("hi", "सारे अलार्म निकाल दो", "cancel_all_alarms", {}),
+    # en: colloquial volume and quiet
+    ("en", "bit louder", "change_volume", {"direction": "up"}),
+    ("en", "could you crank it up", "change_volume", {"direction": "up"}),
+    ("en", "i can't hear a thing", "change_volume", {"direction": "up"}),
+    ("en", "that's too quiet", "change_volume", {"direction": "up"}),
+    ("en", "the music is way too loud", "change_volume", {"direction": "down"}),
+    ("en", "turn it down, the kids are sleeping", "change_volume", {"direction": "down"}),
+    ("en", "a touch softer", "change_volume", {"direction": "down"}),
+    ("en", "okay shut up", "stop", {}),
+    ("en", "that's enough", "stop", {}),
+    ("en", "shut that thing up", "stop", {}),
 ]
 
 
