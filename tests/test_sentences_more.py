@@ -171,6 +171,17 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("en", "okay shut up", "stop", {}),
     ("en", "that's enough", "stop", {}),
     ("en", "shut that thing up", "stop", {}),
+    # ru, hi: colloquial volume and quiet
+    ("ru", "а то совсем тихо", "change_volume", {"direction": "up"}),
+    ("ru", "добавь громкости", "change_volume", {"direction": "up"}),
+    ("ru", "музыка чересчур громко", "change_volume", {"direction": "down"}),
+    ("ru", "звук убавь пожалуйста", "change_volume", {"direction": "down"}),
+    ("ru", "заткнись", "stop", {}),
+    ("ru", "уйми этот трезвон", "stop", {}),
+    ("hi", "ठीक से सुनाई नहीं दे रहा", "change_volume", {"direction": "up"}),
+    ("hi", "awaaz bahut tez hai", "change_volume", {"direction": "down"}),
+    ("hi", "चुप रहो", "stop", {}),
+    ("hi", "bahut ho gaya", "stop", {}),
 ]
 
 
