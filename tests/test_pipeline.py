@@ -8,6 +8,7 @@ import subprocess
 import sys
 import wave
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -155,16 +156,22 @@ def test_cli_run_writes_trace_and_reply_wav(tmp_path: Path) -> None:
         assert w.getnframes() > w.getframerate() * 0.5
 
 
+def fresh_process(model: Any) -> None:
+    """The model as a new process finds it: an empty cache and no prefix state kept in memory."""
+    model.llm.reset()
+    model._snapshots.clear()
+
+
 def test_saved_prompt_prefix_gives_the_same_decision(components, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The system prompt + tool catalogue state saved to disk and loaded back decides exactly as a fresh one."""
     agent = components.agent()
     saved_dir = agent.state_dir
     try:
         agent.state_dir = tmp_path
-        agent.model.llm.reset()
+        fresh_process(agent.model)
         assert agent.prepare(["en"])["en"] == "evaluated" and list(tmp_path.glob("*.kv"))
         first = agent.decide("set an alarm for 6 am", "en")
-        agent.model.llm.reset()
+        fresh_process(agent.model)  # a restart: the saved file is all that is left
         assert agent.prepare(["en"])["en"] == "loaded"
         again = agent.decide("set an alarm for 6 am", "en")
         assert [(c.name, c.arguments) for c in again.calls] == [(c.name, c.arguments) for c in first.calls]
