@@ -12,6 +12,7 @@ from hearthd.daemon.pipeline import Pipeline
 from hearthd.events import EventType, Trace
 from hearthd.locale import phrase
 from hearthd.spoken import say_count
+from hearthd.agent.agent import Decision
 from hearthd.tools.alarms import AlarmBook
 from hearthd.tools.registry import ToolRegistry
 
@@ -47,6 +48,48 @@ def test_a_missing_time_is_asked_for_and_the_answer_completes_the_call(router: R
     assert second.kind == "call"
     assert [(c.name, c.arguments) for c in second.calls] == [("set_alarm", {"time": time})]
     assert router.pending is None
+
+
+@pytest.mark.parametrize("lang,ask,answer,call", [
+    ("en", "could you set me an alarm", "half five", ("set_alarm", {"time": "05:30"})),
+    ("en", "wake me up tomorrow", "five thirty please", ("set_alarm", {"time": "05:30", "day": "tomorrow"})),
+    ("en", "I need a countdown going", "um, twelve minutes", ("set_timer", {"seconds": 720})),
+    ("ru", "заведи будильник", "в пять", ("set_alarm", {"time": "05:00"})),
+    ("ru", "завтра разбуди меня пораньше", "без четверти шесть", ("set_alarm", {"time": "05:45", "day": "tomorrow"})),
+    ("ru", "засеки время", "полчаса", ("set_timer", {"seconds": 1800})),
+    ("hi", "kal subah utha dena", "7 baje", ("set_alarm", {"time": "07:00", "day": "tomorrow"})),
+    ("hi", "एक टाइमर लगा दो", "दस मिनट", ("set_timer", {"seconds": 600})),
+])
+def test_an_answer_that_is_just_the_value_completes_the_call(lang: str, ask: str, answer: str, call: tuple) -> None:  # type: ignore[type-arg]
+    """People answer "For what time?" with the time alone, as they would to a person. The request and the answer
+    read together often fit no template ("could you set me an alarm half five"); the value is read on its own with
+    the slot's reader, and the call keeps what the request said (the day). No model is asked."""
+    router = Router(FastPath(ToolRegistry(AlarmBook().tools())), no_model,  # type: ignore[arg-type]
+                    clock=Clock())
+    first = router.decide(ask, lang)
+    assert (first.kind, first.calls[0].name) == ("clarify", call[0]), first
+    second = router.decide(answer, lang)
+    assert [(c.name, c.arguments) for c in second.calls] == [call] and second.kind == "call"
+
+
+@pytest.mark.parametrize("lang,ask,answer", [("en", "set a timer", "ten minutes and turn off the lights"),
+                                             ("en", "set an alarm", "whenever you like"),
+                                             ("ru", "поставь будильник", "как обычно")])
+def test_an_answer_that_is_more_than_the_value_is_not_read_alone(lang: str, ask: str, answer: str) -> None:
+    """An answer that says more than the value, or no value, is not completed by the slot reader: the model reads
+    the request and the answer together (here: the stand-in model is asked)."""
+    asked: list[str] = []
+
+    class Asked:
+        def decide(self, text: str, lang: str, only: str | None = None, **_: object) -> Decision:
+            asked.append(text)
+            return Decision("abstain", reason="not read", source="model")
+
+    router = Router(FastPath(ToolRegistry(AlarmBook().tools())), lambda: Asked(),  # type: ignore[arg-type,return-value]
+                    clock=Clock())
+    assert router.decide(ask, lang).kind == "clarify"
+    second = router.decide(answer, lang)
+    assert second.calls == [] and asked == [f"{ask} {answer}"]
 
 
 @pytest.mark.parametrize("lang,ask,cancel", [("en", "set an alarm", "never mind"),

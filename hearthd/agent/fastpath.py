@@ -63,6 +63,8 @@ def _label(text: str, lang: str) -> str | None:
     label = " ".join(text.strip(" .,!?;:'\"«»").split())
     if label.lower() in _no_names(lang):  # "a timer for me for 90 seconds": no timer called "me"
         return None
+    if label.lower().split()[-1:] and label.lower().split()[-1] in _no_names(lang):
+        return None  # "never mind the timer, cancel it": a name never ends in "the", "my", "it"
     return label if 0 < len(label) <= 40 else None
 
 
@@ -399,7 +401,23 @@ class FastPath:
         if self.library is None:
             return None
         lists = self.library.slot_lists()
-        return {"home_area": lists["area"], "home_floor": lists["floor"]}
+        return {"home_area": lists["area"], "home_floor": lists["floor"], "home_name": self._home_names(lists["name"])}
+
+    def _home_names(self, names: Any) -> Any:
+        """This home's device names and aliases for hearthd's own templates ({home_name}), each read as the device's
+        name (as hearthd's other device lists are), with the library's context (domain, area) for requires_context."""
+        from hassil import TextSlotList
+
+        catalogue = self.library.catalogue() if self.library is not None else None
+        entities = dict(catalogue.entities) if catalogue is not None else {}
+        cached = getattr(self, "_names_cache", None)
+        if cached is not None and cached[0] is names:
+            return cached[1]
+        rows = [(str(v.text_in.text), entities[v.value_out].name if v.value_out in entities else v.value_out,
+                 dict(v.context or {})) for v in names.values]
+        built = TextSlotList.from_tuples(rows, allow_template=False, name="home_name")
+        self._names_cache = (names, built)
+        return built
 
     def _read_slots(self, result: Any, lang: str) -> dict[str, Any] | None:
         """Slot values, or None when one cannot be read (then a less general template may still match:
@@ -702,6 +720,21 @@ class Router:
                         reason=f"no room of this home in {answer!r}", say="ask.area_unknown" if unknown else "",
                         say_values={"area": unknown} if unknown else {})
 
+    def _answer_alone(self, pending: Pending, answer: str) -> Decision | None:
+        """The answer is just the value asked for, said the way people answer ("half five", "five thirty", "7 baje",
+        "в пять", "десять минут"): the question's slot reader reads it, and the held call is completed with what the
+        first request said. The request and the answer read together often fit no template ("could you set me an
+        alarm half five"), and the model is not needed for a value the code reads exactly. None when the answer is
+        more than the value (then the templates or the model read both together)."""
+        reader = SLOT_READERS.get(pending.missing)
+        if reader is None or self.fast_path is None or not _plausible_slot(answer, pending.lang):
+            return None
+        bare = " ".join(w for w in answer.split() if w.lower().strip(".,!?") not in skip_words(pending.lang))
+        value = reader(bare.strip(" .,!?"), pending.lang) if bare.strip(" .,!?") else None
+        if value is None:
+            return None
+        return self.fast_path._decision(pending.call.name, {**pending.call.arguments, pending.missing: value})
+
     def _follow_up(self, pending: Pending, answer: str, state: OpenQuestion) -> Decision:
         lang = pending.lang
         if is_cancel(answer, lang):
@@ -709,6 +742,8 @@ class Router:
         said = f"{pending.text} {answer}"
         combined = absolute_times(said, lang, self.wall()) if about_alarm(said, lang) else said
         decision = self.fast_path.match(combined, lang) if self.fast_path is not None else None
+        if decision is None or [c.name for c in decision.calls] != [pending.call.name]:
+            decision = self._answer_alone(pending, answer)
         if decision is None or [c.name for c in decision.calls] != [pending.call.name]:
             decision = self._agent().decide(combined, lang, only=pending.call.name)
         decision.source = "clarify" if decision.source != "fastpath" else "fastpath"
