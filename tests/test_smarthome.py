@@ -95,6 +95,19 @@ def test_a_name_heard_nearly_is_found_by_its_sound(named_home: Catalogue, said: 
     assert sorted(e.name for e in match.entities) == expected
 
 
+@pytest.mark.parametrize("said,expected", [
+    ("blinds", ["Living Room Blinds"]),  # the kind word is in one cover's name: that one, not every cover
+    ("the curtains", ["Bedroom Curtains"]),
+    ("shutters", ["Bedroom Curtains", "Garage Door", "Living Room Blinds"]),  # in no name: every cover; hearthd asks
+])
+def test_a_kind_word_in_a_devices_name_names_that_device(said: str, expected: list[str]) -> None:
+    catalogue = Catalogue(None)
+    for e in [entity("lb", "cover", "Living Room Blinds", "Living Room"),
+              entity("bc", "cover", "Bedroom Curtains", "Bedroom"), entity("gd", "cover", "Garage Door", "Garage")]:
+        catalogue.entities[e.key] = e
+    assert sorted(e.name for e in catalogue.resolve(said, ("cover",)).entities) == expected
+
+
 def test_a_room_heard_nearly_is_taken_only_when_it_is_clearly_that_room(named_home: Catalogue) -> None:
     assert named_home.area_heard("बेडरुम में") == ("bedroom", "बेडरुम")
     assert named_home.area_heard("в гастиной")[0] == "living room"
