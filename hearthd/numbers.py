@@ -89,6 +89,11 @@ def digits_for_times(text: str, lang: str, in_time_slot: bool = False) -> str:
             out.append(_clock(ordinals[nxt], -45))
             i += 3
             continue
+        into = _minutes_into_hour(tokens, i, lang, minute_units, ordinals)
+        if into is not None:  # «десять минут восьмого» → 7:10, «двадцать пять минут девятого» → 8:25
+            out.append(into[0])
+            i = into[1]
+            continue
         hour = units.get(word) if word in units else (int(word) if word.isdigit() and int(word) <= 24 else None)
         if hour is not None and nxt in joiners and i + 4 < len(tokens):  # सात बजकर बीस (मिनट) → 7:20
             minute = parse_number(tokens[i + 4], lang)
@@ -117,6 +122,19 @@ def digits_for_times(text: str, lang: str, in_time_slot: bool = False) -> str:
             out.append(tokens[i])
         i += 1
     return "".join(out)
+
+
+def _minutes_into_hour(tokens: list[str], i: int, lang: str, minute_units: set[str],
+                       ordinals: dict[str, int]) -> tuple[str, int] | None:
+    """Minutes said into the hour named by its ordinal (Russian «пять минут девятого» = 8:05: five minutes of the
+    ninth hour), from tokens[i]: the time and the index after it; None when the words are not that."""
+    for size in (2, 1):  # «двадцать пять минут …» before «пять минут …»
+        unit = i + 2 * size
+        if unit + 2 < len(tokens) and tokens[unit].lower() in minute_units and tokens[unit + 2].lower() in ordinals:
+            minute = parse_number("".join(tokens[i:unit]).strip(), lang)
+            if minute is not None and 0 < minute < 60:
+                return _clock(ordinals[tokens[unit + 2].lower()], minute - 60), unit + 3
+    return None
 
 
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2})(?:[:.](\d{2}))?(?![\d:])|(?<!\d)(\d)(\d{2})(?!\d)")
