@@ -7,12 +7,12 @@ import asyncio
 
 import pytest
 
+from hearthd.agent.agent import Decision
 from hearthd.agent.fastpath import FastPath, Router, is_cancel
 from hearthd.daemon.pipeline import Pipeline
 from hearthd.events import EventType, Trace
 from hearthd.locale import phrase
 from hearthd.spoken import say_count
-from hearthd.agent.agent import Decision
 from hearthd.tools.alarms import AlarmBook
 from hearthd.tools.registry import ToolRegistry
 

@@ -54,7 +54,8 @@ FREE = "{*}"  # a template's wildcard of a time, a duration, a date or a percent
 WORDS = "{~}"  # a template's wildcard of free words (a label, a place, a purpose): words no template knows fill it
 NUMERIC_WILDCARDS = frozenset({"time", "time_for", "seconds", "date", "percent", "minutes"})
 MAX_BAGS = 48  # expansions kept per template sentence (a deterministic sample beyond it)
-SLOT_ALIASES = {"home_area": "area", "home_floor": "floor", "home_name": "name"}  # hearthd's own group lists are the library's rooms
+# hearthd's own group lists are the library's rooms, floors and device names
+SLOT_ALIASES = {"home_area": "area", "home_floor": "floor", "home_name": "name"}
 # How much a word heard approximately counts: inflected (the same stem) or misheard (the same sound classes)
 STEM_CREDIT = 0.85
 SOUND_CREDIT = 0.7
