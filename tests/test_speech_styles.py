@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hearthd.agent.fastpath import as_meant
-from hearthd.agent.split import clauses, is_statement, split_requests
+from hearthd.agent.split import clauses, is_statement, split_requests, statement, tells_not_to
 from hearthd.evaluation.evaluate import NoModel, SuiteHome, load_home
 
 from .conftest import ROOT
@@ -142,6 +142,8 @@ def test_clauses_end_at_written_pauses_not_inside_times(text: str, parts: list[s
 def test_a_remark_is_known_by_how_it_begins() -> None:
     assert is_statement("it's freezing", "en") and is_statement("мне холодно", "ru")
     assert is_statement("main thak gaya hoon", "hi")
+    # said last, the verb says what is: its "नहीं" describes ("nobody is watching"), it forbids nothing
+    assert statement("कोई नहीं देख रहा", "hi") == "end" and not tells_not_to("कोई नहीं देख रहा", "hi")
     assert not is_statement("turn on the heater", "en") and not is_statement("включи обогрев", "ru")
 
 

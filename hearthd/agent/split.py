@@ -106,10 +106,12 @@ def statement(clause: str, lang: str) -> str:
     words = [w.strip("'\"«»") for w in clause.lower().split()]
     if not words:
         return ""
+    if words[-1] in _statement_ends(lang):  # the verb said last says what is ("कोई नहीं देख रहा": nobody is
+        return "end"  # watching), even when the clause also begins as a remark; its "नहीं" describes, it does not forbid
     starts = _statement_starts(lang)
     if words[0] in starts or " ".join(words[:2]) in starts:
         return "start"
-    return "end" if words[-1] in _statement_ends(lang) else ""
+    return ""
 
 
 def is_statement(clause: str, lang: str) -> bool:
