@@ -218,6 +218,21 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("ru", "который час, не знаешь", "get_time", {}),
     ("ru", "разбуди меня к семи", "set_alarm", {"time": "07:00"}),
     ("ru", "поставь будильник на десять минут восьмого", "set_alarm", {"time": "07:10"}),
+    ("ru", "кондиционер в режим обогрева", "set_climate_mode", {"mode": "heat"}),
+    ("ru", "вруби какую-нибудь музыку", "media", {"action": "play"}),
+    ("ru", "сделай громкость потише", "change_volume", {"direction": "down"}),
+    ("ru", "ну скоро по таймеру", "timer_remaining", {}),
+    ("ru", "а сколько там уже натикало", "get_time", {}),
+    # hi: this home's devices by their (English) names, darkness in a room, a reason whose "नहीं" describes
+    ("hi", "ceiling fan on kar do na", "turn_on", {"device": "Ceiling Fan"}),
+    ("hi", "Bedroom Light को ऑफ कर दो", "turn_off", {"device": "Bedroom Light"}),
+    ("hi", "desk lamp ko neela karo", "set_color", {"device": "Desk Lamp", "color": "blue"}),
+    ("hi", "बाथरूम में बड़ा अंधेरा है", "turn_on", {"area": "Bathroom", "domain": "light"}),
+    ("hi", "पंखा बंद कर दो, अब ठंड नहीं लग रही", "turn_off", {"device": "Ceiling Fan"}),
+    ("hi", "अब टीवी चालू कर दो", "turn_on", {"device": "TV"}),
+    ("hi", "टीवी चल रहा है ना", "device_state", {"device": "TV", "state": "on"}),
+    ("hi", "timer mein kitne second bache hain", "timer_remaining", {}),
+    ("hi", "टाइमर पूरा होने में कितनी देर है", "timer_remaining", {}),
 ]
 
 
@@ -297,6 +312,10 @@ NEVER_ACTS: list[tuple[str, str]] = [
     ("en", "don't make the floor lamp brighter"),
     ("en", "make the front door brighter"),
     ("en", "never mind the timer, just leave it"),
+    ("hi", "floor lamp on mat karo"),
+    ("hi", "front door ko band kar do"),
+    ("hi", "रसोई में अंधेरा नहीं है"),
+    ("hi", "पंखा चला दो, पर लाइट मत जलाना"),
 ]
 
 
