@@ -437,10 +437,12 @@ class Catalogue:
             extra = [w for w in _words(text) if w not in kind_words]
             named = [e for e in of_kind if all(_has_word(e.name.lower(), w) for w in extra)]
             if of_kind and not extra:
-                # "the blinds" in a home whose covers are blinds, curtains and a garage door: the word said is in
-                # the blinds' name, so the blinds are meant; no name with the word: every device of the kind
+                # "the blinds" in a home whose covers are blinds, curtains and a garage door: covers are different
+                # things by kind, and the word said is in the blinds' name, so the blinds are meant (no name with
+                # the word: every cover). Not for lights: "the light" is any light, lamps included.
                 said_kinds = [w for w in _words(text) if w in kind_words]
-                worded = [e for e in of_kind if any(_has_word(e.name.lower(), w) for w in said_kinds)]
+                worded = [e for e in of_kind if e.component == "cover"
+                          and any(_has_word(e.name.lower(), w) for w in said_kinds)]
                 return Match(worded or of_kind, 0.8)
             if named:
                 return Match(named, 0.8)
