@@ -65,7 +65,7 @@ HEARD = [
     ("ru", "закрой-ка жалюзи в спальне", {("bb/set", "CLOSE")}),
     ("ru", "лампочку в спальне зажги", {("bl/set", "ON")}),
     ("ru", "кофеварочку включи", {("cm/set", "ON")}),  # a diminutive of a name the home has ("кофемашина")
-    ("en", "bedroom lamp, switch it on", {("bl/set", "ON")}),
+    ("en", "bedroom lamp, on with it", {("bl/set", "ON")}),  # the templates read "…, switch it on" since {home_name}
     ("en", "bedroom blinds shut them", {("bb/set", "CLOSE")}),
     ("hi", "पंखा जालू करो", {("cf/set", "ON")}),  # "चालू" heard with its first sound voiced
 ]
