@@ -296,6 +296,7 @@ class FastPath:
     def __init__(self, registry: ToolRegistry, library: Library | None = None) -> None:
         self.registry = registry
         self.library = library  # Home Assistant's templates with this home's names (hearthd.agent.library)
+        self._names_cache: tuple[Any, Any] | None = None  # the library's name list and the {home_name} built from it
 
     @property
     def _intents(self) -> dict[str, Any]:
@@ -410,9 +411,8 @@ class FastPath:
 
         catalogue = self.library.catalogue() if self.library is not None else None
         entities = dict(catalogue.entities) if catalogue is not None else {}
-        cached = getattr(self, "_names_cache", None)
-        if cached is not None and cached[0] is names:
-            return cached[1]
+        if self._names_cache is not None and self._names_cache[0] is names:
+            return self._names_cache[1]
         rows = [(str(v.text_in.text), entities[v.value_out].name if v.value_out in entities else v.value_out,
                  dict(v.context or {})) for v in names.values]
         built = TextSlotList.from_tuples(rows, allow_template=False, name="home_name")
