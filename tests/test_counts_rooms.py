@@ -421,3 +421,55 @@ def test_blinds_open_without_a_question_and_closing_a_door_needs_none(hearthd: C
     monkeypatch.setattr(hearthd, "agent", lambda: StandIn(hearthd.tools, calls))
     assert say(hearthd, "close the garage door", "en") == phrase("en", "home.cover_close", name="Garage Door")
     assert sent_now.sent == [("bb/set", "OPEN"), ("gd/set", "CLOSE")]
+
+
+@pytest.mark.parametrize("text", ["open the garage", "could you open up the garage please", "lift the garage"])
+def test_the_garage_opened_is_its_door_and_waits_for_a_yes(hearthd: Components, monkeypatch: pytest.MonkeyPatch,
+                                                            text: str) -> None:
+    """"The garage" opened or closed is the garage door (a garage is not switched on): its kind, not its room, so the
+    garage's light is never touched; opening it is asked first as the door itself is."""
+    for e in COVERS:
+        hearthd.catalogue.entities[e.key] = e
+    sent_now = Recorder()
+    monkeypatch.setattr(hearthd, "mqtt_link", lambda: sent_now)
+    monkeypatch.setattr(hearthd, "agent", lambda: pytest.fail("the model was asked"))
+    question = say(hearthd, text, "en")
+    assert "Garage Door" in question and sent_now.sent == []
+    say(hearthd, "yes", "en")
+    assert sent_now.sent == [("gd/set", "OPEN")]
+
+
+def test_the_garage_closed_and_asked_about_is_its_door(hearthd: Components, monkeypatch: pytest.MonkeyPatch) -> None:
+    for e in COVERS:
+        hearthd.catalogue.entities[e.key] = e
+    hearthd.catalogue.states["cover.gd"] = {"state": "open"}
+    sent_now = Recorder()
+    monkeypatch.setattr(hearthd, "mqtt_link", lambda: sent_now)
+    monkeypatch.setattr(hearthd, "agent", lambda: pytest.fail("the model was asked"))
+    for asked in ("did I leave the garage open", "is the garage still open?"):
+        assert "Garage Door" in say(hearthd, asked, "en") and say(hearthd, asked, "en").startswith("Yes")
+    assert say(hearthd, "shut the garage", "en") == phrase("en", "home.cover_close", name="Garage Door")
+    assert sent_now.sent == [("gd/set", "CLOSE")]
+
+
+def test_a_floors_temperature_is_read_from_a_sensor_on_that_floor() -> None:
+    """"How warm is it upstairs": a sensor in one of the floor's rooms (mqtt.floors), never one downstairs; a floor
+    with none says there is none rather than reading another floor's."""
+    def sensor(key: str, area: str) -> Entity:
+        return Entity(source=key, key=f"sensor.{key}", component="sensor", name=f"{area} Temperature", area=area,
+                      config={"state_topic": key, "device_class": "temperature"})
+
+    catalogue = Catalogue(None)
+    for e in (sensor("kt", "Kitchen"), sensor("bt", "Bedroom")):
+        catalogue.entities[e.key] = e
+    catalogue.states["sensor.kt"] = {"state": "24.5"}
+    catalogue.states["sensor.bt"] = {"state": "18"}
+    home = SmartHome(catalogue, None, {"Upstairs": ["Bedroom", "Office"], "Downstairs": ["Kitchen"],
+                                       "Attic": ["Loft"]})
+    home._ready = lambda: asyncio.sleep(0)  # type: ignore[method-assign]
+    registry = ToolRegistry(home.tools())
+    up = asyncio.run(registry.get("sensor_value").handler({"quantity": "temperature", "area": "Upstairs"}))
+    down = asyncio.run(registry.get("sensor_value").handler({"quantity": "temperature", "area": "downstairs"}))
+    attic = asyncio.run(registry.get("sensor_value").handler({"quantity": "temperature", "area": "Attic"}))
+    assert (up.ok, up.data["entity"]) == (True, "sensor.bt") and (down.ok, down.data["entity"]) == (True, "sensor.kt")
+    assert not attic.ok and attic.phrase == "home.no_sensor"

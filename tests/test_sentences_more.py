@@ -207,6 +207,31 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("en", "when does my alarm go off", "list_alarms", {}),
     ("en", "make sure I'm up at half six", "set_alarm", {"time": "06:30"}),
     ("en", "the egg timer, just kill it", "cancel_timer", {"label": "egg"}),
+    # en: "kill"/"cut" the lights (never the colour "cool" misheard), a room too dark or too bright, a device said
+    # first ("the telly's still on, …"), a device by the one word of its name that is its own ("the coffee"),
+    # the garage as its door, a fan's speeds, a floor's temperature, a reminder with no "what" as a timer
+    ("en", "cut the lights would you", "turn_off", {"area": "Living Room", "domain": "light"}),
+    ("en", "kill all the lights in the bedroom", "turn_off", {"area": "Bedroom", "domain": "light"}),
+    ("en", "douse the lights downstairs", "turn_off", {"area": "Downstairs", "domain": "light"}),
+    ("en", "it's much too dark in the hallway", "set_brightness", {"area": "Hallway", "step": "up"}),
+    ("en", "it's a little too bright in the bedroom", "set_brightness", {"area": "Bedroom", "step": "down"}),
+    ("en", "could we have the floor lamp a touch dimmer", "set_brightness", {"device": "Floor Lamp", "step": "down"}),
+    ("en", "the telly's still on, could you shut it off", "turn_off", {"device": "TV"}),
+    ("en", "somebody left the desk lamp on, turn it off please", "turn_off", {"device": "Desk Lamp"}),
+    ("en", "the heater is off, switch it back on", "turn_on", {"device": "Heater"}),
+    ("en", "switch the coffee on", "turn_on", {"device": "Coffee Machine"}),
+    ("en", "fire up the coffee please", "turn_on", {"device": "Coffee Machine"}),
+    ("en", "breakfast is done, switch the machine off", "turn_off", {"device": "Coffee Machine"}),
+    ("en", "could you close up the garage", "close_cover", {"device": "Garage Door"}),
+    ("en", "did somebody leave the garage open again", "device_state", {"device": "Garage Door", "state": "open"}),
+    ("en", "run the ceiling fan on low", "set_fan_speed", {"device": "Ceiling Fan", "percent": 33}),
+    ("en", "crank the fan up to max", "set_fan_speed", {"device": "Ceiling Fan", "percent": 100}),
+    ("en", "how cold is it downstairs right now", "sensor_value", {"area": "Downstairs", "quantity": "temperature"}),
+    ("en", "ping me in a quarter of an hour", "set_timer", {"seconds": 900}),
+    ("en", "forget the alarm, just scrap it", "cancel_alarm", {}),
+    ("en", "want an alarm for half five tomorrow", "set_alarm", {"time": "05:30", "day": "tomorrow"}),
+    ("en", "I forgot what day it is", "get_time", {"what": "weekday"}),
+    ("en", "put the bedroom light on full brightness", "set_brightness", {"device": "Bedroom Light", "percent": 100}),
     # ru: colloquial verbs (врубай, вырубай, снеси, притормози), «лайт», a time «к семи», minutes into the hour
     ("ru", "врубай свет в гостиной", "turn_on", {"area": "Living Room", "domain": "light"}),
     ("ru", "вырубай телик", "turn_off", {"device": "TV"}),
@@ -316,6 +341,11 @@ NEVER_ACTS: list[tuple[str, str]] = [
     ("hi", "front door ko band kar do"),
     ("hi", "रसोई में अंधेरा नहीं है"),
     ("hi", "पंखा चला दो, पर लाइट मत जलाना"),
+    # "kill" is a verb, not a colour heard nearly; the garage asked about or told not to
+    ("en", "don't kill the lights yet"),
+    ("en", "is the garage shut"),
+    ("en", "don't open the garage"),
+    ("en", "the coffee's ready"),
 ]
 
 

@@ -429,6 +429,9 @@ class FastPath:
                     return None
                 continue
             reader = SLOT_READERS.get(name)
+            if reader and not str(entity.text).strip() and not getattr(entity, "is_wildcard", False):
+                arguments[name] = entity.value  # the template's own value ("the fan on high": 100), nothing said
+                continue
             if reader and not _plausible_slot(str(entity.text), lang):
                 return None  # a wildcard that swallowed a second request: "7 am and tell me a joke"
             if name == "label" and parse_clock(str(entity.text), lang) is not None:

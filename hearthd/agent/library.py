@@ -69,6 +69,9 @@ INTENT_TOOL = {"HassTurnOn": "turn_on", "HassTurnOff": "turn_off", "HassGetState
                "HassMediaPause": "media", "HassMediaUnpause": "media", "HassMediaNext": "media",
                "HassMediaPrevious": "media", "HassSetVolume": "set_volume", "HassMediaPlayerMute": "mute",
                "HassMediaPlayerUnmute": "unmute", "HassGetCurrentTime": "get_time", "HassGetCurrentDate": "get_time"}
+# The context key of a name that is one word of a device's name ("coffee"): said exactly, never heard approximately
+# (the tolerant tier leaves it out: "машине" is not "machine" misheard).
+PARTIAL = "partial_name"
 HANDLED = frozenset(INTENT_TOOL)  # what makes a call a group's
 MEDIA = {"HassMediaPause": "pause", "HassMediaUnpause": "play", "HassMediaNext": "next",
          "HassMediaPrevious": "previous"}
@@ -112,6 +115,8 @@ class Library:
             for e in entities.values():
                 if target.lower() in (e.name.lower(), e.key.lower()):
                     names.append((said, e.key, {"domain": e.component, "area": e.area}))
+        for word, e in self._partial_names(list(entities.values()), {said.lower() for said, _, _ in names}):
+            names.append((word, e.key, {"domain": e.component, "area": e.area, PARTIAL: True}))
         areas: dict[str, str] = {}
         for e in entities.values():
             if e.area:
@@ -129,6 +134,23 @@ class Library:
         }
         self._lists = (signature, lists)
         return lists
+
+    def _partial_names(self, entities: list[Any], full: set[str]) -> list[tuple[str, Any]]:
+        """The words of a device's name that name it alone, as people shorten it: "the coffee" and "the machine" for the
+        Coffee Machine when nothing else is called so. Never a kind ("light", "door"), a room or a floor (they name a
+        group, or the device of that kind there), a filler, a word that never names a thing alone (home.toml
+        `not_alone`: "back", "floor"), nor a word in two names ("desk" with two desk lamps)."""
+        words = home_words()
+        general = set().union(*words.kinds.values(), *words.areas.values(), words.doors, words.fillers, words.not_alone)
+        general |= {e.area.lower() for e in entities if e.area} | {f.lower() for f in self.floors}
+        general |= {a.lower() for areas in self.floors.values() for a in areas}
+        split = {e.key: [w for w in e.name.lower().split() if w.isalpha()] for e in entities}
+        counts: dict[str, int] = {}
+        for said in split.values():
+            for w in set(said):
+                counts[w] = counts.get(w, 0) + 1
+        return [(w, e) for e in entities if len(split[e.key]) > 1 for w in split[e.key]
+                if counts[w] == 1 and len(w) > 2 and w not in general and w not in full]
 
     def match(self, text: str, lang: str, here: str = "") -> Decision | None:
         intents = _intents(lang) if lang in LIBRARY_LANGUAGES else None
@@ -293,8 +315,15 @@ class Library:
         for call in decision.calls:
             kinds = KINDS.get(call.name, ())
             key = NAME_KEY.get(call.name, "device")
+            if call.name == "device_state" and call.arguments.get("device_class") and key not in call.arguments:
+                # "is the garage open": the home's one garage door, asked about by its name
+                targets = home.group(call.arguments, ("cover", "lock", "binary_sensor"))
+                if len(targets) == 1:
+                    rest = {k: v for k, v in call.arguments.items() if k not in (*GROUPING, "question")}
+                    call.arguments = {**rest, key: targets[0].name}
+                continue
             if call.name not in GROUP_TOOLS or key in call.arguments or not kinds or not (
-                    call.arguments.get("area") or call.arguments.get("domain")):
+                    call.arguments.get("area") or call.arguments.get("domain") or call.arguments.get("device_class")):
                 continue
             targets = home.group(call.arguments, kinds)
             rest = {k: v for k, v in call.arguments.items() if k not in GROUPING}  # the colour, the step

@@ -33,7 +33,7 @@ import random
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,7 @@ from ..phonetic import weight as sound_weight
 from ..tools.registry import ToolRegistry
 from .agent import Decision
 from .grounding import missing_arguments, read_arguments
+from .library import PARTIAL
 from .parsing import ToolCall
 
 log = logging.getLogger(__name__)
@@ -347,7 +348,7 @@ class TolerantMatcher:
             canon: dict[str, str] = {}
             length = 0
             for n in range(min(5, len(said) - i), 0, -1):
-                found, canon = self._value_at(said[i:i + n], firsts, values, lang, self._value_words)
+                found, canon = self._value_at(said[i:i + n], firsts, values, lang, self._value_words, index.weight)
                 if found:
                     length = n
                     break
@@ -426,6 +427,8 @@ class TolerantMatcher:
         values = {k: list(v) for k, v in index.values.items()}
         for name, slot_list in lists.items():
             for value in getattr(slot_list, "values", []):
+                if (getattr(value, "context", None) or {}).get(PARTIAL):
+                    continue  # one word of a name ("coffee"): the templates read it said exactly, never approximately
                 words = tuple(tokens_of(str(getattr(value.text_in, "text", "") or "")))
                 if words:
                     values.setdefault(words[0], []).append((words, "{" + name + "}"))
@@ -435,11 +438,13 @@ class TolerantMatcher:
 
     @staticmethod
     def _value_at(words: list[str], firsts: list[str], values: dict[str, list[tuple[tuple[str, ...], str]]],
-                  lang: str = "en", known: frozenset[str] = frozenset()) -> tuple[dict[str, float], dict[str, str]]:
+                  lang: str = "en", known: frozenset[str] = frozenset(),
+                  spoken: Mapping[str, float] | None = None) -> tuple[dict[str, float], dict[str, str]]:
         """The slots `words` fill as a whole: said exactly, inflected or heard approximately (not one short word);
         and for a slot filled approximately, the value's own words. A number word is never heard approximately: a
         number is what was said or nothing ("full brightness" is not "four"); nor is a word of another value
-        (`known`): "bathroom" said in a home with a bathroom is not "bedroom" misheard."""
+        (`known`): "bathroom" said in a home with a bathroom is not "bedroom" misheard; nor a word the templates
+        say (`spoken`): "kill the lights" is the verb "kill", not the colour "cool" misheard."""
         found: dict[str, float] = {}
         canon: dict[str, str] = {}
         for first in firsts:
@@ -452,7 +457,8 @@ class TolerantMatcher:
                         continue
                     if _stem_alike(a, b):
                         credit = min(credit, STEM_CREDIT)
-                    elif _sound_alike(a, b) and len(a) > 3 and not _number_word(a, lang) and b not in known:
+                    elif _sound_alike(a, b) and len(a) > 3 and not _number_word(a, lang) and b not in known \
+                            and (spoken is None or b not in spoken):
                         credit = min(credit, SOUND_CREDIT)
                     else:
                         credit = 0.0

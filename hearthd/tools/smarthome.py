@@ -40,6 +40,7 @@ class HomeWords:
     doors: frozenset[str]  # words in a cover's name that say it lets people in
     areas: dict[str, frozenset[str]]  # area words people say, under the English area names devices are given
     fillers: frozenset[str]  # words around a device's name that name nothing: articles, prepositions, particles
+    not_alone: frozenset[str] = frozenset()  # words of a name that never name the device on their own ("back")
 
 
 def home_words() -> HomeWords:
@@ -53,6 +54,7 @@ def _home_words(langs: tuple[str, ...]) -> HomeWords:
     areas: dict[str, set[str]] = {}
     doors: set[str] = set()
     fillers: set[str] = set()
+    not_alone: set[str] = set()
     for lang in langs:
         words = table(lang, "home.toml")
         for kind, said in words.get("kinds", {}).items():
@@ -61,8 +63,9 @@ def _home_words(langs: tuple[str, ...]) -> HomeWords:
             areas.setdefault(area, set()).update(said)
         doors.update(words.get("doors", []))
         fillers.update(words.get("fillers", []))
+        not_alone.update(words.get("not_alone", []))
     return HomeWords({k: frozenset(v) for k, v in kinds.items()}, frozenset(doors),
-                     {k: frozenset(v) for k, v in areas.items()}, frozenset(fillers))
+                     {k: frozenset(v) for k, v in areas.items()}, frozenset(fillers), frozenset(not_alone))
 
 
 # A cover that lets people in: opening it waits for a yes (Home Assistant's garage, door and gate device classes,
@@ -1179,12 +1182,16 @@ class SmartHome:
     async def _sensor(self, args: dict[str, Any]) -> ToolResult:
         await self._ready()
         quantity = args["quantity"]
-        area, _ = self.catalogue.area_heard(str(args.get("area", "")).lower())
+        said = str(args.get("area", "")).strip().lower()
+        floor = self.floors.get(said, [])  # "how warm is it upstairs": the rooms of that floor (mqtt.floors)
+        area = "" if floor else self.catalogue.area_heard(said)[0]
         # a thermostat's current temperature counts as a temperature sensor
         found = [e for e in self.catalogue.entities.values()
                  if (e.component == "sensor" and e.config.get("device_class") == quantity)
                  or (e.component == "climate" and quantity == "temperature" and e.topic("current_temperature_topic"))]
-        if area:
+        if floor:
+            found = [e for e in found if any(_in_area(e, a) for a in floor)]
+        elif area:
             found = [e for e in found if _in_area(e, area)]
         readings = []
         for e in found:
