@@ -510,17 +510,26 @@ class TolerantMatcher:
         said_weight = [max((index.weight.get(t, UNKNOWN_WEIGHT) for t in o), default=UNKNOWN_WEIGHT) if o
                        else UNKNOWN_WEIGHT for o in reading.options]
         total_said = sum(said_weight) or 1.0
+        positions = range(len(reading.options))
+        passes = [(True, p) for p in positions] + [(False, p) for p in positions]
         best: dict[str, Match] = {}
         for i in shortlist:
             bag = index.bags[i]
             used: dict[int, str] = {}
             got = covered = content = 0.0
             taken: set[str] = set()
-            for position, options in enumerate(reading.options):
+            # words said exactly are placed first, then the ones only like a template word: in "कार की लाइट ऑफ कर
+            # दो" the "कर" said is the template's, and "कार" (car) stays unread instead of taking it
+            for exact, position in passes:
+                if position in used:
+                    continue
+                options = reading.options[position]
                 pick, credit = "", 0.0
                 for token, c in options.items():
-                    if token in bag.unique and token not in taken and c > credit:
+                    if token in bag.unique and token not in taken and c > credit and (c >= 1.0 or not exact):
                         pick, credit = token, c
+                if exact and not pick:
+                    continue
                 if not pick and FREE in bag.unique and FREE in options:
                     pick, credit = FREE, options[FREE]  # a number or a time word: a wildcard's time or duration
                 if not pick and WORDS in bag.unique and not options:
@@ -576,7 +585,10 @@ class TolerantMatcher:
             decision.source = "tolerant"
             decision.reason = f"tolerant {match.intent} {match.score:.2f}"
             decision.name_probs = {c.name: round(match.score, 3) for c in decision.calls}
-            unknown = [reading.said[a] for (a, b), o in zip(reading.spans, reading.options, strict=True) if not o]
+            # a word no template knows, or one only like a template word and left unread by this reading ("कार की
+            # लाइट ऑफ कर दो": "car" is not "kar", which is said already): a thing the home does not have
+            unknown = [reading.said[a] for p, ((a, b), o) in enumerate(zip(reading.spans, reading.options, strict=True))
+                       if not o or (p not in match.used and max(o.values()) < 1.0)]
             if unknown and len(unknown) * 2 >= len(reading.options):
                 return None  # mostly words no template knows ("सूरज कितने बजे उगेगा"): not one of these requests
             index = self.index(lang)
