@@ -248,6 +248,32 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("ru", "сделай громкость потише", "change_volume", {"direction": "down"}),
     ("ru", "ну скоро по таймеру", "timer_remaining", {}),
     ("ru", "а сколько там уже натикало", "get_time", {}),
+    # ru: brighter/darker with no word for the light (the room's lights), darkness said vividly, the garage as its
+    # door, a fan's speeds, a temperature with no "thermostat", a floor's temperature, «подъём», a device asked
+    # about and then switched off by a pronoun
+    ("ru", "в спальне сделай посветлее", "set_brightness", {"area": "Bedroom", "step": "up"}),
+    ("ru", "потемнее в гостиной пожалуйста", "set_brightness", {"area": "Living Room", "step": "down"}),
+    ("ru", "на кухне темно как ночью", "turn_on", {"area": "Kitchen", "domain": "light"}),
+    ("ru", "в ванной ни зги не видно", "turn_on", {"area": "Bathroom", "domain": "light"}),
+    ("ru", "гараж закройте пожалуйста", "close_cover", {"device": "Garage Door"}),
+    ("ru", "а мы гараж не закрыли", "device_state", {"device": "Garage Door", "state": "open"}),
+    ("ru", "разгони вентилятор на максимум", "set_fan_speed", {"device": "Ceiling Fan", "percent": 100}),
+    ("ru", "вентилятор на среднюю скорость", "set_fan_speed", {"device": "Ceiling Fan", "percent": 66}),
+    ("ru", "сделайте двадцать один градус", "set_temperature", {"temperature": 21}),
+    ("ru", "сколько сейчас градусов внизу", "sensor_value", {"area": "Downstairs", "quantity": "temperature"}),
+    ("ru", "завтра подъём в восемь", "set_alarm", {"time": "08:00", "day": "tomorrow"}),
+    ("ru", "обогреватель до сих пор включён, выруби его", "turn_off", {"device": "Heater"}),
+    # hi: the same patterns in Hindi and Hinglish
+    ("hi", "इस कमरे की रोशनी थोड़ी बढ़ा दो", "set_brightness", {"area": "Living Room", "step": "up"}),
+    ("hi", "roshni thoda ghata do", "set_brightness", {"area": "Living Room", "step": "down"}),
+    ("hi", "ज़रा गैराज खोल दो", "open_cover", {"device": "Garage Door"}),
+    ("hi", "kya garage abhi bhi khula hai", "device_state", {"device": "Garage Door", "state": "open"}),
+    ("hi", "पंखे को सबसे तेज़ रफ़्तार पर चला दो", "set_fan_speed", {"device": "Ceiling Fan", "percent": 100}),
+    ("hi", "नीचे का तापमान क्या है", "sensor_value", {"area": "Downstairs", "quantity": "temperature"}),
+    ("hi", "हीटर अब भी चालू है, बंद कर दो", "turn_off", {"device": "Heater"}),
+    ("hi", "music band kar do", "media", {"action": "pause"}),
+    ("hi", "मुझे नींद आ रही है, लाइटें ऑफ कर दो", "turn_off", {"area": "Living Room", "domain": "light"}),
+    ("hi", "रहने दो, टाइमर कैंसल कर दो", "cancel_timer", {}),
     # hi: this home's devices by their (English) names, darkness in a room, a reason whose "नहीं" describes
     ("hi", "ceiling fan on kar do na", "turn_on", {"device": "Ceiling Fan"}),
     ("hi", "Bedroom Light को ऑफ कर दो", "turn_off", {"device": "Bedroom Light"}),
@@ -283,6 +309,8 @@ ASKED: list[tuple[str, str, str, str, dict[str, Any]]] = [
     ("ru", "засеки-ка мне время", "set_timer", "seconds", {}),
     ("hi", "कल सुबह जल्दी उठा देना", "set_alarm", "time", {"day": "tomorrow"}),
     ("hi", "mujhe kal jaga dena", "set_alarm", "time", {"day": "tomorrow"}),
+    ("en", "could you make it a bit warmer in here", "set_temperature", "temperature", {}),
+    ("ru", "сделайте попрохладнее в квартире", "set_temperature", "temperature", {}),
 ]
 
 
@@ -346,6 +374,9 @@ NEVER_ACTS: list[tuple[str, str]] = [
     ("en", "is the garage shut"),
     ("en", "don't open the garage"),
     ("en", "the coffee's ready"),
+    ("ru", "не закрывай гараж"),
+    ("ru", "сделай потеплее"),  # the thermostat, asked how warm; never the lights dimmed («потемнее» heard)
+    ("hi", "गैराज मत खोलो"),
 ]
 
 
