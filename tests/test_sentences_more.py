@@ -263,7 +263,24 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("ru", "сколько сейчас градусов внизу", "sensor_value", {"area": "Downstairs", "quantity": "temperature"}),
     ("ru", "завтра подъём в восемь", "set_alarm", {"time": "08:00", "day": "tomorrow"}),
     ("ru", "обогреватель до сих пор включён, выруби его", "turn_off", {"device": "Heater"}),
+    ("ru", "торшер выключи", "turn_off", {"device": "Floor Lamp"}),
+    ("ru", "можно свет на кухне включить", "turn_on", {"area": "Kitchen", "domain": "light"}),
+    ("ru", "а в спальне свет так и горит", "device_state", {"device": "Bedroom Light", "state": "on"}),
+    ("ru", "заднюю дверь заперли?", "device_state", {"device": "Back Door", "state": "locked"}),
+    ("ru", "вентилятор на пол мощности", "set_fan_speed", {"device": "Ceiling Fan", "percent": 50}),
+    ("ru", "ну проснулась я, хватит звенеть", "stop", {}),
+    ("ru", "отложите будильник на десять минут", "snooze", {"minutes": 10}),
+    ("ru", "сделай свет в спальне красненьким", "set_color", {"device": "Bedroom Light", "color": "red"}),
     # hi: the same patterns in Hindi and Hinglish
+    ("hi", "रसोई की बत्ती जलती रह गई है, बुझा दो", "turn_off", {"area": "Kitchen", "domain": "light"}),
+    ("hi", "नीचे वाली सारी लाइटें बंद कर दो", "turn_off", {"area": "Downstairs", "domain": "light"}),
+    ("hi", "पीछे के दरवाज़े पे ताला लगा दो", "lock_door", {"door": "Back Door"}),
+    ("hi", "कोई म्यूज़िक लगा दो", "media", {"action": "play"}),
+    ("hi", "उठ गया हूँ, अब घंटी बंद करो", "stop", {}),
+    ("hi", "आठ बजे वाला अलार्म अब नहीं चाहिए", "cancel_alarm", {"time": "08:00"}),
+    ("hi", "चाय वाले टाइमर में कितना समय बचा है", "timer_remaining", {"label": "चाय"}),
+    ("hi", "अलाम लगा दो छह बजे का", "set_alarm", {"time": "06:00"}),
+    ("hi", "desk lamp ki roshni thodi badha do", "set_brightness", {"device": "Desk Lamp", "step": "up"}),
     ("hi", "इस कमरे की रोशनी थोड़ी बढ़ा दो", "set_brightness", {"area": "Living Room", "step": "up"}),
     ("hi", "roshni thoda ghata do", "set_brightness", {"area": "Living Room", "step": "down"}),
     ("hi", "ज़रा गैराज खोल दो", "open_cover", {"device": "Garage Door"}),
@@ -377,6 +394,8 @@ NEVER_ACTS: list[tuple[str, str]] = [
     ("ru", "не закрывай гараж"),
     ("ru", "сделай потеплее"),  # the thermostat, asked how warm; never the lights dimmed («потемнее» heard)
     ("hi", "गैराज मत खोलो"),
+    ("hi", "car ki light off kar do"),  # "car" is no "kar": a light the home does not have
+    ("ru", "таймер нужен"),  # wanted, not cancelled («не нужен» cancels)
 ]
 
 
