@@ -37,11 +37,21 @@ def _weekdays(lang: str) -> dict[str, int]:
     return {k.lower(): int(v) for k, v in table(lang, "numbers.toml").get("weekdays", {}).items()}
 
 
+@cache
+def _days_ahead(lang: str) -> dict[tuple[str, ...], int]:
+    return {tuple(k.lower().split()): int(v) for k, v in table(lang, "numbers.toml").get("days_ahead", {}).items()}
+
+
 def parse_date(text: str, lang: str, today: date) -> date | None:
     """The next date the text names, or None when it names none (or more than one). A weekday alone ("on
-    saturday", "в субботу", "शनिवार को") is the next such day after today."""
+    saturday", "в субботу", "शनिवार को") is the next such day after today; "the day after tomorrow", "послезавтра",
+    "परसों" are two days ahead."""
     months = {**_months("en"), **_months(lang)}
     words = [w.strip(".,!?") for w in text.lower().split()]
+    relative = {n for phrase, n in {**_days_ahead("en"), **_days_ahead(lang)}.items()
+                if any(tuple(words[i:i + len(phrase)]) == phrase for i in range(len(words)))}
+    if len(relative) == 1 and not any(w in months for w in words):
+        return date.fromordinal(today.toordinal() + relative.pop())
     found = [m for w in words if (m := _day(2).fullmatch(w))]
     named = [months[w] for w in words if w in months]
     weekdays = {**_weekdays("en"), **_weekdays(lang)}
@@ -55,6 +65,32 @@ def parse_date(text: str, lang: str, today: date) -> date | None:
     if not 1 <= day <= 31 or not (named or ordinal):  # a bare "7" is an hour or a count, not a date
         return None
     return _next(day, named[0] if named else None, today)
+
+
+def day_apart(text: str, lang: str, today: date) -> tuple[date, str] | None:
+    """A day said by a word inside a time ("परसों सात बजे", "семь послезавтра", "seven on friday"): the date and the
+    words left, once the day's words and a preposition beside them are taken out; None when no such day is said, or
+    when the day is a number (a number is the time's)."""
+    words = text.split()
+    plain = [w.lower().strip(".,!?") for w in words]
+    ahead = {**_days_ahead("en"), **_days_ahead(lang)}
+    weekdays = {**_weekdays("en"), **_weekdays(lang)}
+    spans: list[tuple[int, int]] = [(i, i + len(p)) for p in ahead for i in range(len(plain))
+                                    if tuple(plain[i:i + len(p)]) == p]
+    spans += [(i, i + 1) for i, w in enumerate(plain) if w in weekdays]
+    if len(spans) != 1:
+        return None
+    found = parse_date(" ".join(plain[spans[0][0]:spans[0][1]]), lang, today)
+    if found is None:
+        return None
+    start, end = spans[0]
+    before, after = _dates_words((lang,), "before_day"), _dates_words((lang,), "after_day")
+    while start > 0 and plain[start - 1] in before:  # "on friday", "в пятницу", "the day after tomorrow"
+        start -= 1
+    while end < len(plain) and plain[end] in after:  # "शुक्रवार को"
+        end += 1
+    rest = " ".join(words[:start] + words[end:]).strip()
+    return (found, rest) if rest else None
 
 
 def _every_language(key: str) -> frozenset[str]:

@@ -26,6 +26,32 @@ def test_dates_are_read_as_the_next_such_day(text: str, lang: str, want: date | 
     assert parse_date(text, lang, TODAY) == want
 
 
+@pytest.mark.parametrize("text,lang,want", [
+    ("the day after tomorrow", "en", date(2026, 12, 2)), ("послезавтра", "ru", date(2026, 12, 2)),
+    ("परसों", "hi", date(2026, 12, 2)), ("parson", "hi", date(2026, 12, 2)),
+    ("the day after tomorrow or friday", "en", date(2026, 12, 2)),  # (the relative day is the one meant)
+])
+def test_a_day_said_relative_to_today_is_that_many_days_ahead(text: str, lang: str, want: date) -> None:
+    assert parse_date(text, lang, TODAY) == want
+
+
+@pytest.mark.parametrize("text,lang,want", [
+    ("परसों सुबह सात बजे", "hi", (date(2026, 12, 2), "सुबह सात बजे")),
+    ("शुक्रवार को सात बजे", "hi", (date(2026, 12, 4), "सात बजे")),
+    ("семь послезавтра", "ru", (date(2026, 12, 2), "семь")),
+    ("семь в пятницу", "ru", (date(2026, 12, 4), "семь")),
+    ("seven on friday", "en", (date(2026, 12, 4), "seven")),
+    ("7 the day after tomorrow", "en", (date(2026, 12, 2), "7")),
+    ("seven thirty", "en", None),  # no day in it
+    ("friday", "en", None),  # nothing left for the time
+    ("7 on the 5th", "en", None),  # a day by number: the number may be the time's, the templates with {date} read it
+])
+def test_a_day_inside_a_time_is_taken_out_of_it(text: str, lang: str, want: tuple[date, str] | None) -> None:
+    from hearthd.dates import day_apart
+
+    assert day_apart(text, lang, TODAY) == want
+
+
 @pytest.mark.parametrize("lang,said", [("en", "December 5"), ("ru", "5 декабря"), ("hi", "5 दिसंबर")])
 def test_dates_are_said_back(lang: str, said: str) -> None:
     assert say_date("2026-12-05", lang) == said

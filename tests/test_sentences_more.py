@@ -301,6 +301,35 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("hi", "टीवी चल रहा है ना", "device_state", {"device": "TV", "state": "on"}),
     ("hi", "timer mein kitne second bache hain", "timer_remaining", {}),
     ("hi", "टाइमर पूरा होने में कितनी देर है", "timer_remaining", {}),
+    # a fan one speed up or down from where it is, in each language's ways
+    ("en", "could you turn the ceiling fan down a notch", "set_fan_speed", {"device": "Ceiling Fan", "step": "down"}),
+    ("en", "make the fan go a little faster", "set_fan_speed", {"device": "Ceiling Fan", "step": "up"}),
+    ("ru", "сделай вентилятор чуть послабее", "set_fan_speed", {"device": "Ceiling Fan", "step": "down"}),
+    ("ru", "прибавь скорость вентилятора", "set_fan_speed", {"device": "Ceiling Fan", "step": "up"}),
+    ("hi", "पंखे की रफ़्तार थोड़ी बढ़ा दो", "set_fan_speed", {"device": "Ceiling Fan", "step": "up"}),
+    ("hi", "pankha thoda slow kar do", "set_fan_speed", {"device": "Ceiling Fan", "step": "down"}),
+    ("hi", "पंखा सबसे धीमा पर चला दो", "set_fan_speed", {"device": "Ceiling Fan", "percent": 33}),
+    # a courtesy said after the request
+    ("en", "switch the hallway light off when you have a minute", "turn_off", {"device": "Hallway Light"}),
+    ("en", "lock the back door if that's ok", "lock_door", {"door": "Back Door"}),
+    ("ru", "закрой шторы в спальне, если тебе не трудно", "close_cover", {"device": "Bedroom Curtains"}),
+    ("ru", "погаси свет в коридоре, спасибо", "turn_off", {"device": "Hallway Light"}),
+    # "put … on/off"; a colour said first or a room made a colour
+    ("en", "put the bedroom lights off please", "turn_off", {"area": "Bedroom", "domain": "light"}),
+    ("en", "could you put the telly off", "turn_off", {"device": "TV"}),
+    ("en", "some red light in the office please", "set_color", {"device": "Desk Lamp", "color": "red"}),
+    ("en", "make the bedroom a nice warm white", "set_color", {"device": "Bedroom Light", "color": "warm white"}),
+    ("en", "pause that", "media", {"action": "pause"}),
+    # coffee, brightness in words, volume with the degree after
+    ("ru", "свари нам кофейку", "turn_on", {"device": "Coffee Machine"}),
+    ("ru", "настольную лампу наполовину", "set_brightness", {"device": "Desk Lamp", "percent": 50}),
+    ("ru", "торшер на полную яркость", "set_brightness", {"device": "Floor Lamp", "percent": 100}),
+    ("ru", "в кабинете убавь яркость", "set_brightness", {"area": "Office", "step": "down"}),
+    ("ru", "погромче немножко", "change_volume", {"direction": "up"}),
+    ("hi", "एक कॉफ़ी बना दीजिए", "turn_on", {"device": "Coffee Machine"}),
+    ("hi", "बेडरूम में रोशनी बहुत ज़्यादा है", "set_brightness", {"area": "Bedroom", "step": "down"}),
+    ("hi", "कल शाम सात बजे का अलार्म", "set_alarm", {"time": "19:00", "day": "tomorrow"}),
+    ("hi", "mera alarm cancel kar do", "cancel_alarm", {}),
 ]
 
 
@@ -312,6 +341,25 @@ def test_the_templates_read_it_as_said(home: SuiteHome, lang: str, text: str, to
     assert decision.kind == "call" and decision.source == "fastpath", decision
     assert Command(text, lang, tool, arguments).judge_decision(decision, home), \
         [(c.name, c.arguments) for c in decision.calls]
+
+
+@pytest.mark.parametrize(("lang", "text", "time", "ahead"), [
+    ("en", "wake me at half six the day after tomorrow", "06:30", 2),
+    ("ru", "будильник на восемь послезавтра", "08:00", 2),
+    ("ru", "разбуди меня послезавтра в семь", "07:00", 2),
+    ("hi", "परसों शाम पाँच बजे का अलार्म लगा दो", "17:00", 2),
+    ("hi", "mujhe parson 6 baje utha dena", "06:00", 2),
+])
+def test_a_day_said_beside_the_time_is_the_alarms_date(home: SuiteHome, lang: str, text: str, time: str,  # noqa: F811
+                                                       ahead: int) -> None:
+    """The day after tomorrow by its word, before or after the time: a date, never dropped (the alarm would ring
+    tomorrow morning) and never a daily repeat."""
+    from datetime import date, timedelta
+
+    decision, fast = _decide(home, text, lang)
+    assert fast and decision.kind == "call", decision
+    day = (date.today() + timedelta(days=ahead)).isoformat()
+    assert [(c.name, c.arguments) for c in decision.calls] == [("set_alarm", {"time": time, "date": day})]
 
 
 # The tool is certain and one detail is not said: asked without the model, keeping what was said (the day).

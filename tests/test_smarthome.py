@@ -319,3 +319,52 @@ def test_a_fan_speed_in_a_range_is_read_back_as_a_percentage() -> None:
     catalogue.entities[e.key] = e
     catalogue.on_message("f/pct", '{"fan_mode": "medium"}')
     assert catalogue.states[e.key]["percentage"] == 66
+
+
+@pytest.mark.parametrize("reported,step,sent", [
+    ('{"fan_mode": "low"}', "up", "medium"), ('{"fan_mode": "medium"}', "up", "high"),
+    ('{"fan_mode": "high"}', "up", "high"),  # at its fastest it stays there
+    ('{"fan_mode": "high"}', "down", "medium"), ('{"fan_mode": "low"}', "down", "low"),  # turned down, never off
+    (None, "up", "high"),  # on at a speed never reported: taken as the middle one
+])
+async def test_a_fan_turned_up_or_down_goes_one_speed_from_where_it_is(reported: str | None, step: str,
+                                                                      sent: str) -> None:
+    """"Turn the fan up", "पंखा धीमा कर दो", «вентилятор побыстрее»: one of Home Assistant's three speeds from the
+    one the fan last reported, sent as the fan's own template names it."""
+    from hearthd.tools.smarthome import SmartHome
+
+    catalogue = Catalogue(None)
+    e = entity("f", "fan", "Ceiling Fan", percentage_state_topic="f/pct", percentage_command_topic="f/pct/set",
+               speed_range_min=1, speed_range_max=3,
+               percentage_value_template="{{ {'off': 0, 'low': 1, 'medium': 2, 'high': 3}[value_json.fan_mode] }}",
+               percentage_command_template="{{ {0: 'off', 1: 'low', 2: 'medium', 3: 'high'}[value] }}")
+    catalogue.entities[e.key] = e
+    if reported is not None:
+        catalogue.on_message("f/pct", reported)
+    recorder = Recorder()
+
+    async def link() -> Recorder:
+        return recorder
+
+    (fan,) = [t for t in SmartHome(catalogue, link).tools() if t.name == "set_fan_speed"]
+    result = await fan.handler({"device": "ceiling fan", "step": step})
+    assert result.ok and recorder.sent == [("f/pct/set", sent)]
+
+
+async def test_a_fan_that_is_off_is_not_turned_down_and_a_speed_is_asked_for_when_none_is_said() -> None:
+    from hearthd.tools.smarthome import SmartHome
+
+    catalogue = Catalogue(None)
+    e = entity("f", "fan", "Ceiling Fan", state_topic="f/state", percentage_command_topic="f/pct/set")
+    catalogue.entities[e.key] = e
+    catalogue.on_message("f/state", "OFF")
+    recorder = Recorder()
+
+    async def link() -> Recorder:
+        return recorder
+
+    (fan,) = [t for t in SmartHome(catalogue, link).tools() if t.name == "set_fan_speed"]
+    off = await fan.handler({"device": "ceiling fan", "step": "down"})
+    assert off.ok and off.phrase == "home.is_off" and recorder.sent == []
+    nothing = await fan.handler({"device": "ceiling fan"})
+    assert not nothing.ok and nothing.phrase == "home.speed_missing" and recorder.sent == []

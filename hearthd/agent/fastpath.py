@@ -59,6 +59,20 @@ def _date(text: str, lang: str) -> str | None:
     return found.isoformat() if found else None
 
 
+def _time_on_a_day(text: str, lang: str) -> tuple[str, str] | None:
+    """A time with a day said by a word inside it, as (time, ISO date): "परसों सात बजे", "seven on friday"."""
+    from datetime import date
+
+    from ..dates import day_apart
+
+    found = day_apart(text, lang, date.today())
+    if found is None:
+        return None
+    day, rest = found
+    clock = _clock(rest, lang)
+    return (clock, day.isoformat()) if clock is not None else None
+
+
 def _label(text: str, lang: str) -> str | None:
     label = " ".join(text.strip(" .,!?;:'\"«»").split())
     if label.lower() in _no_names(lang):  # "a timer for me for 90 seconds": no timer called "me"
@@ -436,7 +450,12 @@ class FastPath:
                 return None  # a wildcard that swallowed a second request: "7 am and tell me a joke"
             if name == "label" and parse_clock(str(entity.text), lang) is not None:
                 return None  # "cancel the 6:45 alarm": a time, not an alarm called "6:45"
-            if reader and self._names_a_when(str(entity.text), lang, dates=name == "time"):
+            if name == "time" and "date" not in result.entities and (apart := _time_on_a_day(str(entity.text), lang)):
+                # "परसों सात बजे", "семь послезавтра": two wildcards side by side cannot be a template, so the day
+                # is read out of the time (a tool without a date then takes no such reading)
+                arguments["time"], arguments["date"] = apart
+                continue
+            if reader and name != "date" and self._names_a_when(str(entity.text), lang, dates=name == "time"):
                 return None  # "7 every day": a repeat or a day inside the time; the template with {repeat} reads it
             value = reader(str(entity.text), lang) if reader else entity.value
             if value is None:

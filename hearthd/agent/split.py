@@ -36,12 +36,24 @@ def _courtesy(lang: str) -> tuple[tuple[str, ...], ...]:
     return tuple(sorted((tuple(w.lower().split()) for w in _table(lang).get("courtesy", [])), key=len, reverse=True))
 
 
+@cache
+def _courtesy_after(lang: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(sorted((tuple(w.lower().split()) for w in _table(lang).get("courtesy_after", [])), key=len,
+                        reverse=True))
+
+
 def without_courtesy(text: str, lang: str) -> str:
     """The utterance without a courtesy said before the request and cut from it by a joining word or a comma ("could
-    you be a dear and wake me at six" → "wake me at six"; "будь другом, выключи свет" → "выключи свет"). A courtesy
-    with nothing after it, or one that is not cut off so, stays as said."""
+    you be a dear and wake me at six" → "wake me at six"; "будь другом, выключи свет" → "выключи свет"), or said after
+    it ("turn off the hall light when you get a sec"). A courtesy with nothing beside it, or one said first that is not
+    cut off so, stays as said."""
     words = text.strip().split()
     plain = [w.strip(",;.!?").lower() for w in words]
+    for phrase in _courtesy_after(lang):
+        n = len(phrase)
+        if len(words) > n and tuple(plain[-n:]) == phrase:
+            before = " ".join(words[:-n]).rstrip(",;")
+            return without_courtesy(before + words[-1][len(words[-1].rstrip("?!.")):], lang)
     for phrase in _courtesy(lang):
         n = len(phrase)
         if tuple(plain[:n]) != phrase or len(words) <= n:

@@ -527,6 +527,7 @@ def _in_area(e: Entity, area: str) -> bool:
 
 STATES = ("on", "off", "locked", "unlocked", "open", "closed")  # tracked states a question can ask about
 STEPS = {"up": 25, "down": -25}  # "brighter" / "dim the lights": a quarter of the range from the tracked level
+FAN_SPEEDS = (33, 66, 100)  # a fan's low, medium and high, as Home Assistant divides its percentage
 NOUNS = {"light": "light", "switch": "switch", "fan": "fan", "cover": "cover", "lock": "lock"}  # spoken.toml nouns
 
 
@@ -1064,8 +1065,24 @@ class SmartHome:
                                            phrases={"mode": f"modes.{mode}"}))
 
     async def _fan(self, args: dict[str, Any]) -> ToolResult:
+        """A speed in percent, or a step to the next of Home Assistant's three speeds up or down from the one
+        tracked ("turn the fan up", "पंखा धीमा करो"); turned down, a fan stays at its lowest speed, never off."""
+        if args.get("percent") is None and args.get("step") not in STEPS:
+            return ToolResult(False, {"code": "home-no-level"}, "home.speed_missing")
         entity = await self._find(args["device"], ("fan",))
-        percent = int(args["percent"])
+        if args.get("percent") is not None:
+            percent = int(args["percent"])
+        else:
+            state = self.catalogue.states.get(entity.key, {})
+            now = state.get("percentage")
+            if not isinstance(now, int):
+                now = 0 if state.get("state") == "off" else FAN_SPEEDS[1]  # on at an unknown speed: the middle one
+            if args["step"] == "up":
+                percent = next((s for s in FAN_SPEEDS if s > now), FAN_SPEEDS[-1])
+            elif now <= 0:
+                return ToolResult(True, {"entity": entity.key, "percent": 0}, "home.is_off", {"name": entity.name})
+            else:
+                percent = next((s for s in reversed(FAN_SPEEDS) if s < now), FAN_SPEEDS[0])
         low, high = _speed_range(entity.config)  # HA: ceil(percentage_to_ranged_value(range, percent))
         speed = percent if (low, high) == (1, 100) else math.ceil((high - low + 1) * percent / 100) + low - 1
         return await self._send(entity, entity.topic("percentage_command_topic"),
@@ -1267,7 +1284,8 @@ class SmartHome:
                  schema({"mode": {"type": "string", "enum": ["heat", "cool", "auto", "off"]}, "device": device},
                         ["mode"]), self._mode),
             tool("set_fan_speed", "Set a fan's speed in percent.",
-                 schema({"device": device, "percent": percent}, ["device", "percent"]), self._fan),
+                 schema({"device": device, "percent": percent, "step": {**code, "enum": list(STEPS)}}, ["device"],
+                        ["device", "percent"]), self._fan),
             tool("activate_scene", "Turn on a scene.", schema({"scene": device}, ["scene"]), self._scene),
             tool("lock_door", "Lock a door.", schema({"door": door, **group}, [], ["door"]), self._lock_door),
             tool("unlock_door", "Unlock a door.", schema({"door": door, **group}, [], ["door"]), self._unlock_door,
