@@ -8,7 +8,7 @@ import copy
 import numpy as np
 import pytest
 
-from hearthd.audio.bias import MAX_TOKENS, Bias, HomeNames, RecognitionBias, command_words, unbiased
+from hearthd.audio.bias import MAX_TOKENS, Bias, HomeNames, RecognitionBias, command_words, looped, unbiased
 from hearthd.config import Config
 from hearthd.tools.discovery import Entity
 
@@ -86,6 +86,45 @@ def test_a_transcript_that_is_the_prompt_written_back_is_an_echo(text: str) -> N
 ])
 def test_a_command_naming_the_homes_words_is_not_an_echo(lang: str, text: str) -> None:
     assert not RecognitionBias(lambda: HOME, "prompt").for_language(lang).echoed(text)
+
+
+@pytest.mark.parametrize("text", [
+    "यह बादरूम, बादरूम, बादरूम, बादरूम, बादरूम",  # whisper base on spoken Hindi, listing on as its prompt does
+    "आवावावावावावावावा", "पिजला बाबाबाबाबाबाबा", "Kitchen light, kitchen light, kitchen light",
+    "set it for seven, seven, seven, seven",
+])
+def test_whisper_going_round_in_a_loop_is_told_from_speech(text: str) -> None:
+    assert looped(text)
+
+
+@pytest.mark.parametrize("text", [
+    "no no no", "very very very loud", "हाँ हाँ हाँ", "set an alarm for 11:11", "alarm at 11111", "well.....",
+    "टाइमर टाइमर हटा दो", "поставь таймер на десять минут", "ммм", "",
+])
+def test_words_said_twice_or_three_times_are_no_loop(text: str) -> None:
+    assert not looped(text)
+
+
+def test_a_loop_under_the_homes_words_is_decoded_again_without_them() -> None:
+    """The decode with the home's words went round in a loop: the utterance is decoded again unbiased and that
+    transcript is kept (whisper's own loops cannot be made on demand, so the decodes are stood in for)."""
+    from hearthd.audio.stt import WhisperSpeechToText
+
+    stt = WhisperSpeechToText.__new__(WhisperSpeechToText)
+    stt.cfg = Config().stt
+    stt.bias = RecognitionBias(lambda: HOME, "prompt")
+    stt.echoes = 0
+    stt.model = type("Model", (), {"_last": None})()
+    prompts: list[str | None] = []
+
+    def decode(floats: np.ndarray, language: str, bias: Bias) -> str:
+        prompts.append(bias.prompt)
+        return "बाथरूम, बाथरूम, बाथरूम, बाथरूम" if len(prompts) == 1 else "बाथरूम की बत्ती बुझा दो"
+
+    stt._decode = decode  # type: ignore[method-assign]
+    heard = stt.transcribe(np.zeros(16000, dtype=np.int16), language="hi")
+    assert heard.text == "बाथरूम की बत्ती बुझा दो" and stt.echoes == 1
+    assert prompts == [stt.bias.for_language("hi").prompt, unbiased("hi").prompt]
 
 
 def test_the_hindi_prompt_written_back_is_an_echo_even_unbiased() -> None:

@@ -72,6 +72,27 @@ class Bias:
         return False
 
 
+LOOP_TIMES = 3  # a run of two to four words said this many times in a row is whisper repeating itself (one word: 4)
+_LETTER_LOOP = re.compile(r"(\S{1,4}?)\1{4,}")  # "आवावावावा", "बपपपपप": a syllable five times or more
+
+
+def looped(text: str) -> bool:
+    """Whether whisper went round in a loop ("बादरूम, बादरूम, बादरूम, …", "आवावावावावा…"): a known failure of its
+    greedy decode, made likelier by a prompt that is a list (it goes on listing). People do not say a command's words
+    over and over ("no no no" is three times, not a loop); the utterance is then decoded again without the prompt."""
+    for m in _LETTER_LOOP.finditer(text.lower()):
+        if any(unicodedata.category(c)[0] in "LM" for c in m.group(1)):  # letters, not "11111" or "....."
+            return True
+    said = _words(text)
+    for n in range(1, 5):
+        times = LOOP_TIMES + (n == 1)
+        for i in range(len(said) - n * times + 1):
+            unit = said[i:i + n]
+            if all(said[i + n * k:i + n * (k + 1)] == unit for k in range(1, times)):
+                return True
+    return False
+
+
 def _words(text: str) -> list[str]:
     """Lower-case words without punctuation (whisper changes both when it writes a prompt back)."""
     cleaned = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in text.lower())

@@ -13,7 +13,7 @@ import numpy as np
 from ..config import SttConfig
 from ..errors import HearthdError
 from ..language import rules
-from .bias import Bias, HomeNames, RecognitionBias, unbiased
+from .bias import Bias, HomeNames, RecognitionBias, looped, unbiased
 
 log = logging.getLogger(__name__)
 
@@ -113,10 +113,11 @@ class WhisperSpeechToText:
         plain = unbiased(language)
         bias = self.bias.for_language(language) if self.bias is not None else plain
         text = self._decode(floats, language, bias)
-        if bias is not plain and bias.echoed(text):
-            # whisper wrote its prompt back instead of what was said (silence, noise, a mumble): decoded again as
-            # without stt.bias, and an echo of the language's own prompt then is no speech either
-            log.info("the transcript was the prompt written back; decoded again without the home's words")
+        if bias is not plain and (bias.echoed(text) or looped(text)):
+            # whisper wrote its prompt back instead of what was said (silence, noise, a mumble), or went round in a
+            # loop listing on as its prompt does: decoded again as without stt.bias, and an echo of the language's
+            # own prompt then is no speech either
+            log.info("the transcript was the prompt written back or a loop; decoded again without the home's words")
             self.echoes += 1
             text = self._decode(floats, language, plain)
             if plain.echoed(text):
