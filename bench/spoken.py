@@ -6,8 +6,9 @@ festival + festvox-ru; Hindi: Kokoro-82M; hearthd/evaluation/voices.py, seeded a
 Per language a table: right or wrong, the tier that decided (the decision's source: fastpath, tolerant, model,
 dialogue, ..., or error when the turn ended without a decision), what whisper wrote, and the action (tool and
 arguments; "asks first" when the policy holds it for a yes). Then the right-action share per language and per tier.
-The language is detected, as the product does, unless --lang-forced. --no-bias, --no-tolerant and --no-domain-hint
-switch off stt.bias, agent.tolerant and agent.domain_hint, to measure what each step brings.
+The language is detected, as the product does, unless --lang-forced. --no-bias, --no-rescore, --no-tolerant and
+--no-domain-hint switch off stt.bias, stt.rescore, agent.tolerant and agent.domain_hint, to measure what each step
+brings.
 
 The components are built once and reused (models load once); --cli instead shells each utterance out to the real
 `hearthd run` (a process per utterance, slow: for a spot-check with --limit).
@@ -87,8 +88,8 @@ def summary(results: dict[str, list[Heard]], flags: Flags) -> list[dict[str, obj
             "wrong_actions": sum(not h.ok and h.kind == "call" for h in heard),  # acted, and not as asked
             "tiers": {t: {"cases": len(oks), "right": sum(oks)} for t, oks in sorted(tiers.items())},
             "p50_ms": round(statistics.median(h.ms for h in heard), 0) if heard else 0.0,
-            "flags": {"bias": flags.bias, "tolerant": flags.tolerant, "domain_hint": flags.domain_hint,
-                      "lang_forced": flags.lang_forced},
+            "flags": {"bias": flags.bias, "rescore": flags.rescore, "tolerant": flags.tolerant,
+                      "domain_hint": flags.domain_hint, "lang_forced": flags.lang_forced},
         })
     return rows
 
@@ -159,6 +160,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="the voices' seed (Piper's variation)")
     parser.add_argument("--json", action="store_true", help="one JSON object per command, then the summaries")
     parser.add_argument("--no-bias", action="store_true", help="stt.bias = false")
+    parser.add_argument("--no-rescore", action="store_true", help="stt.rescore = false")
     parser.add_argument("--no-tolerant", action="store_true", help="agent.tolerant = false")
     parser.add_argument("--no-domain-hint", action="store_true", help="agent.domain_hint = false")
     parser.add_argument("--lang-forced", action="store_true", help="tell whisper the suite's language")
@@ -167,7 +169,8 @@ def main() -> None:
     parser.add_argument("--home", default=str(HOME), help="the home the suites are spoken in")
     args = parser.parse_args()
     os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="hearthd-spoken-state-"))
-    flags = Flags(bias=not args.no_bias, tolerant=not args.no_tolerant, domain_hint=not args.no_domain_hint,
+    flags = Flags(bias=not args.no_bias, rescore=not args.no_rescore, tolerant=not args.no_tolerant,
+                  domain_hint=not args.no_domain_hint,
                   lang_forced=args.lang_forced)
     suites = {lang: load_suite(Path(args.suites) / f"{lang}.yaml", lang)[: args.limit] for lang in args.lang or LANGS}
     results = by_cli(args, flags, suites) if args.cli else asyncio.run(in_process(args, flags, suites))

@@ -89,6 +89,12 @@ class SttConfig:
     engine: str = "whisper"  # "whisper" (faster-whisper here) or "wyoming" (a Wyoming asr service at `uri`)
     uri: str = ""  # with engine = "wyoming": tcp://HOST:PORT or unix:///PATH (e.g. a bigger Whisper elsewhere)
     bias: bool = True  # the home's device names, rooms and command words bias what whisper hears
+    # a transcript the templates cannot read is weighed against the nearest template sentences, by how well each fits
+    # the audio (hearthd.audio.rescoring); one is taken when it fits within `rescore_margin` of what whisper wrote
+    # (mean log-probability per token) and no worse than `rescore_floor`
+    rescore: bool = True
+    rescore_margin: float = 1.0
+    rescore_floor: float = -2.3
 
 
 @dataclass

@@ -149,6 +149,8 @@ class TranscriptEvent(Event):
     lang_source: str | None = optional()  # speech: detected | forced | fallback (how the language was chosen)
     source: str | None = optional()  # "text": typed, not heard
     conversation: str | None = optional()  # who asks: "local", "dbus:<sender>", "mqtt:<id>", "satellite:<name>"
+    # speech: what whisper wrote, when a template sentence that fits the audio better was taken (audio/rescoring.py)
+    heard: str | None = optional()
 
 
 @dataclass(frozen=True, kw_only=True)

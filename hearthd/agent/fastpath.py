@@ -556,6 +556,19 @@ class Router:
                                     self.clock() + self.clarify_timeout)
         return decision
 
+    def candidates(self, text: str, lang: str) -> list[str]:
+        """The template sentences speech to text may have heard as `text`, nearest first (the tolerant tier's), for
+        weighing against the audio (hearthd.audio.rescoring). None when the templates read `text` as it is, when it
+        asks for what hearthd cannot do (the weather), or without the tolerant tier."""
+        if self.fast_path is None or self.tolerant is None:
+            return []
+        text = without_tag(without_courtesy(text, lang), lang)
+        if decline_kind(text, lang) or len(split_requests(text, lang)) != 1:
+            return []
+        if self.fast_path.match(text, lang) is not None or self._with_reason(text, lang) is not None:
+            return []
+        return self.tolerant.sentences(text, lang)
+
     def _registry(self) -> ToolRegistry | None:
         if self.fast_path is not None:
             return self.fast_path.registry

@@ -68,6 +68,17 @@ MIN_SHARE = 0.6  # a reading acted on or asked about explains this share of the 
 CONTENT = 1.5  # a word at least this telling is a content word (in about a third of the intents or fewer)
 MIN_CONTENT = 0.5  # a reading needs this share of its bag's content words said (never a match on "the", "me")
 SHORTLIST = 300  # bags scored in full: those sharing the most telling words with the utterance
+# The sentences offered to speech to text to choose among (`sentences`): at most this many, from bags scoring at least
+# this, this many bags an intent, and a slot nobody filled written with this many of its values
+SENTENCES = 20
+SENTENCE_SCORE = 0.3
+SENTENCES_PER_INTENT = 3
+SENTENCES_PER_ACTION = 2
+SENTENCES_PER_BAG = 2
+SAME_NAME = 0.95  # two values this alike are one name spelled two ways
+OTHER_ACTIONS = 6  # of them, sentences of other actions on the device or room heard
+OTHER_VALUES = 6  # and of the action heard on the devices or rooms that sound most like the one heard
+FILLS = 8
 
 
 def _fold(word: str) -> str:
@@ -498,6 +509,14 @@ class TolerantMatcher:
         return self.rank(self.read(text, lang), self.index(lang))
 
     def rank(self, reading: Reading, index: Index) -> list[Match]:
+        """Each intent's best bag for the reading, best first."""
+        best: dict[str, Match] = {}
+        for match in self._bags(reading, index):
+            best.setdefault(match.intent, match)
+        return list(best.values())
+
+    def _bags(self, reading: Reading, index: Index) -> list[Match]:
+        """Every shortlisted bag that reads something of the utterance, best first."""
         overlap: dict[int, float] = defaultdict(float)
         for options in reading.options:
             for token, credit in options.items():
@@ -512,7 +531,7 @@ class TolerantMatcher:
         total_said = sum(said_weight) or 1.0
         positions = range(len(reading.options))
         passes = [(True, p) for p in positions] + [(False, p) for p in positions]
-        best: dict[str, Match] = {}
+        found: list[Match] = []
         for i in shortlist:
             bag = index.bags[i]
             used: dict[int, str] = {}
@@ -551,9 +570,8 @@ class TolerantMatcher:
             recall = got / index.need[i]
             precision = covered / total_said
             score = 2 * recall * precision / (recall + precision)
-            if score > (best[bag.intent].score if bag.intent in best else 0.0):
-                best[bag.intent] = Match(bag.intent, bag.source, score, bag, used, recall, precision)
-        return sorted(best.values(), key=lambda m: -m.score)
+            found.append(Match(bag.intent, bag.source, score, bag, used, recall, precision))
+        return sorted(found, key=lambda m: -m.score)  # (stable: of equal scores, the shortlist's order)
 
     # -- deciding -------------------------------------------------------------------------------------------
 
@@ -614,6 +632,174 @@ class TolerantMatcher:
                 decision.confirm = True
             return decision
         return self._pointer(ranked)
+
+    def sentences(self, text: str, lang: str, limit: int = SENTENCES) -> list[str]:
+        """The template sentences nearest `text`, best first, each one the strict templates read as a request: for
+        speech to text to choose among by how well each fits the audio (hearthd.audio.rescoring). The nearest bags of
+        a few intents are written out with the words said in their slots, the names and rooms heard nearly as the
+        home spells them; a room or a name not heard at all is filled with each of the home's (a few), so the audio
+        decides which one was said. Nothing when the words say what not to do."""
+        from .checks import negated
+
+        if not text.strip() or negated(text, lang):
+            return []
+        try:
+            reading = self.read(text, lang)
+            index = self.index(lang)
+            bags = self._bags(reading, index)
+        except Exception:  # a template the tier cannot take: no sentences, what whisper wrote stands
+            log.exception("the tolerant tier failed on an utterance")
+            return []
+        fills = self._fillers(index, lang)
+        out: dict[str, None] = {}
+        per_intent: dict[str, int] = defaultdict(int)
+        actions: dict[tuple[Any, ...], int] = defaultdict(int)
+        limit -= OTHER_ACTIONS + OTHER_VALUES
+        for match in bags:
+            if len(out) >= limit or match.score < SENTENCE_SCORE:
+                break
+            if per_intent[match.intent] >= SENTENCES_PER_INTENT:
+                continue
+            before = len(out)
+            for sentence in self._filled(match, reading, fills, lang):
+                if sentence in out:
+                    continue
+                found = self.fast_path.match(sentence, lang)
+                if found is None or not found.calls or found.kind not in ("call", "clarify"):
+                    continue
+                action = (found.kind, found.missing, tuple((c.name, repr(sorted(c.arguments.items())))
+                                                           for c in found.calls))
+                if actions[action] >= SENTENCES_PER_ACTION:
+                    continue  # two ways of saying one action are enough: the others say another
+                actions[action] += 1
+                out[sentence] = None
+                if len(out) >= limit or len(out) - before >= SENTENCES_PER_BAG:
+                    break
+            per_intent[match.intent] += len(out) > before
+        written = 0
+        for sentence in self._other_values(bags, reading, fills):
+            # the action heard on the home's other devices or rooms that sound nearly alike ("बाथरुम" or "बेडरूम")
+            if written >= OTHER_VALUES or sentence in out:
+                continue
+            found = self.fast_path.match(sentence, lang)
+            if found is not None and found.calls and found.kind in ("call", "clarify"):
+                action = (found.kind, found.missing, tuple((c.name, repr(sorted(c.arguments.items())))
+                                                           for c in found.calls))
+                if not actions[action]:
+                    actions[action] += 1
+                    out[sentence] = None
+                    written += 1
+        for sentence in self._other_actions(bags, reading, index):
+            # the same device or room with another action's words ("बाथरुम की बपती बूचाडू": off, not a colour)
+            if len(out) >= limit + OTHER_ACTIONS + written:
+                break
+            found = self.fast_path.match(sentence, lang) if sentence not in out else None
+            if found is not None and found.calls and found.kind == "call":
+                action = (found.kind, found.missing, tuple((c.name, repr(sorted(c.arguments.items())))
+                                                           for c in found.calls))
+                if not actions[action]:
+                    actions[action] += 1
+                    out[sentence] = None
+        return list(out)
+
+    def _other_values(self, bags: list[Match], reading: Reading, fills: dict[str, list[str]]) -> list[str]:
+        """The nearest reading that names one device or room, written out with each of the home's others of its list
+        instead, those that sound most like the words heard first."""
+        for match in bags[:SENTENCES]:
+            slots = [(p, t) for p, t in sorted(match.used.items())
+                     if t.startswith("{") and t not in (FREE, WORDS, NUMBER) and t in fills]
+            if len(slots) != 1:
+                continue
+            position, token = slots[0]
+            start, end = reading.spans[position]
+            heard = " ".join(reading.said[start:end])
+            said = reading.canon[position].get(token) or heard
+            others = sorted((v for v in fills[token] if v != said), key=lambda v: -similarity(heard, v))
+            out = []
+            for value in others[:OTHER_VALUES * 2]:
+                canon = [dict(c) for c in reading.canon]
+                canon[position][token] = value
+                written = self._write_out(match, Reading(reading.said, reading.options, reading.spans, canon))
+                if written:
+                    out.append(written)
+            if out:
+                return out
+        return []
+
+    def _other_actions(self, bags: list[Match], reading: Reading, index: Index) -> list[str]:
+        """The device or room the nearest reading heard (as each list it may be of: "बेडरूम की बत्ती" a device and a
+        light), written into the shortest templates of the other intents that say just it: its action not heard,
+        the audio chooses among on, off, open, close, a colour..."""
+        values: dict[str, str] = {}
+        for match in bags[:SENTENCES]:
+            for position, token in sorted(match.used.items()):
+                if not token.startswith("{") or token in (FREE, WORDS, NUMBER):
+                    continue
+                start, end = reading.spans[position]
+                for slot in reading.options[position]:
+                    if slot.startswith("{") and slot not in (FREE, WORDS, NUMBER):
+                        values.setdefault(slot, reading.canon[position].get(slot) or " ".join(reading.said[start:end]))
+            if values:
+                break
+        else:
+            return []
+        table = _by_slots(index)
+        out = []
+        if len(values) > 1:
+            for intent, shortest in table.get(frozenset(values), {}).items():
+                if intent != match.intent:
+                    out += [" ".join(values.get(w, w) for w in bag.words) for bag in shortest]
+        # one device or room: each other action on it, and on the two that sound most like it ("बाथरूम", "बेडरूम")
+        for slot, value in values.items():
+            script = _script_of(value)
+            near = sorted((v for v in _slot_values(self._values(index), slot)
+                           if _script_of(v) == script and similarity(value, v) < SAME_NAME),
+                          key=lambda v: -similarity(value, v))[:2]  # (another device, not this one spelled otherwise)
+            for intent, shortest in table.get(frozenset({slot}), {}).items():
+                if intent != match.intent:
+                    out += [" ".join(v if w == slot else w for w in shortest[0].words) for v in (value, *near)]
+        return out
+
+    def _fillers(self, index: Index, lang: str) -> dict[str, list[str]]:
+        """Per list slot ("{area}", "{name}"), the values a sentence may be written out with, shortest first: in the
+        language's letters (a room's other languages' names are no Hindi sentence) or Latin ones (a brand)."""
+        from ..language import rules
+
+        script = rules(lang).script
+        by_slot: dict[str, dict[str, None]] = defaultdict(dict)
+        for found in self._values(index).values():
+            for words, token in found:
+                value = " ".join(words)
+                if _script_of(value) in (script, "latin"):
+                    by_slot[token][value] = None
+        return {token: sorted(values, key=len) for token, values in by_slot.items()}
+
+    def _filled(self, match: Match, reading: Reading, fills: dict[str, list[str]], lang: str) -> list[str]:
+        """The bag written out: with the words said in its slots (a time or a duration also with the number words
+        they sound like: "जाली सेकन्द" as "चालीस सेकन्द"), or, for one list slot nothing said fills, with each of a few of
+        the list's values."""
+        written = [self._write_out(match, heard, as_said=as_said) for heard in _numbers_nearly(match, reading, lang)
+                   for as_said in (False, True)]
+        out = [w for w in written if w]
+        if out:
+            return list(dict.fromkeys(out))
+        filled = set(match.used.values())
+        empty = [w for w in match.bag.words if w.startswith("{") and w not in filled]
+        if len(empty) != 1 or empty[0] in (FREE, WORDS, NUMBER) or empty[0] not in fills:
+            return []  # a number, a time or free words nobody said are never made up
+        slot = empty[0]
+        tail: list[str] = []
+        for value in fills[slot][:FILLS]:
+            words = [value if w == slot else w for w in match.bag.words]
+            if any(w.startswith("{") for w in words):  # other slots: as said
+                used = Match(match.intent, match.source, match.score, Bag(match.intent, match.source, tuple(words)),
+                             match.used, match.recall, match.precision)
+                written_out = self._write_out(used, reading, as_said=False)
+                if written_out:
+                    tail.append(written_out)
+            else:
+                tail.append(" ".join(words))
+        return tail
 
     def _pointer(self, ranked: list[Match]) -> Decision | None:
         """No reading to act on: the tools the best readings point at, for the model to choose among. Those tools
@@ -769,3 +955,109 @@ def _near(word: str, vocabulary: tuple[str, ...]) -> tuple[str, ...]:
     if len(word) < 3:
         return ()
     return tuple(k for k in vocabulary if not k.startswith("{") and (_stem_alike(word, k) or _sound_alike(word, k)))
+
+
+def _script_of(text: str) -> str:
+    """The letters `text` is written in: devanagari, cyrillic, latin, or "" (none, or several)."""
+    found = set()
+    for ch in text:
+        if not ch.isalpha():
+            continue
+        found.add("devanagari" if "\u0900" <= ch <= "\u097f" else "cyrillic" if "\u0400" <= ch <= "\u04ff" else "latin")
+    return found.pop() if len(found) == 1 else ""
+
+
+@functools.cache
+def _number_words(lang: str) -> tuple[str, ...]:
+    """The single words the language says numbers, times and durations with (locales/<lang>/numbers.toml: the keys
+    of its number tables and the words of its lists), in its letters."""
+    from ..language import rules
+
+    script = rules(lang).script
+    words: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(value, (dict, list)):
+                    walk(value)
+                elif isinstance(value, (int, float, str)) and not isinstance(value, bool):
+                    words.update(tokens_of(str(key)))
+        elif isinstance(node, list):
+            for item in node:
+                if isinstance(item, str):
+                    words.update(tokens_of(item))
+                else:
+                    walk(item)
+
+    walk(locale.table(lang, "numbers.toml"))
+    return tuple(sorted(w for w in words if len(w) >= 2 and not w.isdigit() and _script_of(w) == script))
+
+
+NUMBER_VARIANTS = 30  # readings of a time or a duration heard approximately, at most, per bag
+
+
+def _numbers_nearly(match: Match, reading: Reading, lang: str) -> list[Reading]:
+    """The reading, then the same with the words of its time or duration replaced by the number words they sound
+    nearly like ("बारे" as "बारह", "पोनी" as "पौने", "अद" as "आठ"): for the audio to choose among, never acted on as
+    heard."""
+    positions = [p for p, token in match.used.items() if token == FREE]
+    if not positions:
+        return [reading]
+    vocabulary = _number_words(lang)
+    known = frozenset(vocabulary)
+
+    def near(word: str) -> list[str]:
+        if word.isdigit() or len(word) < 2 or word in known:
+            return []  # a number word or a unit heard as one ("बजे") is what was said
+        found = [v for v in vocabulary if v != word
+                 and (sound_key(v) == sound_key(word) or _stem_alike(word, v) or similarity(word, v) >= 0.6)]
+        return sorted(found, key=lambda v: (v[0] != word[0], -similarity(word, v)))[:4]  # (the same first letter first)
+
+    covered = {i for p, _ in match.used.items() for i in range(*reading.spans[p])}
+    spans = list(reading.spans)
+    choices: list[list[str]] = []
+    indices: list[int] = []
+    for p in positions:
+        start, end = spans[p]
+        if start > 0 and start - 1 not in covered and near(reading.said[start - 1]):
+            start = start - 1  # "बारे मिनेद": the number before its unit, heard as no number, is the duration's
+            spans[p] = (start, end)
+        for i in range(start, end):
+            choices.append([reading.said[i], *near(reading.said[i])])
+            indices.append(i)
+    widened = Reading(reading.said, reading.options, spans, reading.canon)
+    out = [reading] if spans == reading.spans else [reading, widened]
+    for combo in itertools.islice(itertools.product(*choices), 1, NUMBER_VARIANTS + 1):
+        said = list(reading.said)
+        for i, word in zip(indices, combo, strict=True):
+            said[i] = word
+        out.append(Reading(said, reading.options, spans, reading.canon))
+    return out
+
+
+_BY_SLOTS: dict[int, tuple[Index, dict[frozenset[str], dict[str, list[Bag]]]]] = {}
+
+
+def _by_slots(index: Index) -> dict[frozenset[str], dict[str, list[Bag]]]:
+    """The index's bags by the list slots they say (no number, time or free words), per intent its two shortest."""
+    held = _BY_SLOTS.get(id(index))
+    if held is not None and held[0] is index:
+        return held[1]
+    grouped: dict[frozenset[str], dict[str, list[Bag]]] = defaultdict(lambda: defaultdict(list))
+    for bag in index.bags:
+        slots = [w for w in bag.words if w.startswith("{")]
+        if not slots or any(w in (FREE, WORDS, NUMBER) for w in slots) or len(slots) != len(set(slots)):
+            continue
+        grouped[frozenset(slots)][bag.intent].append(bag)
+    table = {key: {intent: sorted(found, key=lambda b: len(b.words))[:2] for intent, found in intents.items()}
+             for key, intents in grouped.items()}
+    if len(_BY_SLOTS) >= 9:
+        _BY_SLOTS.pop(next(iter(_BY_SLOTS)))
+    _BY_SLOTS[id(index)] = (index, table)
+    return table
+
+
+def _slot_values(values: dict[str, list[tuple[tuple[str, ...], str]]], slot: str) -> list[str]:
+    """Every value of one list slot, as words."""
+    return list(dict.fromkeys(" ".join(words) for found in values.values() for words, token in found if token == slot))

@@ -125,6 +125,38 @@ class WhisperSpeechToText:
         text = rules(language).transcript(text)  # Whisper writes Hindi in Urdu script at times
         return Transcript(text, language, round(prob, 3), source)
 
+    def fit(self, audio: np.ndarray, language: str, texts: list[str]) -> list[tuple[float, float]]:
+        """How well each of `texts` fits the audio: the mean log-probability whisper gives its tokens, read against the
+        audio (CTranslate2's forced alignment, the decoder's cross-attention over the speech), and how far into the
+        speech the text reaches (0–1: where its end is aligned; "поставь будильник" said of "поставь будильник на
+        полседьмого" ends half-way, and its tokens alone, without an end of text, would fit well). Whisper base writes
+        Hindi heard clearly as "बातचारो" for "लाइट बंद करो", yet, told the sentences a home's commands are made of,
+        it ranks the one said first (hearthd.audio.rescoring). The whole 30-second window is attended, as whisper was
+        trained: cut to the speech's frames, an utterance cut close by the endpointer scores as noise."""
+        from faster_whisper.audio import pad_or_trim
+        from faster_whisper.tokenizer import Tokenizer
+
+        if not texts:
+            return []
+        floats = np.asarray(audio, dtype=np.float32) / 32768.0
+        features = self.model.feature_extractor(floats)[..., :-1]
+        frames = min(features.shape[-1], 3000)
+        encoded = self.model.encode(pad_or_trim(features))  # the transcription's, when it is the same audio
+        start = Tokenizer(self.model.hf_tokenizer, True, task="transcribe", language=language).sot_sequence
+        out = []
+        for text in texts:
+            ids = self.model.hf_tokenizer.encode(" " + text.strip(), add_special_tokens=False).ids
+            if not ids:
+                out.append((float("-inf"), 0.0))
+                continue
+            found = self.model.model.align(encoded, start, [ids], [frames], median_filter_width=7)[0]
+            probs = np.maximum(np.asarray(found.text_token_probs, dtype=np.float64), 1e-9)
+            # the first time step of the alignment's last index (the end of the text), against the speech's steps
+            ends = [t for i, t in found.alignments if i == len(ids)]
+            reach = min(1.0, min(ends) / max(1, frames // 2)) if ends else 1.0
+            out.append((float(np.log(probs).mean()), round(reach, 3)))
+        return out
+
     def _decode(self, floats: np.ndarray, language: str, bias: Bias) -> str:
         segments, _info = self.model.transcribe(
             floats,

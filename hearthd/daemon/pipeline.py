@@ -22,6 +22,7 @@ from ..agent.declines import refusal_phrase
 from ..agent.library import turn_area
 from ..agent.parsing import ToolCall
 from ..audio.pcm import SAMPLE_RATE
+from ..audio.rescoring import Rescored, rescored
 from ..audio.stt import SpeechToText, SttError
 from ..audio.tts import Speech, TtsError
 from ..audio.vad import EndpointState
@@ -221,13 +222,34 @@ class Pipeline:
                 transcript = await self._blocking(Stage.STT, stt.transcribe, speech, language, dialogue.lang)
             except Exception as e:
                 raise stage_error(Stage.STT, e, SttError, "stt-failed") from e
-        self.trace.emit(TranscriptEvent(text=transcript.text, lang=transcript.lang, prob=transcript.prob,
-                                        lang_source=transcript.source, conversation=dialogue.id))
+        chosen = await self._rescored(speech, transcript, dialogue)
+        self.trace.emit(TranscriptEvent(text=chosen.text if chosen else transcript.text, lang=transcript.lang,
+                                        prob=transcript.prob, lang_source=transcript.source, conversation=dialogue.id,
+                                        heard=chosen.heard if chosen else None))
         self.c.last_lang = dialogue.lang = transcript.lang
-        result.transcript, result.lang = transcript.text, transcript.lang
+        result.transcript, result.lang = chosen.text if chosen else transcript.text, transcript.lang
         if not transcript.text.strip():
             raise PipelineError("stt-no-text-recognized", "speech was heard but no words recognised",
                                 "agent.not_understood")
+
+    async def _rescored(self, speech: np.ndarray, transcript: Any, dialogue: Dialogue) -> Rescored | None:
+        """The template sentence that fits the audio better than what whisper wrote (hearthd.audio.rescoring), when
+        the templates cannot read the transcript; never while this conversation's question waits for its answer."""
+        stt = self.c.stt()
+        fit = getattr(stt, "fit", None)
+        if not self.cfg.stt.rescore or fit is None or not transcript.text.strip() or dialogue.is_open() \
+                or not self.cfg.agent.fast_path:
+            return None
+        try:
+            candidates = self.c.router().candidates(transcript.text, transcript.lang)
+            if not candidates:
+                return None
+            return await self._blocking(Stage.STT, rescored, transcript.text, candidates,
+                                        lambda texts: fit(speech, transcript.lang, texts),
+                                        self.cfg.stt.rescore_margin, self.cfg.stt.rescore_floor)
+        except Exception:  # the transcript as whisper wrote it stands
+            log.exception("weighing the templates' sentences against the audio failed")
+            return None
 
     async def run_utterance(self, speech: np.ndarray, language: str | None = None, transcript: Any = None,
                             conversation: str = LOCAL) -> TurnResult:

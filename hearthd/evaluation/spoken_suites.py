@@ -44,6 +44,7 @@ class Flags:
     """Which steps of understanding run: each can be switched off to measure what it brings."""
 
     bias: bool = True  # stt.bias: the home's words bias what whisper hears
+    rescore: bool = True  # stt.rescore: a transcript the templates miss is weighed against their nearest sentences
     tolerant: bool = True  # agent.tolerant: the scored nearest-template tier
     domain_hint: bool = True  # agent.domain_hint: the model chooses within the domain the tiers point at
     lang_forced: bool = False  # the suite's language is given to whisper (else detected, as the product does)
@@ -58,6 +59,7 @@ def spoken_config(base: Config, home: SuiteHome, flags: Flags) -> Config:
     cfg.mqtt.aliases = dict(home.catalogue.aliases)
     cfg.general.area = home.here
     cfg.stt.bias = flags.bias
+    cfg.stt.rescore = flags.rescore
     cfg.agent.tolerant = flags.tolerant
     cfg.agent.domain_hint = flags.domain_hint
     cfg.dbus.notifications = False

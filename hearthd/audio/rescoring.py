@@ -1,0 +1,60 @@
+"""Closed-grammar rescoring: what whisper wrote, weighed against the sentences the home's commands are made of.
+
+Rhasspy's idea, with whisper's own ears. Whisper base decoding freely writes Hindi it hears clearly as noise ("बातचारो"
+for "लाइट बंद करो", "दामर हताडो" for "टाइमर हटा दो") and Russian at times as other words ("поставь ты мир на 10 минут"):
+its decoder's idea of the language is weak, its ear is not. Told the candidate sentences, it ranks the one said first
+(forced alignment: the probability of each sentence's tokens given the audio, `WhisperSpeechToText.fit`).
+
+When the strict templates cannot read a transcript, the tolerant tier offers the template sentences nearest it
+(`TolerantMatcher.sentences`: the nearest bags written out with the words heard, a room or a name not heard filled with
+the home's), and each is read against the audio beside what whisper wrote. A sentence that ends before whisper's own
+does pays for the speech it leaves unsaid (forced alignment scores a text's tokens, never its end: "поставь
+будильник" fits the start of "поставь будильник на полседьмого" well). The best sentence replaces the transcript when
+it fits the audio better than whisper's own, or nearly as well (within `margin`, in mean log-probability per token: a
+free decode picks each token greedily, so the sentence said scores a little below it) and well enough on its own
+(`floor`): something no template says ("what's the weather like tomorrow") fits none of them and stays as heard. Never
+while a question is open (a yes or no, a room, a time is answered as said), and what is chosen goes through
+every check and the confirmation policy as what was typed would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# A sentence whose end is aligned before the end of what was heard (less REACH_SLACK, of the speech) loses REACH_COST
+# per whole speech it leaves unsaid, from its mean log-probability per token
+REACH_SLACK = 0.05
+REACH_COST = 3.0
+
+
+@dataclass(frozen=True)
+class Rescored:
+    """The sentence chosen for what whisper wrote, and how well each fits the audio."""
+
+    text: str
+    heard: str
+    score: float  # mean log-probability per token of `text` against the audio
+    heard_score: float  # of what whisper wrote
+    candidates: int  # how many sentences were weighed
+
+
+def rescored(heard: str, candidates: list[str], fit: Callable[[list[str]], list[tuple[float, float]]],
+             margin: float, floor: float) -> Rescored | None:
+    """The candidate that fits the audio best (`fit`: per sentence, its mean log-probability per token and how far
+    into the speech it reaches; a sentence that stops short of what was heard pays for it), if it fits better than
+    `heard`, or nearly as well (within `margin`) and at least `floor`; else None (the transcript stands)."""
+    others = [c for c in dict.fromkeys(candidates) if c.strip() and c.strip() != heard.strip()]
+    if not others:
+        return None
+    fits = fit([heard, *others])
+    if len(fits) != len(others) + 1:
+        raise ValueError(f"{len(fits)} scores for {len(others) + 1} sentences")
+    (heard_score, heard_reach), rest = fits[0], fits[1:]
+    # a sentence that ends before the speech does pays for what it leaves unsaid
+    adjusted = [score - REACH_COST * max(0.0, heard_reach - reach - REACH_SLACK) for score, reach in rest]
+    best = max(range(len(others)), key=lambda i: adjusted[i])
+    score = adjusted[best]
+    if score <= heard_score and (score < floor or score < heard_score - margin):
+        return None
+    return Rescored(others[best], heard, round(score, 3), round(heard_score, 3), len(others))
