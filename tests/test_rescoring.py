@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from hearthd.agent.agent import Decision
 from hearthd.agent.fastpath import Pending
 from hearthd.agent.parsing import ToolCall
 from hearthd.audio.rescoring import rescored
@@ -98,6 +99,29 @@ def test_the_sentences_offered_are_ones_the_templates_read_with_a_number_heard_n
     timers = {c.arguments.get("seconds") for d in read if d is not None for c in d.calls if c.name == "set_timer"}
     assert 40 in timers, offered  # "जाली" sounds like "चालीस": forty seconds is among them, for the audio to choose
     assert all(not any("\u0400" <= ch <= "\u04ff" for ch in s) for s in offered)  # no Russian room in a Hindi sentence
+
+
+@pytest.mark.parametrize("heard,tool", [
+    ("खलारम लगा दो सात बजे का", "set_alarm"),  # "अलार्म" heard with another first sound
+    ("पामर हटा दो", "cancel_timer"),  # "टाइमर" likewise
+])
+def test_a_command_word_heard_with_another_first_sound_is_offered(home: tuple[Components, object, Model],  # noqa: F811
+                                                                  heard: str, tool: str) -> None:
+    c, _, _ = home
+    router = c.router()
+    offered = router.candidates(heard, "hi")
+    read = [router.fast_path.match(s, "hi") or Decision("abstain") for s in offered]
+    assert any(call.name == tool for d in read for call in d.calls), offered
+    assert router.fast_path.match(heard, "hi") is None  # (as heard, the templates cannot read it)
+
+
+def test_a_number_said_is_never_dropped_from_what_is_offered(home: tuple[Components, object, Model]) -> None:  # noqa: F811
+    """"…потусклее, процентов на 30": a sentence without the 30 ("сделай свет в спальне потусклее") would fit the
+    audio's start well, and turn a brightness of 30 % into a step down."""
+    c, _, _ = home
+    router = c.router()
+    offered = router.candidates("сделай свет в спальне потусклее, процентов на 30", "ru")
+    assert offered and all("30" in s or "тридцат" in s for s in offered), offered
 
 
 @pytest.mark.parametrize("lang,text", [

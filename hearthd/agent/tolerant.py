@@ -340,8 +340,10 @@ class TolerantMatcher:
 
     # -- reading --------------------------------------------------------------------------------------------
 
-    def read(self, text: str, lang: str) -> Reading:
-        """The utterance's words, with the home's names and rooms, list values and numbers found in them."""
+    def read(self, text: str, lang: str, loose: bool = False) -> Reading:
+        """The utterance's words, with the home's names and rooms, list values and numbers found in them (`loose`: a
+        word like no template word is also taken for one that sounds like it but for its first sound, "खलारम" for
+        "अलार्म", "पामर" for "टाइमर": only for offering sentences to the audio, never to decide on)."""
         index = self.index(lang)
         said = [w for w in _without(tokens_of(digits_for_times(text, lang)), index.skip_phrases) if w not in index.skip]
         values = self._values(index)
@@ -381,6 +383,8 @@ class TolerantMatcher:
                 i += 1
                 continue
             here = self._word_options(word, index)
+            if loose and not here and not re.fullmatch(r"\d+(?:[:.]\d+)?", word):
+                here = {k: SOUND_CREDIT for k in _near_but_first(word, index.words)}
             if i + 1 < len(said) and len(word) > 1 and not self._telling(here, index) \
                     and not self._telling(self._word_options(said[i + 1], index), index):
                 both = word + said[i + 1]  # "ты мир" heard for "таймер"; never a preposition ("в машине")
@@ -644,13 +648,14 @@ class TolerantMatcher:
         if not text.strip() or negated(text, lang):
             return []
         try:
-            reading = self.read(text, lang)
+            reading = self.read(text, lang, loose=True)
             index = self.index(lang)
             bags = self._bags(reading, index)
         except Exception:  # a template the tier cannot take: no sentences, what whisper wrote stands
             log.exception("the tolerant tier failed on an utterance")
             return []
         fills = self._fillers(index, lang)
+        heard_numbers = _numbers_in(text, lang)
         out: dict[str, None] = {}
         per_intent: dict[str, int] = defaultdict(int)
         actions: dict[tuple[Any, ...], int] = defaultdict(int)
@@ -662,8 +667,8 @@ class TolerantMatcher:
                 continue
             before = len(out)
             for sentence in self._filled(match, reading, fills, lang):
-                if sentence in out:
-                    continue
+                if sentence in out or not heard_numbers <= _numbers_in(sentence, lang):
+                    continue  # (a number said is never dropped: "…потусклее, процентов на тридцать" is no step)
                 found = self.fast_path.match(sentence, lang)
                 if found is None or not found.calls or found.kind not in ("call", "clarify"):
                     continue
@@ -679,7 +684,7 @@ class TolerantMatcher:
         written = 0
         for sentence in self._other_values(bags, reading, fills):
             # the action heard on the home's other devices or rooms that sound nearly alike ("बाथरुम" or "बेडरूम")
-            if written >= OTHER_VALUES or sentence in out:
+            if written >= OTHER_VALUES or sentence in out or not heard_numbers <= _numbers_in(sentence, lang):
                 continue
             found = self.fast_path.match(sentence, lang)
             if found is not None and found.calls and found.kind in ("call", "clarify"):
@@ -693,7 +698,8 @@ class TolerantMatcher:
             # the same device or room with another action's words ("बाथरुम की बपती बूचाडू": off, not a colour)
             if len(out) >= limit + OTHER_ACTIONS + written:
                 break
-            found = self.fast_path.match(sentence, lang) if sentence not in out else None
+            found = self.fast_path.match(sentence, lang) \
+                if sentence not in out and heard_numbers <= _numbers_in(sentence, lang) else None
             if found is not None and found.calls and found.kind == "call":
                 action = (found.kind, found.missing, tuple((c.name, repr(sorted(c.arguments.items())))
                                                            for c in found.calls))
@@ -1061,3 +1067,32 @@ def _by_slots(index: Index) -> dict[frozenset[str], dict[str, list[Bag]]]:
 def _slot_values(values: dict[str, list[tuple[tuple[str, ...], str]]], slot: str) -> list[str]:
     """Every value of one list slot, as words."""
     return list(dict.fromkeys(" ".join(words) for found in values.values() for words, token in found if token == slot))
+
+
+@functools.lru_cache(maxsize=4096)
+def _near_but_first(word: str, vocabulary: tuple[str, ...]) -> tuple[str, ...]:
+    """Telling template words that sound like `word` but for its first sound, one sound more or less at the start
+    ("खलारम"/"अलार्म", "पामर"/"टाइमर", "जर्वाजा"/"दरवाज़ा"): whisper base mishears a command's first sound most."""
+    if len(word) < 4:
+        return ()
+    heard = sound_key(word)
+    out = []
+    for known in vocabulary:
+        if known.startswith("{") or len(known) < 4 or known == word:
+            continue
+        k = sound_key(known)
+        if min(len(k), len(heard)) < 3:
+            continue
+        if heard[1:] == k[1:] or heard[1:] == k or heard == k[1:] or similarity(word[1:], known[1:]) >= 0.8:
+            out.append(known)
+    return tuple(out[:4])
+
+
+def _numbers_in(text: str, lang: str) -> frozenset[Any]:
+    """The numbers `text` says, in words or digits, times read as such ("half past six" as 6:30, its 6 and 30)."""
+    from ..numbers import numbers_said
+
+    try:
+        return frozenset(numbers_said(digits_for_times(text, lang), lang))
+    except Exception:  # a text the number reader cannot take says no number it can hold a sentence to
+        return frozenset()
