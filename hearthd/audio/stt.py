@@ -145,7 +145,7 @@ class WhisperSpeechToText:
         start = Tokenizer(self.model.hf_tokenizer, True, task="transcribe", language=language).sot_sequence
         out = []
         for text in texts:
-            ids = self.model.hf_tokenizer.encode(" " + text.strip(), add_special_tokens=False).ids
+            ids = self._tokens(text)
             if not ids:
                 out.append((float("-inf"), 0.0))
                 continue
@@ -155,6 +155,27 @@ class WhisperSpeechToText:
             ends = [t for i, t in found.alignments if i == len(ids)]
             reach = min(1.0, min(ends) / max(1, frames // 2)) if ends else 1.0
             out.append((float(np.log(probs).mean()), round(reach, 3)))
+        return out
+
+    def _tokens(self, text: str) -> list[int]:
+        """`text` in the tokens whisper itself writes it with. The model's tokenizer splits some words from their
+        space (" to the timer" as "Ġ", "to", "Ġ", "the", ...) where whisper decodes "Ġto", "Ġthe": forced, such a split
+        is a text whisper never writes, and " to the timer" fitted at 0.0 a token. A space joined to the word after it
+        whenever the vocabulary has them as one."""
+        tokenizer = self.model.hf_tokenizer
+        ids = list(tokenizer.encode(" " + text.strip(), add_special_tokens=False).ids)
+        space = tokenizer.token_to_id("Ġ")
+        out: list[int] = []
+        i = 0
+        while i < len(ids):
+            if ids[i] == space and i + 1 < len(ids):
+                joined = tokenizer.token_to_id("Ġ" + (tokenizer.id_to_token(ids[i + 1]) or ""))
+                if joined is not None:
+                    out.append(joined)
+                    i += 2
+                    continue
+            out.append(ids[i])
+            i += 1
         return out
 
     def _decode(self, floats: np.ndarray, language: str, bias: Bias) -> str:
