@@ -16,7 +16,7 @@ from ..numbers import parse_clock, words_of
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from ..tools.smarthome import KINDS, keep_area
 from .agent import Agent, Decision
-from .checks import about_alarm, negated, review, says_many, time_said, without_tag
+from .checks import about_alarm, asks, negated, review, says_many, time_said, without_tag
 from .declines import decline_kind
 from .library import ROOM, Library
 from .parsing import ToolCall
@@ -567,7 +567,10 @@ class Router:
             return []
         if self.fast_path.match(text, lang) is not None or self._with_reason(text, lang) is not None:
             return []
-        return self.tolerant.sentences(text, lang)
+        offered = self.tolerant.sentences(text, lang)
+        if asks(text, lang):  # a question stays one: "Is the front door lock?" is never "the front door lock"
+            offered = [s for s in offered if asks(s, lang)]
+        return offered
 
     def _registry(self) -> ToolRegistry | None:
         if self.fast_path is not None:
