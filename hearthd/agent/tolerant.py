@@ -672,8 +672,7 @@ class TolerantMatcher:
                 found = self.fast_path.match(sentence, lang)
                 if found is None or not found.calls or found.kind not in ("call", "clarify"):
                     continue
-                action = (found.kind, found.missing, tuple((c.name, repr(sorted(c.arguments.items())))
-                                                           for c in found.calls))
+                action = _action(found)
                 if actions[action] >= SENTENCES_PER_ACTION:
                     continue  # two ways of saying one action are enough: the others say another
                 actions[action] += 1
@@ -688,8 +687,7 @@ class TolerantMatcher:
                 continue
             found = self.fast_path.match(sentence, lang)
             if found is not None and found.calls and found.kind in ("call", "clarify"):
-                action = (found.kind, found.missing, tuple((c.name, repr(sorted(c.arguments.items())))
-                                                           for c in found.calls))
+                action = _action(found)
                 if not actions[action]:
                     actions[action] += 1
                     out[sentence] = None
@@ -701,8 +699,7 @@ class TolerantMatcher:
             found = self.fast_path.match(sentence, lang) \
                 if sentence not in out and heard_numbers <= _numbers_in(sentence, lang) else None
             if found is not None and found.calls and found.kind == "call":
-                action = (found.kind, found.missing, tuple((c.name, repr(sorted(c.arguments.items())))
-                                                           for c in found.calls))
+                action = _action(found)
                 if not actions[action]:
                     actions[action] += 1
                     out[sentence] = None
@@ -1096,3 +1093,9 @@ def _numbers_in(text: str, lang: str) -> frozenset[Any]:
         return frozenset(numbers_said(digits_for_times(text, lang), lang))
     except Exception:  # a text the number reader cannot take says no number it can hold a sentence to
         return frozenset()
+
+
+def _action(decision: Decision) -> tuple[Any, ...]:
+    """What a decision does, as a key: two sentences with the same one say one thing."""
+    return (decision.kind, decision.missing,
+            tuple((c.name, repr(sorted(c.arguments.items()))) for c in decision.calls))
