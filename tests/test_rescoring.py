@@ -219,3 +219,36 @@ def test_a_sentence_is_weighed_in_the_tokens_whisper_writes_it_with(components) 
     (whole, whole_reach), (short, short_reach) = stt.fit(audio, "en", ["add 5 more minutes to the timer",
                                                                       "5 more minutes"])
     assert whole > -1.0 and whole_reach > short_reach + 0.2, (whole, short, whole_reach, short_reach)
+
+
+class BrokenEar:
+    """Speech to text whose scoring breaks (a decoder error), or returns garbage."""
+
+    def __init__(self, fails: bool) -> None:
+        self.fails = fails
+        self.asked = 0
+
+    def fit(self, audio: object, language: str, texts: list[str]) -> list[tuple[float, float]]:
+        self.asked += 1
+        if self.fails:
+            raise RuntimeError("decoder broke")
+        return [(float("nan"), 1.0)]  # one score for many sentences: refused, not guessed from
+
+
+@pytest.mark.parametrize("fails", [True, False])
+def test_a_scorer_that_breaks_leaves_the_words_as_heard_and_the_turn_goes_on(
+        home: tuple[Components, object, Model], monkeypatch: pytest.MonkeyPatch, fails: bool) -> None:  # noqa: F811
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    c, _, _ = home
+    ear = BrokenEar(fails)
+    monkeypatch.setattr(c, "stt", lambda: ear)
+    pipeline = Pipeline(c, Trace())
+    heard = SimpleNamespace(text="जाली सेकन्द का तामर बगा", lang="hi")
+    dialogue = c.dialogues.get("broken")
+    chosen = asyncio.run(pipeline._rescored(np.zeros(16000, dtype=np.int16), heard, dialogue))
+    assert chosen is None and ear.asked == 1  # asked, failed, and what whisper wrote stands
+    again = asyncio.run(pipeline.run_text("set a timer for ten minutes", language="en", conversation="broken"))
+    assert again.decision is not None and again.decision.calls[0].name == "set_timer"  # the next turn is answered
