@@ -32,7 +32,7 @@ import math
 import random
 import re
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,7 +40,7 @@ from typing import Any
 from .. import locale
 from ..numbers import digits_for_times, words_of
 from ..phonetic import key as sound_key
-from ..phonetic import similarity
+from ..phonetic import phrase_key, similarity
 from ..phonetic import weight as sound_weight
 from ..tools.registry import ToolRegistry
 from .agent import Decision
@@ -79,6 +79,16 @@ SAME_NAME = 0.95  # two values this alike are one name spelled two ways
 OTHER_ACTIONS = 6  # of them, sentences of other actions on the device or room heard
 OTHER_VALUES = 6  # and of the action heard on the devices or rooms that sound most like the one heard
 FILLS = 8
+# And sentences that sound like the whole utterance, its word breaks ignored (`_sound_alike`): whisper base writes a
+# Hindi command it hears clearly as words no template has ("बातचा" for "गाना", "खलारम" for "अलार्म"), which the bags
+# cannot read, yet the sounds of the sentence said are mostly there. At most this many, from the bags sharing the most
+# sound trigrams with it (a shortlist), written out with the home's names and rooms that sound most like it and the
+# numbers said, the nearest by sound compared in full.
+SOUND_ALIKE = 8
+SOUND_SHORTLIST = 300
+SOUND_VALUES = 3
+SOUND_WRITTEN = 120
+SOUND_COMPARED = 60
 
 
 def _fold(word: str) -> str:
@@ -703,7 +713,85 @@ class TolerantMatcher:
                 if not actions[action]:
                     actions[action] += 1
                     out[sentence] = None
+        written = 0
+        from ..language import rules
+
+        script = rules(lang).script
+        scripts: dict[tuple[Any, ...], set[str]] = defaultdict(set)
+        for sentence in out:
+            found = self.fast_path.match(sentence, lang)
+            if found is not None:
+                scripts[_action(found)].add(_script_of(sentence))
+        # (only when the words read weakly: a reading the tier would act on or ask about stands against sentences
+        # that merely sound alike, "Bedroom Light" heard is no "बाथरूम लाइट ऑफ")
+        weak = not out or not bags or bags[0].score < self.ask
+        alike = self._sounding_like(text, lang, index, fills)[:SOUND_COMPARED] if weak else []
+        for sentence in alike:
+            # whatever the words were read as: the template sentences that sound most like the whole of it; an
+            # action offered only in other letters ("light band") once more in the language's ("लाइट बंद करो")
+            if written >= SOUND_ALIKE:
+                break
+            if sentence in out or not heard_numbers <= _numbers_in(sentence, lang):
+                continue
+            found = self.fast_path.match(sentence, lang)
+            if found is not None and found.calls and found.kind in ("call", "clarify"):
+                action = _action(found)
+                mine = _script_of(sentence) == script
+                if not actions[action] or (mine and script not in scripts[action]):
+                    actions[action] += 1
+                    scripts[action].add(_script_of(sentence))
+                    out[sentence] = None
+                    written += 1
         return list(out)
+
+    def _sounding_like(self, text: str, lang: str, index: Index, fills: dict[str, list[str]]) -> list[str]:
+        """Template sentences that sound like `text` as a whole, nearest first: the bags sharing the most sound
+        trigrams with it (hearthd.phonetic's keys, word breaks ignored), their names and rooms filled with the home's
+        that sound most like it, a number with the numbers said, then compared by weighted edit distance."""
+        heard = _grams(text)
+        total = sum(heard.values())
+        if total == 0:
+            return []
+        sounds = _sounds(index, fills)
+        shared: dict[int, int] = defaultdict(int)
+        for gram, n in heard.items():
+            for i, m in sounds.postings.get(gram, ()):
+                shared[i] += min(n, m)
+        from ..language import rules
+
+        script = rules(lang).script
+        best: dict[str, list[str]] = {}
+        for slot, values in sounds.values.items():
+            # those that sound most like it, one spelling each (the language's own letters: "बेडरूम लाइट", not
+            # "bedroom light", which whisper writes Hindi speech in less)
+            ranked = sorted(values, key=lambda v: (-2 * sum((heard & v[1]).values()) / (total + sum(v[1].values())),
+                                                   _script_of(v[0]) != script))
+            keys: dict[str, str] = {}
+            for value, _ in ranked:
+                keys.setdefault(phrase_key(value), value)
+                if len(keys) >= SOUND_VALUES:
+                    break
+            best[slot] = list(keys.values())
+        numbers = sorted({str(n) for n in _numbers_in(text, lang) if isinstance(n, int)})
+        shortlist = heapq.nlargest(SOUND_SHORTLIST, shared, key=lambda i: shared[i] / (total + sounds.sizes[i]))
+        written: dict[str, None] = {}
+        for i in shortlist:
+            bag = sounds.bags[i]
+            slots = [w for w in bag.words if w.startswith("{")]
+            choices = [numbers[:2] if slot == NUMBER else best.get(slot, [])[:SOUND_VALUES if len(slots) == 1 else 2]
+                       for slot in slots]
+            if not all(choices):
+                continue  # a number nobody said is never made up
+            for combo in itertools.product(*choices):
+                filling = iter(combo)
+                written[" ".join(next(filling) if w.startswith("{") else w for w in bag.words)] = None
+
+        def shares(sentence: str) -> float:
+            grams = _grams(sentence)
+            return 2 * sum((heard & grams).values()) / (total + sum(grams.values()))
+
+        nearest = heapq.nlargest(SOUND_WRITTEN, written, key=shares)
+        return sorted(nearest, key=lambda s: -similarity(text, s))
 
     def _other_values(self, bags: list[Match], reading: Reading, fills: dict[str, list[str]]) -> list[str]:
         """The nearest reading that names one device or room, written out with each of the home's others of its list
@@ -1099,3 +1187,54 @@ def _action(decision: Decision) -> tuple[Any, ...]:
     """What a decision does, as a key: two sentences with the same one say one thing."""
     return (decision.kind, decision.missing,
             tuple((c.name, repr(sorted(c.arguments.items()))) for c in decision.calls))
+
+
+def _grams(text: str) -> Counter[str]:
+    """The sound trigrams of a text, its words run together (hearthd.phonetic.phrase_key)."""
+    sounds = phrase_key(" ".join(tokens_of(text)))
+    return Counter(sounds[i:i + 3] for i in range(len(sounds) - 2))
+
+
+@dataclass
+class Sounds:
+    """An index's bags by their sound trigrams (those of the words between their slots), and its list values'."""
+
+    bags: list[Bag]
+    sizes: list[int]  # per bag: how many trigrams its words have
+    postings: dict[str, list[tuple[int, int]]]  # trigram → (bag, how often the bag has it)
+    values: dict[str, list[tuple[str, Counter[str]]]]  # list slot → (value, its trigrams)
+
+
+_SOUNDS: dict[int, tuple[Index, Sounds]] = {}
+
+
+def _sounds(index: Index, fills: dict[str, list[str]]) -> Sounds:
+    """The sound trigrams of the index's bags that a sentence can be written out of: list slots the home fills and
+    numbers (a time, a duration or free words are not written from sound)."""
+    held = _SOUNDS.get(id(index))
+    if held is not None and held[0] is index:
+        return held[1]
+    bags: list[Bag] = []
+    sizes: list[int] = []
+    postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for bag in index.bags:
+        if any(w.startswith("{") and w != NUMBER and w not in fills for w in bag.words):
+            continue
+        grams: Counter[str] = Counter()
+        run: list[str] = []
+        for word in (*bag.words, "{"):
+            if word.startswith("{"):
+                grams += _grams(" ".join(run)) if run else Counter()
+                run = []
+            else:
+                run.append(word)
+        for gram, n in grams.items():
+            postings[gram].append((len(bags), n))
+        bags.append(bag)
+        sizes.append(sum(grams.values()))
+    values = {slot: [(v, _grams(v)) for v in found] for slot, found in fills.items()}
+    sounds = Sounds(bags, sizes, dict(postings), values)
+    if len(_SOUNDS) >= 9:
+        _SOUNDS.pop(next(iter(_SOUNDS)))
+    _SOUNDS[id(index)] = (index, sounds)
+    return sounds
