@@ -141,6 +141,15 @@ def test_a_question_is_only_ever_weighed_against_questions(home: tuple[Component
                    for call in (c.router().fast_path.match(s, lang) or Decision("abstain")).calls), offered
 
 
+def test_a_word_the_template_and_the_name_both_say_is_written_once(home: tuple[Components, object, Model]) -> None:  # noqa: F811
+    """"is the {door} locked" with "the front door" heard: "is the the front door locked" is a sentence whisper never
+    writes, and fitted the audio of "is the front door locked" a whole point below it."""
+    c, _, _ = home
+    offered = c.router().candidates("Is the front door lock?", "en")
+    assert "is the front door locked" in offered, offered
+    assert not any(" the the " in f" {s} " for s in offered), offered
+
+
 @pytest.mark.parametrize("lang,text", [
     ("en", "set a timer for ten minutes"),  # the templates read it as heard: nothing to weigh
     ("en", "what's the weather like tomorrow"),  # hearthd cannot do it, and says so

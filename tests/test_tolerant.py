@@ -68,6 +68,7 @@ HEARD = [
     ("en", "bedroom lamp, on with it", {("bl/set", "ON")}),  # the templates read "…, switch it on" since {home_name}
     ("en", "bedroom blinds shut them", {("bb/set", "CLOSE")}),
     ("hi", "पंखा जालू करो", {("cf/set", "ON")}),  # "चालू" heard with its first sound voiced
+    ("ru", "Спальный свет включи.", {("bl/set", "ON")}),  # as whisper writes it, with its full stop
 ]
 
 
@@ -190,6 +191,7 @@ def test_the_tier_can_be_turned_off(home: tuple[Components, Sent, Model]) -> Non
 def test_particles_and_fillers_are_set_apart_not_read() -> None:
     assert tokens_of("Погаси-ка свет!") == ["погаси", "ка", "свет"]
     assert tokens_of("ज़रा 7:30 बजे") == ["जरा", "7:30", "बजे"]
+    assert tokens_of("Свет включи. Будильник на 7:30.") == ["свет", "включи", "будильник", "на", "7:30"]
 
 
 def test_the_bags_are_built_from_every_language_and_scored(home: tuple[Components, Sent, Model]) -> None:

@@ -97,9 +97,11 @@ def _fold(word: str) -> str:
 
 
 def tokens_of(text: str) -> list[str]:
-    """Folded words of `text` (ё as е, no nukta, punctuation off); hyphenated particles apart ("погаси-ка")."""
+    """Folded words of `text` (ё as е, no nukta, punctuation and full stops off); hyphenated particles apart
+    ("погаси-ка")."""
     out: list[str] = []
     for word in words_of(text.lower()):
+        word = word.strip(".…") or word  # whisper ends a sentence with a full stop: "включи." is "включи"
         if re.fullmatch(r"\d+(?:[:.]\d+)?", word):
             out.append(word)
             continue
@@ -442,6 +444,28 @@ class TolerantMatcher:
                                                 and not w.isdigit() and len(w) > 2)
         return self._timed_words[lang]
 
+    def _amounts(self, said: list[str], lang: str, index: Index) -> list[str]:
+        """A time, a duration or a percent written from the digits heard: each number with the unit said after it as
+        the templates spell the units it sounds like ("5-minute" as "5 मिनट", "50%" as 50); nothing without a digit
+        (a number heard as no number is never made up)."""
+        units = sorted(self._timed(lang, index))
+        out: list[str] = []
+        for i, word in enumerate(said):
+            number = re.fullmatch(r"(\d+(?:[:.]\d+)?)(%?)(?:-(\w+))?", word)
+            if number is None:
+                continue
+            digits, percent, glued = number.groups()
+            if percent:
+                out.append(digits)  # (the templates say their "%" or "परसेंट" themselves)
+                continue
+            after = glued or (said[i + 1].strip(".…") if i + 1 < len(said) else "")
+            near = sorted((u for u in units if after and similarity(after, u) >= 0.5),
+                          key=lambda u: -similarity(after, u))[:2]
+            out += [f"{digits} {u}" for u in near] or [digits]
+            if len(out) >= SOUND_VALUES:
+                break
+        return out[:SOUND_VALUES]
+
     def _values(self, index: Index) -> dict[str, list[tuple[tuple[str, ...], str]]]:
         """The templates' list values and this home's names, rooms and floors, by first word (kept while the home's
         lists are the same)."""
@@ -773,6 +797,7 @@ class TolerantMatcher:
                     break
             best[slot] = list(keys.values())
         numbers = sorted({str(n) for n in _numbers_in(text, lang) if isinstance(n, int)})
+        best[FREE] = self._amounts(words_of(text.lower()), lang, index)
         shortlist = heapq.nlargest(SOUND_SHORTLIST, shared, key=lambda i: shared[i] / (total + sounds.sizes[i]))
         written: dict[str, None] = {}
         for i in shortlist:
@@ -780,11 +805,13 @@ class TolerantMatcher:
             slots = [w for w in bag.words if w.startswith("{")]
             choices = [numbers[:2] if slot == NUMBER else best.get(slot, [])[:SOUND_VALUES if len(slots) == 1 else 2]
                        for slot in slots]
+            if FREE in slots and len(slots) > 2:
+                continue  # (a time or an amount beside two names: too many sentences to write from sound)
             if not all(choices):
                 continue  # a number nobody said is never made up
             for combo in itertools.product(*choices):
                 filling = iter(combo)
-                written[" ".join(next(filling) if w.startswith("{") else w for w in bag.words)] = None
+                written[_seamed([next(filling) if w.startswith("{") else w for w in bag.words])] = None
 
         def shares(sentence: str) -> float:
             grams = _grams(sentence)
@@ -977,7 +1004,7 @@ class TolerantMatcher:
                 out.append(said_for[word].pop(0) if word not in (FREE, WORDS) else " ".join(said_for.pop(word)))
             elif word not in omit:
                 out.append(word)
-        return " ".join(out)
+        return _seamed(out)
 
 
 # The actions whose words are interchangeable in a request (locales/<lang>/checks.toml [polarity]); "set" and "unset"
@@ -1209,8 +1236,8 @@ _SOUNDS: dict[int, tuple[Index, Sounds]] = {}
 
 
 def _sounds(index: Index, fills: dict[str, list[str]]) -> Sounds:
-    """The sound trigrams of the index's bags that a sentence can be written out of: list slots the home fills and
-    numbers (a time, a duration or free words are not written from sound)."""
+    """The sound trigrams of the index's bags that a sentence can be written out of: list slots the home fills,
+    numbers, times and amounts (free words are not written from sound)."""
     held = _SOUNDS.get(id(index))
     if held is not None and held[0] is index:
         return held[1]
@@ -1218,7 +1245,7 @@ def _sounds(index: Index, fills: dict[str, list[str]]) -> Sounds:
     sizes: list[int] = []
     postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for bag in index.bags:
-        if any(w.startswith("{") and w != NUMBER and w not in fills for w in bag.words):
+        if any(w.startswith("{") and w not in (NUMBER, FREE) and w not in fills for w in bag.words):
             continue
         grams: Counter[str] = Counter()
         run: list[str] = []
@@ -1238,3 +1265,15 @@ def _sounds(index: Index, fills: dict[str, list[str]]) -> Sounds:
         _SOUNDS.pop(next(iter(_SOUNDS)))
     _SOUNDS[id(index)] = (index, sounds)
     return sounds
+
+
+def _seamed(parts: list[str]) -> str:
+    """Template words and slot values joined, a short word twice running once: "is the {door} locked" with "the front
+    door" heard is "is the front door locked" (whisper never writes "the the", and fits it badly); a longer word
+    doubled is meant ("धीरे धीरे")."""
+    words: list[str] = []
+    for part in parts:
+        for word in part.split():
+            if not words or word.casefold() != words[-1].casefold() or len(word) > 3:
+                words.append(word)
+    return " ".join(words)
