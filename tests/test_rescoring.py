@@ -324,3 +324,16 @@ def test_sounding_alike_never_makes_up_a_number(spoken_home: Components) -> None
     fills = matcher._fillers(index, "hi")
     unsaid = matcher._sounding_like("पंवे की स्बीर कर तो", "hi", index, fills)  # "पंखे की स्पीड … कर दो", no number
     assert unsaid and not any(ch.isdigit() for s in unsaid for ch in s), unsaid
+
+
+def test_an_amount_written_from_sound_is_the_digits_heard_with_the_unit_they_were_said_with(
+        spoken_home: Components) -> None:
+    from hearthd.numbers import words_of
+
+    matcher = spoken_home.router().tolerant
+    index = matcher.index("hi")
+    amounts = matcher._amounts(words_of("Chimer, May 5-minute"), "hi", index)
+    assert amounts and all(a.startswith("5 ") for a in amounts), amounts  # "5-minute": five, and its unit
+    assert {"5 minute", "5 मिनट", "5 minat"} & set(amounts), amounts
+    assert matcher._amounts(words_of("पंवे की स्बीर, 50% कर तो."), "hi", index) == ["50"]  # the template says its "%"
+    assert matcher._amounts(words_of("पंवे की स्बीर पचा परसेंट कर तो"), "hi", index) == []  # no digit: nothing made up
