@@ -180,6 +180,29 @@ def test_a_reading_torn_between_actions_lets_the_model_choose_within_the_domain(
     assert not {"turn_on", "unlock_door", "power_off"} & set(among)  # not the home's or the computer's tools
 
 
+def test_a_strong_reading_torn_between_actions_the_model_cannot_settle_is_asked_and_done_only_on_yes(
+        home: tuple[Components, Sent, Model]) -> None:
+    """"Погасыка свет в спальне" (whisper's "погаси-ка"): off, or whether it is off, score alike. The model chooses
+    between them first; when it finds nothing, the best reading is a question, not "I can't help with that"."""
+    c, sent, model = home
+    text = "Погасыка свет в спальне."
+    asked = turn(c, text, "ru")
+    assert model.asked and model.asked[0][1]  # the model first, told the tied tools
+    assert asked.decision.source == "tolerant" and asked.decision.confirm and sent.sent == []
+    assert "?" in asked.reply and asked.reply != phrase("ru", "agent.cannot_help")
+    assert turn(c, "нет", "ru").reply and sent.sent == []
+    turn(c, text, "ru")
+    turn(c, "да", "ru")
+    assert sent.sent and all(payload == "OFF" for _, payload in sent.sent)
+
+
+def test_a_question_torn_between_readings_is_never_asked_as_an_action(home: tuple[Components, Sent, Model]) -> None:
+    c, sent, model = home
+    decision = c.router().decide("Погасыка свет в спальне?", "ru")  # said as a question: whether, never "turn it off"
+    assert not (decision.kind == "call" and any(call.name == "turn_off" for call in decision.calls)), decision
+    assert sent.sent == []
+
+
 def test_the_tier_can_be_turned_off(home: tuple[Components, Sent, Model]) -> None:
     c, sent, model = home
     c.cfg.agent.tolerant = False

@@ -44,6 +44,7 @@ from ..phonetic import phrase_key, similarity
 from ..phonetic import weight as sound_weight
 from ..tools.registry import ToolRegistry
 from .agent import Decision
+from .checks import asks
 from .grounding import missing_arguments, read_arguments
 from .library import PARTIAL
 from .parsing import ToolCall
@@ -637,7 +638,18 @@ class TolerantMatcher:
             rivals = [m for m in ranked if m.score >= match.score - self.margin and m is not match]
             rival_tools = {self._tool_of(m) for m in rivals} - {self._tool_of(match), None}
             if rival_tools and decision.kind == "call":
-                return self._pointer(ranked)  # torn between two actions: the model chooses among them
+                # torn between two actions: the model chooses among them; if it finds nothing, the best reading is
+                # asked as a question ("Выключим везде свет наверху": off, on, or whether they are off; the model
+                # picked no room), never a reading that acts on what was asked
+                pointer = self._pointer(ranked)
+                if pointer is not None and match.score >= self.act and not _unsaid(match, self.index(lang)) \
+                        and not asks(text, lang):
+                    decision.confirm = True
+                    decision.source = "tolerant"
+                    decision.reason = f"tolerant {match.intent} {match.score:.2f}, asked: torn between " \
+                                      f"{', '.join(sorted(t for t in rival_tools if t))}"
+                    pointer.fallback = decision
+                return pointer
             decision.source = "tolerant"
             decision.reason = f"tolerant {match.intent} {match.score:.2f}"
             decision.name_probs = {c.name: round(match.score, 3) for c in decision.calls}
