@@ -95,6 +95,8 @@ class SttConfig:
     rescore: bool = True
     rescore_margin: float = 1.0
     rescore_floor: float = -2.3
+    # whisper this unsure of the language it heard (its probability): the other languages' sentences are weighed too
+    rescore_languages_below: float = 0.8
 
 
 @dataclass

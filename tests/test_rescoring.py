@@ -66,6 +66,16 @@ def test_a_sentence_that_fits_better_than_a_confused_transcript_is_taken_below_t
     assert got is not None and got.text == "bedroom light जलाओ"
 
 
+def test_a_sentence_of_another_language_is_held_to_the_floor_however_badly_the_words_fit_as_it() -> None:
+    """"Music, turn on," read as Hindi fits worse than any Devanagari sentence by its letters alone: "एसी को कूल में
+    रखो" fitting better than it is no reason to set the air conditioner."""
+    fit = fitting({"Music, turn on,": -3.9, "एसी को कूल में रखो": -3.0, "बस रुक जाओ": -1.4})
+    assert rescored("Music, turn on,", ["एसी को कूल में रखो"], fit, 1.0, -2.3, foreign=True) is None
+    assert rescored("Music, turn on,", ["एसी को कूल में रखो"], fit, 1.0, -2.3) is not None  # (heard as Hindi: taken)
+    got = rescored("Music, turn on,", ["बस रुक जाओ"], fit, 1.0, -2.3, foreign=True)
+    assert got is not None and got.text == "बस रुक जाओ"
+
+
 def test_a_sentence_that_stops_before_the_speech_does_pays_for_what_it_leaves_unsaid() -> None:
     """Forced alignment scores a sentence's tokens, not its end: "поставь будильник" fits the start of "поставь
     будильник на полседьмого" better than the whole does. It ends half-way into the speech, and loses to the whole."""
@@ -337,3 +347,65 @@ def test_an_amount_written_from_sound_is_the_digits_heard_with_the_unit_they_wer
     assert {"5 minute", "5 मिनट", "5 minat"} & set(amounts), amounts
     assert matcher._amounts(words_of("पंवे की स्बीर, 50% कर तो."), "hi", index) == ["50"]  # the template says its "%"
     assert matcher._amounts(words_of("पंवे की स्बीर पचा परसेंट कर तो"), "hi", index) == []  # no digit: nothing made up
+
+
+# --- a language whisper was unsure of -------------------------------------------------------------------------------
+
+
+class TwoTongues:
+    """Whisper told a language: what it wrote fits best read as the language it heard ("ru"), and the Hindi sentence
+    read as Hindi fits better than what it wrote read as Hindi."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def fit(self, audio: object, language: str, texts: list[str]) -> list[tuple[float, float]]:
+        self.asked.append(language)
+        if language == "hi":
+            return [(-1.8 if "volume" in t or "वॉल्यूम" in t or "वॉल्युम" in t else -3.0 if "Волюм" in t else -6.0, 1.0)
+                    for t in texts]
+        return [(-0.4 if "Волюм" in t else -7.0, 1.0) for t in texts]
+
+
+@pytest.mark.parametrize("prob,source,taken", [
+    (0.72, "detected", True),  # whisper unsure it heard Russian: the Hindi sentences are weighed too, and win
+    (0.97, "detected", False),  # sure: only Russian's
+    (0.72, "forced", False),  # the language was set: only its own
+])
+def test_a_language_whisper_was_unsure_of_is_weighed_against_the_others(
+        home: tuple[Components, object, Model], monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+        prob: float, source: str, taken: bool) -> None:
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    c, _, _ = home
+    ear = TwoTongues()
+    monkeypatch.setattr(c, "stt", lambda: ear)
+    heard = SimpleNamespace(text="Волюм Камкаро.", lang="ru", prob=prob, source=source)  # "वॉल्यूम कम करो"
+    found = asyncio.run(Pipeline(c, Trace())._rescored(np.zeros(16000, dtype=np.int16), heard,
+                                                       c.dialogues.get("tongues")))
+    if taken:
+        assert found is not None, ear.asked
+        chosen, lang = found
+        assert lang == "hi" and chosen.heard == "Волюм Камкаро."
+        decision = c.router().fast_path.match(chosen.text, "hi")
+        assert decision is not None and decision.calls[0].name == "change_volume", chosen
+    else:
+        assert found is None and "hi" not in ear.asked
+
+
+@pytest.mark.models
+def test_hindi_heard_as_another_language_is_answered_in_hindi(base_config: Config, suite_home: SuiteHome) -> None:
+    """Kokoro's "वॉल्यूम कम करो" is detected as Russian (whisper writes "Волюм Камкаро", unsure): weighed as Hindi
+    too, it is turned down, and the turn is Hindi's."""
+    voices = voices_or_skip("hi")
+    runner = SpokenRunner(copy.deepcopy(base_config), suite_home, voices, Flags(), seed=0)
+    runner.load()
+    audio = runner.voices.speak("वॉल्यूम कम करो", "hi", runner.seed)
+    trace = Trace()
+    result = asyncio.run(Pipeline(runner.components, trace).run_audio(audio, language=None, conversation="tongues"))
+    said = trace.of_type(EventType.TRANSCRIPT)[0]
+    assert said.heard and said.lang == "hi" and result.lang == "hi", (said.heard, said.text, said.lang)
+    assert result.decision is not None and [c.name for c in result.decision.calls] == ["change_volume"]
+    assert result.decision.calls[0].arguments.get("direction") == "down"

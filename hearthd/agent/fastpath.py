@@ -556,10 +556,12 @@ class Router:
                                     self.clock() + self.clarify_timeout)
         return decision
 
-    def candidates(self, text: str, lang: str) -> list[str]:
+    def candidates(self, text: str, lang: str, foreign: bool = False) -> list[str]:
         """The template sentences speech to text may have heard as `text`, nearest first (the tolerant tier's), for
         weighing against the audio (hearthd.audio.rescoring). None when the templates read `text` as it is, when it
-        asks for what hearthd cannot do (the weather), or without the tolerant tier."""
+        asks for what hearthd cannot do (the weather), or without the tolerant tier. `foreign`: `text` was heard as
+        another language ("Bus Ruk Chao" for "बस, रुक जाओ"): sentences that sound like it are offered however well its
+        words read."""
         if self.fast_path is None or self.tolerant is None:
             return []
         text = without_tag(without_courtesy(text, lang), lang)
@@ -567,7 +569,7 @@ class Router:
             return []
         if self.fast_path.match(text, lang) is not None or self._with_reason(text, lang) is not None:
             return []
-        offered = self.tolerant.sentences(text, lang)
+        offered = self.tolerant.sentences(text, lang, alike=foreign)
         if asks(text, lang):  # a question stays one: "Is the front door lock?" is never "the front door lock"
             offered = [s for s in offered if asks(s, lang)]
         return offered

@@ -683,12 +683,13 @@ class TolerantMatcher:
             return decision
         return self._pointer(ranked)
 
-    def sentences(self, text: str, lang: str, limit: int = SENTENCES) -> list[str]:
+    def sentences(self, text: str, lang: str, limit: int = SENTENCES, alike: bool = False) -> list[str]:
         """The template sentences nearest `text`, best first, each one the strict templates read as a request: for
         speech to text to choose among by how well each fits the audio (hearthd.audio.rescoring). The nearest bags of
         a few intents are written out with the words said in their slots, the names and rooms heard nearly as the
         home spells them; a room or a name not heard at all is filled with each of the home's (a few), so the audio
-        decides which one was said. Nothing when the words say what not to do."""
+        decides which one was said; and, when the words read weakly (or `alike`), sentences that sound like the whole
+        of it. Nothing when the words say what not to do."""
         from .checks import negated
 
         if not text.strip() or negated(text, lang):
@@ -760,9 +761,9 @@ class TolerantMatcher:
                 scripts[_action(found)].add(_script_of(sentence))
         # (only when the words read weakly: a reading the tier would act on or ask about stands against sentences
         # that merely sound alike, "Bedroom Light" heard is no "बाथरूम लाइट ऑफ")
-        weak = not out or not bags or bags[0].score < self.ask
-        alike = self._sounding_like(text, lang, index, fills)[:SOUND_COMPARED] if weak else []
-        for sentence in alike:
+        weak = alike or not out or not bags or bags[0].score < self.ask
+        sounding = self._sounding_like(text, lang, index, fills)[:SOUND_COMPARED] if weak else []
+        for sentence in sounding:
             # whatever the words were read as: the template sentences that sound most like the whole of it; an
             # action offered only in other letters ("light band") once more in the language's ("लाइट बंद करो")
             if written >= SOUND_ALIKE:

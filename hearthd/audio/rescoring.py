@@ -40,10 +40,12 @@ class Rescored:
 
 
 def rescored(heard: str, candidates: list[str], fit: Callable[[list[str]], list[tuple[float, float]]],
-             margin: float, floor: float) -> Rescored | None:
+             margin: float, floor: float, foreign: bool = False) -> Rescored | None:
     """The candidate that fits the audio best (`fit`: per sentence, its mean log-probability per token and how far
     into the speech it reaches; a sentence that stops short of what was heard pays for it), if it fits better than
-    `heard`, or nearly as well (within `margin`) and at least `floor`; else None (the transcript stands)."""
+    `heard`, or nearly as well (within `margin`) and at least `floor`; else None (the transcript stands). `foreign`:
+    the sentences are of a language whisper did not hear, and what it wrote, read as theirs, fits badly by its
+    letters alone ("Music, turn on" read as Hindi): fitting better than it is no reason, `floor` always holds."""
     others = [c for c in dict.fromkeys(candidates) if c.strip() and c.strip() != heard.strip()]
     if not others:
         return None
@@ -55,6 +57,6 @@ def rescored(heard: str, candidates: list[str], fit: Callable[[list[str]], list[
     adjusted = [score - REACH_COST * max(0.0, heard_reach - reach - REACH_SLACK) for score, reach in rest]
     best = max(range(len(others)), key=lambda i: adjusted[i])
     score = adjusted[best]
-    if score <= heard_score and (score < floor or score < heard_score - margin):
+    if (score <= heard_score or foreign) and (score < floor or score < heard_score - margin):
         return None
     return Rescored(others[best], heard, round(score, 3), round(heard_score, 3), len(others))

@@ -222,34 +222,50 @@ class Pipeline:
                 transcript = await self._blocking(Stage.STT, stt.transcribe, speech, language, dialogue.lang)
             except Exception as e:
                 raise stage_error(Stage.STT, e, SttError, "stt-failed") from e
-        chosen = await self._rescored(speech, transcript, dialogue)
-        self.trace.emit(TranscriptEvent(text=chosen.text if chosen else transcript.text, lang=transcript.lang,
+        found = await self._rescored(speech, transcript, dialogue)
+        chosen, lang = found if found is not None else (None, transcript.lang)
+        self.trace.emit(TranscriptEvent(text=chosen.text if chosen else transcript.text, lang=lang,
                                         prob=transcript.prob, lang_source=transcript.source, conversation=dialogue.id,
                                         heard=chosen.heard if chosen else None))
-        self.c.last_lang = dialogue.lang = transcript.lang
-        result.transcript, result.lang = chosen.text if chosen else transcript.text, transcript.lang
+        self.c.last_lang = dialogue.lang = lang
+        result.transcript, result.lang = chosen.text if chosen else transcript.text, lang
         if not transcript.text.strip():
             raise PipelineError("stt-no-text-recognized", "speech was heard but no words recognised",
                                 "agent.not_understood")
 
-    async def _rescored(self, speech: np.ndarray, transcript: Any, dialogue: Dialogue) -> Rescored | None:
-        """The template sentence that fits the audio better than what whisper wrote (hearthd.audio.rescoring), when
-        the templates cannot read the transcript; never while this conversation's question waits for its answer."""
+    async def _rescored(self, speech: np.ndarray, transcript: Any,
+                        dialogue: Dialogue) -> tuple[Rescored, str] | None:
+        """The template sentence that fits the audio better than what whisper wrote (hearthd.audio.rescoring), and its
+        language, when the templates cannot read the transcript; never while this conversation's question waits for
+        its answer. When whisper was unsure of the language (below `stt.rescore_languages_below`: "बस, रुक जाओ" heard
+        as English "Bus Ruk Chao" at 0.62, "वॉल्यूम कम करो" as Russian "Волюм Камкаро" at 0.72), the other languages'
+        sentences are weighed too, each language's against whisper's words read as that language (told "hi", whisper
+        fits "Bus Ruk Chao" worse than "bas ruk jao"; told "en", the other way round), the best of them taken."""
         stt = self.c.stt()
         fit = getattr(stt, "fit", None)
         if not self.cfg.stt.rescore or fit is None or not transcript.text.strip() or dialogue.is_open() \
                 or not self.cfg.agent.fast_path:
             return None
-        try:
-            candidates = self.c.router().candidates(transcript.text, transcript.lang)
-            if not candidates:
-                return None
-            return await self._blocking(Stage.STT, rescored, transcript.text, candidates,
-                                        lambda texts: fit(speech, transcript.lang, texts),
-                                        self.cfg.stt.rescore_margin, self.cfg.stt.rescore_floor)
-        except Exception:  # the transcript as whisper wrote it stands
-            log.exception("weighing the templates' sentences against the audio failed")
-            return None
+        langs = [transcript.lang]
+        if getattr(transcript, "source", "") == "detected" \
+                and getattr(transcript, "prob", 1.0) < self.cfg.stt.rescore_languages_below:
+            langs += [lang for lang in self.cfg.stt.languages if lang != transcript.lang]
+        best: tuple[Rescored, str] | None = None
+        for lang in langs:
+            try:
+                foreign = lang != transcript.lang
+                candidates = self.c.router().candidates(transcript.text, lang, foreign=foreign)
+                if not candidates:
+                    continue
+                found = await self._blocking(Stage.STT, rescored, transcript.text, candidates,
+                                             lambda texts, lang=lang: fit(speech, lang, texts),
+                                             self.cfg.stt.rescore_margin, self.cfg.stt.rescore_floor, foreign)
+            except Exception:  # the transcript as whisper wrote it stands
+                log.exception("weighing the templates' sentences against the audio failed")
+                continue
+            if found is not None and (best is None or found.score > best[0].score):
+                best = (found, lang)
+        return best
 
     async def run_utterance(self, speech: np.ndarray, language: str | None = None, transcript: Any = None,
                             conversation: str = LOCAL) -> TurnResult:
