@@ -370,6 +370,13 @@ class TolerantMatcher:
             if len(canons) < len(options):
                 canons.append({})
             firsts = self._firsts(word, values)
+            if not firsts and len(word) > GLUED + 3 and not self._word_options(word, index) \
+                    and _script_of(word) != "latin":
+                # a little word whisper glued to a name ("ивентилятор": "и вентилятор"): the name, if one is there
+                rest = self._firsts(word[GLUED:], values)
+                if any(f == word[GLUED:] or _stem_alike(f, word[GLUED:]) for f in rest):
+                    word = said[i] = word[GLUED:]
+                    firsts = rest
             found: dict[str, float] = {}
             canon: dict[str, str] = {}
             length = 0
@@ -642,7 +649,7 @@ class TolerantMatcher:
                 # asked as a question ("Выключим везде свет наверху": off, on, or whether they are off; the model
                 # picked no room), never a reading that acts on what was asked
                 pointer = self._pointer(ranked)
-                if pointer is not None and match.score >= self.act and not _unsaid(match, self.index(lang)) \
+                if pointer is not None and match.score >= self.ask and not _unsaid(match, self.index(lang)) \
                         and not asks(text, lang):
                     decision.confirm = True
                     decision.source = "tolerant"
@@ -1026,6 +1033,7 @@ ACTIONS = ("on", "off", "open", "close", "lock", "unlock", "mute", "unmute", "vo
            "pause")
 ACTION_CREDIT = 0.8
 JOINED_SIMILARITY = 0.75  # two words heard for one: only when they sound nearly as it does
+GLUED = 1  # letters of a little word glued to the name after it ("и", "в", "к"), at most
 
 
 def _fits(word: str, pattern: str) -> bool:
