@@ -19,7 +19,8 @@ hassil the project uses. The bags here are built from whatever templates a langu
 
 A score at or above `act` with a clear margin is the call; a weaker one (or a near tie of two intents of one tool) is
 a question: the call is held until the user says yes (`Decision.confirm`). A tie between intents of different tools
-and anything below `ask` goes to the model, told the domain the tier points at (`Decision.among`).
+and anything below `ask` goes to the model, told the domain the tier points at (`Decision.among`); when the model
+finds nothing there, a tied reading of at least `ask` is asked as a question rather than refused (`Decision.fallback`).
 """
 
 from __future__ import annotations
