@@ -81,7 +81,7 @@ SAME_NAME = 0.95  # two values this alike are one name spelled two ways
 OTHER_ACTIONS = 6  # of them, sentences of other actions on the device or room heard
 OTHER_VALUES = 6  # and of the action heard on the devices or rooms that sound most like the one heard
 FILLS = 8
-# And sentences that sound like the whole utterance, its word breaks ignored (`_sound_alike`): whisper base writes a
+# And sentences that sound like the whole utterance, its word breaks ignored (`_sounding_like`): whisper base writes a
 # Hindi command it hears clearly as words no template has ("बातचा" for "गाना", "खलारम" for "अलार्म"), which the bags
 # cannot read, yet the sounds of the sentence said are mostly there. At most this many, from the bags sharing the most
 # sound trigrams with it (a shortlist), written out with the home's names and rooms that sound most like it and the
@@ -758,7 +758,16 @@ class TolerantMatcher:
                 if not actions[action]:
                     actions[action] += 1
                     out[sentence] = None
-        written = 0
+        # (only when the words read weakly: a reading the tier would act on or ask about stands against sentences
+        # that merely sound alike, "Bedroom Light" heard is no "बाथरूम लाइट ऑफ")
+        if alike or not out or not bags or bags[0].score < self.ask:
+            self._add_sounding(text, lang, index, fills, out, actions, heard_numbers)
+        return list(out)
+
+    def _add_sounding(self, text: str, lang: str, index: Index, fills: dict[str, list[str]], out: dict[str, None],
+                      actions: dict[tuple[Any, ...], int], heard_numbers: frozenset[Any]) -> None:
+        """Up to SOUND_ALIKE sentences that sound like `text` added to `out`, one per action not offered yet, or
+        once more in the language's own letters for an action offered only in others."""
         from ..language import rules
 
         script = rules(lang).script
@@ -767,11 +776,8 @@ class TolerantMatcher:
             found = self.fast_path.match(sentence, lang)
             if found is not None:
                 scripts[_action(found)].add(_script_of(sentence))
-        # (only when the words read weakly: a reading the tier would act on or ask about stands against sentences
-        # that merely sound alike, "Bedroom Light" heard is no "बाथरूम लाइट ऑफ")
-        weak = alike or not out or not bags or bags[0].score < self.ask
-        sounding = self._sounding_like(text, lang, index, fills)[:SOUND_COMPARED] if weak else []
-        for sentence in sounding:
+        written = 0
+        for sentence in self._sounding_like(text, lang, index, fills)[:SOUND_COMPARED]:
             # whatever the words were read as: the template sentences that sound most like the whole of it; an
             # action offered only in other letters ("light band") once more in the language's ("लाइट बंद करो")
             if written >= SOUND_ALIKE:
@@ -787,7 +793,6 @@ class TolerantMatcher:
                     scripts[action].add(_script_of(sentence))
                     out[sentence] = None
                     written += 1
-        return list(out)
 
     def _sounding_like(self, text: str, lang: str, index: Index, fills: dict[str, list[str]]) -> list[str]:
         """Template sentences that sound like `text` as a whole, nearest first: the bags sharing the most sound
