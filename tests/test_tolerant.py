@@ -70,6 +70,9 @@ HEARD = [
     ("hi", "पंखा जालू करो", {("cf/set", "ON")}),  # "चालू" heard with its first sound voiced
     ("ru", "Спальный свет включи.", {("bl/set", "ON")}),  # as whisper writes it, with its full stop
     ("ru", "Ивентилятор включи.", {("cf/set", "ON")}),  # "и вентилятор": a little word glued to the name
+    # a courtesy's "не" is no denial: "could you" said the Russian way, then the request said loosely
+    ("ru", "не мог бы ты включить-ка лампу в спальне", {("bl/set", "ON")}),
+    ("ru", "не могли бы вы жалюзи в спальне закрыть-ка", {("bb/set", "CLOSE")}),
 ]
 
 
@@ -83,6 +86,22 @@ def test_a_request_the_templates_miss_is_read_by_the_tolerant_tier(
     assert set(sent.sent) == commands, result.reply
     assert model.asked == []
     assert result.decision.source == "tolerant"
+
+
+@pytest.mark.parametrize("lang,text,what", [
+    ("ru", "какой сегодня число", "date"),  # "какое" heard in another gender: not "какой сегодня месяц и число"
+    ("ru", "какая сегодня день недели", "weekday"),
+    ("en", "what date today", "date"),
+    ("hi", "आज तारीक क्या है", "date"),  # "तारीख" heard without its aspiration
+])
+def test_a_question_said_loosely_gets_what_its_template_asks_though_no_word_says_it(
+        home: tuple[Components, Sent, Model], lang: str, text: str, what: str) -> None:
+    c, _, model = home
+    assert c.router().fast_path.match(text, lang) is None
+    decision = c.router().decide(text, lang)
+    assert decision.source == "tolerant"
+    assert [(x.name, x.arguments) for x in decision.calls] == [("get_time", {"what": what})]
+    assert model.asked == []
 
 
 @pytest.mark.parametrize("lang,text,seconds", [
@@ -162,6 +181,8 @@ def test_a_reading_beside_unknown_words_the_model_declines_is_asked_and_done_onl
 
 @pytest.mark.parametrize("lang,text", [
     ("ru", "не гаси свет в спальне"), ("hi", "बेडरूम की बत्ती बंद मत करो"), ("en", "don't switch the bedroom lamp on"),
+    ("ru", "не мог бы ты не выключать-ка свет в спальне"),  # the courtesy set apart, the denial still said
+    ("ru", "телевизор не выключай"),  # a template asks "телевизор не выключили?": its "не" reads state, never acts
 ])
 def test_a_negation_is_never_read_as_the_request_it_denies(home: tuple[Components, Sent, Model], lang: str,
                                                            text: str) -> None:

@@ -67,6 +67,7 @@ SOUND_CREDIT = 0.7
 UNKNOWN_WEIGHT = 1.5
 MIN_SHARE = 0.6  # a reading acted on or asked about explains this share of the words said, and says this share of its
 # template's
+TIE = 0.01  # two readings' scores this close are alike; the more balanced one is taken (`rank`)
 CONTENT = 1.5  # a word at least this telling is a content word (in about a third of the intents or fewer)
 MIN_CONTENT = 0.5  # a reading needs this share of its bag's content words said (never a match on "the", "me")
 SHORTLIST = 300  # bags scored in full: those sharing the most telling words with the utterance
@@ -189,6 +190,7 @@ class Bag:
     intent: str
     source: str  # "own" (hearthd's templates) or "library"
     words: tuple[str, ...]
+    fixed: tuple[tuple[str, Any], ...] = ()  # the values its template data sets without a word ("what": "date")
     unique: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -245,19 +247,20 @@ class Index:
                     rules = {**intents.expansion_rules, **data.expansion_rules}
                     wild = wild_lists | set(data.wildcard_list_names)
                     local_ranges = ranges | {n for n, s in data.slot_lists.items() if isinstance(s, RangeSlotList)}
+                    fixed = tuple(sorted((k, v) for k, v in (data.slots or {}).items()))
                     for sentence in data.sentences:
                         for words in _expand(sentence.expression, rules, wild, local_ranges):
                             if words:
-                                bags.append(Bag(name, source, words))
+                                bags.append(Bag(name, source, words, fixed))
         said = [tuple(tokens_of(s)) for s in skip]
         skip_words = frozenset(w[0] for w in said if len(w) == 1)
         skip_phrases = tuple(sorted({w for w in said if len(w) > 1}, key=len, reverse=True))
-        unique: dict[tuple[str, frozenset[str]], Bag] = {}
+        unique: dict[tuple[str, frozenset[str], tuple[tuple[str, Any], ...]], Bag] = {}
         for bag in bags:
             words = tuple(w for w in _without(list(bag.words), skip_phrases) if w not in skip_words)
             if words:
-                bag = Bag(bag.intent, bag.source, words)
-                unique.setdefault((bag.intent, bag.unique), bag)
+                bag = Bag(bag.intent, bag.source, words, bag.fixed)
+                unique.setdefault((bag.intent, bag.unique, bag.fixed), bag)
         bags = list(unique.values())
         intents_of: dict[str, set[str]] = defaultdict(set)
         for bag in bags:
@@ -559,8 +562,13 @@ class TolerantMatcher:
         """Each intent's best bag for the reading, best first."""
         best: dict[str, Match] = {}
         for match in self._bags(reading, index):
-            best.setdefault(match.intent, match)
-        return list(best.values())
+            kept = best.setdefault(match.intent, match)
+            # of two readings of one intent scoring alike, the one that says enough of its template and explains
+            # enough of the words: "какой сегодня число" is "какое число сегодня" said with one word inflected, not
+            # "какой сегодня месяц и число" with two words left out, though the second scores a hair higher
+            if kept is not match and match.score >= kept.score - TIE and _lopsided(kept) and not _lopsided(match):
+                best[match.intent] = match
+        return sorted(best.values(), key=lambda m: -m.score)
 
     def _bags(self, reading: Reading, index: Index) -> list[Match]:
         """Every shortlisted bag that reads something of the utterance, best first."""
@@ -625,20 +633,43 @@ class TolerantMatcher:
     def match(self, text: str, lang: str) -> Decision | None:
         """The call (or question) the nearest template reads, with its score; None when no intent is near enough, or
         an abstention pointing the model at the domain (`among`) when the tier is torn between tools."""
-        from .checks import negated
+        from .checks import READ_ONLY, negated
 
-        if negated(text, lang):
-            return None  # "बत्ती बंद मत करो", "не гаси свет": what is said not to be done is never read as done
         try:
             reading = self.read(text, lang)
             ranked = self.rank(reading, self.index(lang))
         except Exception:  # a template the tier cannot take must never end a turn: the model still reads it
             log.exception("the tolerant tier failed on an utterance")
             return None
+        if negated(" ".join(reading.said), lang):
+            # "बत्ती बंद मत करो", "не гаси свет": what is said not to be done is never read as done ("не подскажешь"
+            # is a courtesy, set apart with the skip words before this). Only a question whose template says the
+            # "не" itself is read ("телевизор не выключили?"), and only as a question: a call that reads state, never
+            # one that changes it
+            decision = self._decide(text, lang, reading, ranked) if self._says_the_not(reading, ranked, lang) \
+                else None
+            if decision is None or decision.kind != "call" or any(c.name not in READ_ONLY for c in decision.calls):
+                return None
+            return decision
+        return self._decide(text, lang, reading, ranked)
+
+    def _says_the_not(self, reading: Reading, ranked: list[Match], lang: str) -> bool:
+        """Whether the best reading's template says each negation word said, and reads state only."""
+        from .checks import READ_ONLY, negation_words
+
+        denials = negation_words(lang)
+        said = [p for p, o in enumerate(reading.options) if any(k in denials for k in o)]
+        if not ranked or not said:
+            return False
+        top = ranked[0]
+        return top.score >= self.act and self._tool_of(top) in READ_ONLY \
+            and all(top.used.get(p) in denials for p in said)
+
+    def _decide(self, text: str, lang: str, reading: Reading, ranked: list[Match]) -> Decision | None:
         if not ranked or ranked[0].score < self.ask:
             return self._pointer(ranked)
         for match in ranked[:3]:
-            if match.score < self.ask or min(match.recall, match.precision) < MIN_SHARE:
+            if match.score < self.ask or _lopsided(match):
                 break
             decision = self._realise(match, reading, text, lang)
             if decision is None:
@@ -1000,6 +1031,10 @@ class TolerantMatcher:
                 return Decision("clarify", calls=[ToolCall(tool.name, {})], missing=missing[0],
                                 reason=f"{tool.name}: {missing[0]} not said")
             read = read_arguments(tool, text, lang)
+            # what the template's data says without a word ("какой сегодня месяц и число" asks the date): as the
+            # strict templates read it, where the words themselves read no such argument
+            props = tool.model_parameters.get("properties", {})
+            read.update({k: v for k, v in match.bag.fixed if k in props and k not in read})
             required = set(tool.model_parameters.get("required", []))
             if required <= set(read):
                 try:
@@ -1079,6 +1114,11 @@ def _without(words: list[str], phrases: tuple[tuple[str, ...], ...]) -> list[str
         else:
             i += len(hit)
     return out
+
+
+def _lopsided(match: Match) -> bool:
+    """A reading that says too little of its template, or explains too few of the words said, to be acted on."""
+    return min(match.recall, match.precision) < MIN_SHARE
 
 
 def _unsaid(match: Match, index: Index) -> list[str]:
