@@ -254,6 +254,28 @@ def test_a_request_for_later_is_not_done_now(lang: str, text: str, proposed: tup
     _refused(_outcome(text, lang, *proposed), lang, "check.later")
 
 
+@pytest.mark.parametrize("lang,text,proposed", [
+    ("ru", "Поставьте мир на 5 минут.", ("set_temperature", {"temperature": 5})),  # "таймер" heard as "мир"
+    ("en", "tamer for twenty minutes please", ("set_volume", {"percent": 20})),
+    ("hi", "तीस मिनट का तामर लगा दो", ("set_brightness", {"device": "desk lamp", "percent": 30})),
+    ("ru", "на полчаса поставь", ("set_volume", {"percent": 30})),
+    ("en", "two hours, the heating", ("set_temperature", {"temperature": 2})),
+])
+def test_a_length_of_time_is_never_taken_for_a_setting(lang: str, text: str,
+                                                       proposed: tuple[str, dict[str, Any]]) -> None:
+    _refused(_outcome(text, lang, *proposed), lang, "check.duration_as_value")
+
+
+@pytest.mark.parametrize("lang,text,proposed", [
+    ("en", "set a timer for 20 minutes", ("set_timer", {"seconds": 1200})),  # a length of time is what a timer takes
+    ("ru", "громкость на 20, уже минут десять орёт", ("set_volume", {"percent": 20})),  # another number's minutes
+    ("hi", "डेस्क लैंप 40 पर कर दो", ("set_brightness", {"device": "desk lamp", "percent": 40})),
+])
+def test_a_setting_beside_no_length_of_time_or_another_is_still_made(lang: str, text: str,
+                                                                     proposed: tuple[str, dict[str, Any]]) -> None:
+    assert _calls(_outcome(text, lang, *proposed)) == [proposed]
+
+
 def test_a_duration_in_another_request_is_not_rewritten_into_a_clock_time() -> None:
     model = Proposes("unlock_door", {"door": "front door"})
     _router(model).decide("in 5 minutes open the front door", "en")

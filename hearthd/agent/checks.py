@@ -218,9 +218,14 @@ def without_tag(text: str, lang: str) -> str:
     return text
 
 
+def negation_words(lang: str) -> frozenset[str]:
+    """The words that say what not to do, in `lang` and in English (said inside it)."""
+    return frozenset(_fold(w) for t in (_own(lang), _own("en")) for w in t.get("negation", {}).get("words", []))
+
+
 def negated(text: str, lang: str) -> bool:
     """Whether a part says what not to do ("and don't turn it off", "band mat karna", "и не выключай")."""
-    words = {_fold(w) for t in (_own(lang), _own("en")) for w in t.get("negation", {}).get("words", [])}
+    words = negation_words(lang)
     # a tag said last, after the request, pleads rather than denies ("बत्ती जला दो ना": do turn it on)
     tags = _tags(lang)
     said = [w for w in (w.strip(_STRIP) for w in _fold(text).split()) if w]
@@ -255,6 +260,27 @@ def time_said(text: str, lang: str) -> bool:
         if following and (following.isdigit() or parse_number(following, lang) is not None):
             return True  # "seven thirty", "семь тридцать"
     return False
+
+
+def _duration_as_value(decision: Decision, text: str, lang: str, registry: ToolRegistry | None) -> str:
+    """The call (if any) that takes a length of time said as a number of its own (a temperature, a percent), when
+    the tool takes no duration at all."""
+    from .grounding import GROUND_KEY, durations_said
+
+    said = durations_said(text, lang)
+    if not said:
+        return ""
+    counts = {n for s in said for unit in (1, 60, 3600) if s % unit == 0 and (n := s // unit)}
+    for call in decision.calls:
+        tool = registry.get(call.name) if registry is not None and call.name in registry else None
+        props = tool.model_parameters.get("properties", {}) if tool is not None else {}
+        if any(isinstance(p, dict) and p.get(GROUND_KEY) in ("duration", "time") or k in ("minutes", "seconds")
+               for k, p in props.items()):
+            continue  # a timer, an alarm, a snooze's minutes: a length of time is what it takes
+        numbers = [v for v in call.arguments.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if any(v in counts for v in numbers):
+            return call.name
+    return ""
 
 
 def _letters(text: str) -> int:
@@ -308,6 +334,10 @@ def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | No
                                 relevance=decision.relevance, seconds=decision.seconds, evaluated=decision.evaluated,
                                 prefix=decision.prefix, raw=decision.raw)
             return refuse(f"{call.name}: no time of day said", "check.time_without_alarm")
+    if decision.source == "model" and (spent := _duration_as_value(decision, text, lang, registry)):
+        # "поставь таймер на 5 минут" heard "поставьте мир на 5 минут" → set_temperature 5: a length of time said
+        # is no temperature, level or volume
+        return refuse(f"{spent}: the number said is a length of time", "check.duration_as_value")
     for call in decision.calls:
         if call.name in ("cancel_alarm", "cancel_all_alarms") and decision.source == "model" \
                 and not about_alarm(text, lang):
