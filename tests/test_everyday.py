@@ -96,7 +96,10 @@ def _miss(report: SuiteReport) -> list[str]:
 # choosing among the tools the tiers point at, and a reading the model declines asked as a question (main f778173,
 # this test): en 75.2%, ru 70.7%, hi 78.8%; generic refusals 19, 25, 17. Floors and ceilings leave two cases of
 # slack (two runs of the same model differed in a case or two). Issue 25's targets: 0.92 each and no generic refusal.
-FIGURES = [("en", 0.73, 21), ("ru", 0.68, 27), ("hi", 0.76, 19)]
+# With the templates' fixed values carried by the tier and a request naming something known but read by nobody
+# asked about (locales/<lang>/phrases.toml [unclear]; main, session 16): en 96.7%, ru 94.8%, hi 100%; generic
+# refusals 0, 0, 0. The floors are the targets; no generic refusal is allowed (the question does not hang on the model).
+FIGURES = [("en", 0.92, 0), ("ru", 0.92, 0), ("hi", 0.92, 0)]
 
 
 @pytest.mark.models

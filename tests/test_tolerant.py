@@ -235,6 +235,37 @@ def test_a_question_torn_between_readings_is_never_asked_as_an_action(home: tupl
     assert sent.sent == []
 
 
+@pytest.mark.parametrize("lang,text,topic", [
+    ("ru", "в спальне холодрыга", "home"),  # a room, and no request any template or the model reads
+    ("en", "thermostat to nineteen and a half", "home"),
+    ("hi", "बेडरूम में बहुत ठंड है", "home"),
+    ("en", "no school tomorrow, cancel the 5:30 alarm", "alarms"),  # "no school" read as a denial: still alarms
+    ("ru", "выключен музыку пожалуйста", "media"),
+    ("en", "sing me a song", "media"),  # the thing named says what it is about, though no reading takes it
+    ("hi", "अलार्म का झंझट है यार", "alarms"),
+])
+def test_a_request_naming_something_known_but_unread_is_asked_about_never_refused(
+        home: tuple[Components, Sent, Model], lang: str, text: str, topic: str) -> None:
+    c, sent, _ = home
+    result = turn(c, text, lang)
+    assert sent.sent == [] and result.decision.kind == "abstain"
+    assert result.reply == phrase(lang, f"unclear.{topic}")
+    assert result.reply.endswith("?") and result.reply != phrase(lang, "agent.cannot_help")
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("en", "frobnicate the zorblax"), ("ru", "сделай что-нибудь интересное"), ("hi", "कुछ मज़ेदार करो"),
+    ("en", "tell me about the tell-tale heart"),  # "tell" is not "telly", the TV's alias: nothing of the home named
+])
+def test_a_request_naming_nothing_known_keeps_the_generic_refusal(home: tuple[Components, Sent, Model], lang: str,
+                                                                 text: str) -> None:
+    c, sent, _ = home
+    result = turn(c, text, lang)
+    assert sent.sent == []
+    assert not (result.decision.say or "").startswith("unclear.")  # the generic refusal, or what cannot be done
+    assert result.reply in (phrase(lang, "agent.cannot_help"), phrase(lang, "decline.knowledge"))
+
+
 def test_the_tier_can_be_turned_off(home: tuple[Components, Sent, Model]) -> None:
     c, sent, model = home
     c.cfg.agent.tolerant = False

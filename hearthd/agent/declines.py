@@ -43,6 +43,13 @@ def decline_kind(text: str, lang: str) -> str:
     return next((kind for kind, words in kinds if _anywhere(tokens, words)), "")
 
 
+def names_known(text: str, lang: str) -> bool:
+    """Whether the sentence names something hearthd does (an alarm, a light, music: the declines' `keep` words)."""
+    keep, _ = _tables(lang)
+    tokens = _tokens(text)
+    return bool(tokens) and _anywhere(tokens, keep)
+
+
 def decline_phrase(text: str, lang: str) -> str:
     """The phrase key of the specific decline for `text` ("decline.weather"), or "" for the generic one."""
     kind = decline_kind(text, lang)

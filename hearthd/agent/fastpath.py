@@ -17,7 +17,7 @@ from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from ..tools.smarthome import KINDS, keep_area
 from .agent import Agent, Decision
 from .checks import about_alarm, asks, negated, review, says_many, time_said, without_tag
-from .declines import decline_kind
+from .declines import decline_kind, decline_phrase
 from .library import ROOM, Library
 from .parsing import ToolCall
 from .split import clauses, split_requests, statement, tells_not_to, without_courtesy
@@ -584,6 +584,12 @@ class Router:
         text = without_tag(without_courtesy(text, lang), lang)
         # Every decision, the fast path's and the model's, passes the same checks on the user's own words.
         decision = review(self._match(text, lang), text, lang, self._registry())
+        if decision.kind == "abstain" and not decision.say and not decision.calls and self.tolerant is not None \
+                and not decline_phrase(text, lang):
+            # understood in part: what it seems to be about, asked, rather than "Sorry, I can't help with that"
+            topic = self.tolerant.topic(text, lang)
+            if topic:
+                decision.say = f"unclear.{topic}"
         if len(split_requests(text, lang)) == 1:  # (several requests: each part keeps its own room, in _several)
             _keep_rooms(decision, text)
         return decision

@@ -722,6 +722,36 @@ class TolerantMatcher:
             return decision
         return self._pointer(ranked)
 
+    def topic(self, text: str, lang: str) -> str:
+        """What a request nobody could read is about, for a question in place of the generic refusal
+        (locales/<lang>/phrases.toml [unclear]): the family of the nearest readings' tools, when the words name
+        something hearthd knows (a device, a room, an alarm, the music: a home list's value or the declines' `keep`
+        words), or are a fair reading of a question about the clock; "" when they name nothing hearthd knows."""
+        from .declines import names_known
+
+        try:
+            reading = self.read(text, lang)
+            ranked = self.rank(reading, self.index(lang))
+        except Exception:  # never the reason a turn fails: the generic refusal is said instead
+            log.exception("the tolerant tier failed on an utterance")
+            return ""
+        named = {p for p, options in enumerate(reading.options)
+                 if any(token in NAMED and credit >= 1.0 for token, credit in options.items())}
+        near = [m for m in ranked[:5] if m.score >= self.ask * 0.6]
+        if named:  # the reading that takes the thing named: "в спальне холодрыга" is about the bedroom's devices
+            near = [m for m in near if named & set(m.used)]
+            if not near:  # none does ("sing me a song"): the thing itself says what it is about
+                music = any("{media_class}" in reading.options[p] for p in named)
+                return TOPICS["media"] if music else TOPICS["home"]
+        elif not names_known(text, lang):
+            # naming nothing: only a fair reading of a question about the clock ("what time is it on the moon")
+            near = [m for m in near[:1] if m.score >= self.ask]
+        families = [self.registry.get(t).family for m in near
+                    if (t := (self._tool_of(m) or "").split(".")[0]) in self.registry]
+        if not (named or names_known(text, lang)):
+            return TOPICS["clock"] if families[:1] == ["clock"] else ""
+        return next((TOPICS[f] for f in families if f in TOPICS), TOPICS["home"] if named else "")
+
     def sentences(self, text: str, lang: str, limit: int = SENTENCES, alike: bool = False) -> list[str]:
         """The template sentences nearest `text`, best first, each one the strict templates read as a request: for
         speech to text to choose among by how well each fits the audio (hearthd.audio.rescoring). The nearest bags of
@@ -1067,6 +1097,16 @@ class TolerantMatcher:
                 out.append(word)
         return _seamed(out)
 
+
+# A tool's family → the [unclear] phrase that asks what was meant (`topic`)
+TOPICS = {"home": "home", "alarms": "alarms", "clock": "clock", "media": "media", "volume": "volume",
+          "power": "computer", "battery": "computer", "network": "computer"}
+# Slot tokens that name a thing of the home (a device, a kind of device, a room, a floor) or the music: not a state, a
+# mode, a colour, a day or a number
+NAMED = frozenset("{" + n + "}" for n in (
+    "name", "area", "floor", "room", "room_group", "room_hi", "room_hi_other", "device", "device_nom", "door",
+    "door_nom", "light", "light_nom", "light_gen", "light_place", "fan", "fan_gen", "cover", "cover_classes",
+    "thermostat", "media_class"))
 
 # The actions whose words are interchangeable in a request (locales/<lang>/checks.toml [polarity]); "set" and "unset"
 # are left out: "добавь минуту к таймеру" is not "поставь таймер".
