@@ -588,7 +588,7 @@ class Router:
                 and not decline_phrase(text, lang):
             # understood in part: what it seems to be about, asked, rather than "Sorry, I can't help with that"
             topic = self.tolerant.topic(text, lang)
-            if topic:
+            if topic and f"unclear.{topic}" in locale.phrases(lang):  # (a language added without these: the refusal)
                 decision.say = f"unclear.{topic}"
         if len(split_requests(text, lang)) == 1:  # (several requests: each part keeps its own room, in _several)
             _keep_rooms(decision, text)
