@@ -48,6 +48,19 @@ def test_privacy_mode_keeps_only_a_hash(base_config, tmp_path: Path, monkeypatch
     assert "6 am" not in (tmp_path / "audit.jsonl").read_text()
 
 
+def test_a_turn_with_text_no_utf8_can_hold_is_still_recorded(tmp_path: Path) -> None:
+    """A lone surrogate that came in from outside (issue 26): the record is written, readable JSON, nothing lost."""
+    for privacy in (False, True):
+        log = AuditLog(tmp_path / f"audit-{privacy}.jsonl", privacy=privacy)
+        entry = log.turn("\ud800" + "x" * 2100, "en", [])
+        entry["reply"] = "ok \udfff"
+        assert log.write(entry) and log.lost_total == 0
+        (row,) = AuditLog(tmp_path / f"audit-{privacy}.jsonl").tail(5)
+        assert row["reply"] == "ok \udfff"
+        assert row.get("utterance", "\ud800" + "x" * 2100) == "\ud800" + "x" * 2100
+        assert ("utterance_sha256" in row) == privacy
+
+
 def test_rotation_keeps_the_newest_lines_readable(tmp_path: Path) -> None:
     log = AuditLog(tmp_path / "audit.jsonl", max_bytes=400, keep=2)
     for i in range(40):

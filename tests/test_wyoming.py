@@ -437,6 +437,22 @@ async def test_garbage_and_oversized_events_close_only_that_connection(served: S
         assert isinstance(await ask(client, "what time is it"), Handled)
 
 
+async def test_nested_json_and_text_no_utf8_can_hold_are_refused_with_an_error(served: Served) -> None:
+    """Issue 26: a header nested 1,000 deep (json.loads' RecursionError), the same in a data part, and a transcript
+    with a lone surrogate each get a bad-stream Error, never a traceback; the server goes on answering."""
+    deep = "[" * 1000 + "]" * 1000
+    replies = await raw_connection(served.port, b'{"type":"describe","data":{"x":' + deep.encode() + b"}}\n")
+    assert [Error.from_event(e).code for e in replies] == ["bad-stream"]
+    body = ('{"x": ' + deep + "}").encode()
+    replies = await raw_connection(served.port, b'{"type": "describe", "data_length": %d}\n' % len(body) + body)
+    assert [Error.from_event(e).code for e in replies] == ["bad-stream"]
+    lone = b'{"type": "transcript", "data": {"text": "\\ud800' + b"x" * 2100 + b'"}}\n'
+    replies = await raw_connection(served.port, lone)
+    assert [Error.from_event(e).code for e in replies] == ["bad-stream"]
+    async with served.client() as client:
+        assert isinstance(await ask(client, "what time is it"), Handled)
+
+
 async def test_a_stage_that_fails_is_an_error_and_the_server_goes_on(wy_components: Components) -> None:
     """A voice that cannot load (its file is gone): that request is an Error, the next one is spoken."""
     cfg = copy.deepcopy(wy_components.cfg)

@@ -57,7 +57,7 @@ class AuditLog:
         """The record of one turn, from its trace events."""
         entry: dict[str, Any] = {"ts": datetime.now(UTC).isoformat(timespec="seconds"), "lang": lang}
         if self.privacy:
-            entry["utterance_sha256"] = hashlib.sha256(utterance.encode("utf-8")).hexdigest()
+            entry["utterance_sha256"] = hashlib.sha256(utterance.encode("utf-8", "surrogatepass")).hexdigest()
         else:
             entry["utterance"] = utterance
         proposed, results, timings = [], [], {}
@@ -96,7 +96,7 @@ class AuditLog:
         with self._lock:
             if self.lost:
                 entry = {**entry, "lost": self.lost}  # turns before this one that are not in the log
-            data = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+            data = _line(entry)
             try:
                 private_dir(self.path.parent)  # the words in clear: 0700 directory, 0600 files
                 if not self._tightened:
@@ -175,3 +175,12 @@ class AuditLog:
                     self.skipped += 1
             out = rows[-(n - len(out)):] + out
         return out[-n:]
+
+
+def _line(entry: dict[str, Any]) -> bytes:
+    """One record as a line of UTF-8 JSON. Text no UTF-8 can hold (a lone surrogate come in from outside) is
+    written as JSON's \\u escapes instead, the record all ASCII: the turn is recorded either way."""
+    try:
+        return (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(entry, ensure_ascii=True) + "\n").encode("ascii")

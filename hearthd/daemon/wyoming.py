@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import functools
 import itertools
-import json
 import logging
 import re
 import threading
@@ -65,6 +64,7 @@ from ..audio.wavio import MAX_RATE, MIN_RATE
 from ..errors import HearthdError
 from ..events import ErrorEvent, TimingEvent, Trace, WakeEvent
 from ..language import language_of_text
+from ..tools.discovery import UnsafeJson, load_json
 from .components import Components
 from .live import sentences
 from .pipeline import Pipeline, PipelineError, clean_text
@@ -111,9 +111,9 @@ async def read_event(reader: asyncio.StreamReader) -> Event | None:
         return None
     except asyncio.LimitOverrunError:
         raise BadStream(f"an event header longer than {MAX_LINE_BYTES} bytes") from None
-    try:
-        header = json.loads(line)
-    except ValueError as e:  # UnicodeDecodeError is one
+    try:  # nesting bounded before parsing, a lone surrogate refused (no reply or record could be written with it)
+        header = load_json(line.decode("utf-8"))
+    except (ValueError, UnsafeJson) as e:  # UnicodeDecodeError is a ValueError
         raise BadStream(f"not a JSON event header: {e}") from None
     if not isinstance(header, dict) or not isinstance(header.get("type"), str):
         raise BadStream("an event header without a type")
@@ -124,14 +124,14 @@ async def read_event(reader: asyncio.StreamReader) -> Event | None:
     payload_length = _length(header.get("payload_length"), MAX_PAYLOAD_BYTES, "payload")
     try:
         if data_length:
-            more = json.loads(await reader.readexactly(data_length))
+            more = load_json((await reader.readexactly(data_length)).decode("utf-8"))
             if not isinstance(more, dict):
                 raise BadStream("event data that is not an object")
             data.update(more)
         payload = await reader.readexactly(payload_length) if payload_length else None
     except asyncio.IncompleteReadError:
         raise BadStream("the stream ended inside an event") from None
-    except ValueError as e:
+    except (ValueError, UnsafeJson) as e:
         raise BadStream(f"event data that is not JSON: {e}") from None
     return Event(type=header["type"], data=data, payload=payload)
 
