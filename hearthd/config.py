@@ -475,6 +475,8 @@ def _env_overrides(environ: typing.Mapping[str, str]) -> dict[str, Any]:
             value = tomllib.loads(f"v = {raw}")["v"]
         except tomllib.TOMLDecodeError:
             value = raw
+        except RecursionError:  # "[[[[…": tomllib recurses per level
+            raise ConfigError(f"nested too deeply ({len(raw)} characters)", ".".join(parts)) from None
         node = out
         for p in parts[:-1]:
             node = node.setdefault(p, {})
@@ -493,6 +495,8 @@ def load_config(path: str | Path | None = None, environ: typing.Mapping[str, str
             data = tomllib.loads(file.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"not valid TOML: {e}", str(file)) from e
+        except RecursionError:  # "languages = [[[[…": tomllib recurses per level; said, not a 3,000-line traceback
+            raise ConfigError("not valid TOML: arrays or tables nested too deeply", str(file)) from None
         except UnicodeDecodeError as e:  # a binary file, or one saved in another encoding
             raise ConfigError(f"not a UTF-8 TOML file (byte 0x{e.object[e.start]:02x} at offset {e.start})",
                               str(file)) from None

@@ -175,3 +175,14 @@ def test_queue_max_zero_is_refused_by_the_cli(tmp_path: Path) -> None:
                            "config", "show"], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "mqtt.queue_max: must be at least 1, got 0" in proc.stderr
+
+
+def test_a_config_nested_too_deeply_is_a_config_error_not_a_traceback(tmp_path: Path) -> None:
+    """Issue 26: 500 nested arrays made tomllib recurse out of the stack; a start said only "maximum recursion depth
+    exceeded" and a SIGHUP reload printed 3,000 lines. Both read the file through load_config."""
+    with pytest.raises(ConfigError) as e:
+        load_config(write(tmp_path, "[stt]\nlanguages = " + "[" * 500 + "]" * 500 + "\n"), environ={})
+    assert "nested too deeply" in str(e.value) and e.value.key.endswith("config.toml")
+    with pytest.raises(ConfigError) as e:
+        load_config(write(tmp_path, ""), environ={"HEARTHD__STT__LANGUAGES": "[" * 2000 + "]" * 2000})
+    assert e.value.key == "stt.languages"
