@@ -398,11 +398,71 @@ def _validate(cfg: Config) -> None:
             raise ConfigError("a Wyoming service needs its uri: tcp://HOST:PORT or unix:///PATH", f"{section}.uri")
         if part.uri and (problem := wyoming_uri_problem(part.uri)):
             raise ConfigError(f"{problem}, got {part.uri!r}", f"{section}.uri")
+    if cfg.stt.language and cfg.stt.language not in cfg.stt.languages:
+        # "de", "EN": every turn would fail on a language with no templates, phrases or voice
+        raise ConfigError(f"expected one of stt.languages ({', '.join(cfg.stt.languages)}) or \"\" to detect, got "
+                          f"{cfg.stt.language!r}", "stt.language")
+    if cfg.general.timezone and (problem := _zone_problem(cfg.general.timezone)):
+        raise ConfigError(problem, "general.timezone")
+    _check_mqtt_names(cfg.mqtt)
+    for key, value in (("assets.cache_dir", cfg.assets.cache_dir), ("stt.model_path", cfg.stt.model_path),
+                       ("agent.model_path", cfg.agent.model_path), ("mqtt.ca_file", cfg.mqtt.ca_file),
+                       ("mqtt.cert_file", cfg.mqtt.cert_file), ("mqtt.key_file", cfg.mqtt.key_file)):
+        if value and (problem := _path_problem(value)):
+            raise ConfigError(problem, key)
     thinking = cfg.agent.thinking.strip().lower()
     if thinking != "off" and not (thinking.isdigit() and 1 <= int(thinking) <= 4096):
         raise ConfigError(f"expected \"off\" or a token budget from 1 to 4096, got {cfg.agent.thinking!r}",
                           "agent.thinking")
     _check_ranges(cfg)
+
+
+MAX_NAME_BYTES = 255  # a file name (NAME_MAX); a whole path at most PATH_MAX - 1
+MAX_PATH_BYTES = 4095
+MAX_HOST_CHARS = 253  # a DNS name
+MAX_TOPIC_PART_CHARS = 128  # a discovery prefix, a topic base, a node id, a client id: far below MQTT's 64 kB
+
+
+def _path_problem(value: str) -> str:
+    """Why `value` cannot be a path on this system ("" when it can be one): too long, or a NUL in it."""
+    raw = os.fsencode(os.path.expanduser(value))
+    if b"\0" in raw:
+        return "a path cannot hold a NUL character"
+    if len(raw) > MAX_PATH_BYTES:
+        return f"a path of {len(raw)} bytes (at most {MAX_PATH_BYTES})"
+    if any(len(part) > MAX_NAME_BYTES for part in raw.split(b"/")):
+        return f"a path with a name longer than {MAX_NAME_BYTES} bytes"
+    return ""
+
+
+def _zone_problem(zone: str) -> str:
+    """Why `zone` is not an IANA time zone hearthd can load ("" when it is one)."""
+    from zoneinfo import ZoneInfo
+
+    if len(zone) > MAX_TOPIC_PART_CHARS or "\0" in zone:
+        return f"not an IANA time zone name such as Europe/Moscow (got {len(zone)} characters)"
+    try:
+        ZoneInfo(zone)
+    except Exception:  # ZoneInfoNotFoundError, ValueError ("../x"), OSError (a name too long for the disk)
+        return f"not an IANA time zone name such as Europe/Moscow, got {zone!r}"
+    return ""
+
+
+def _check_mqtt_names(mqtt: MqttConfig) -> None:
+    """The broker's host and hearthd's topic parts: a wildcard in a prefix made the link reconnect for ever."""
+    if len(mqtt.host) > MAX_HOST_CHARS or any(ch.isspace() or ch == "\0" for ch in mqtt.host):
+        raise ConfigError(f"not a host name or address (at most {MAX_HOST_CHARS} characters, no spaces)", "mqtt.host")
+    for key in ("discovery_prefix", "topic_base", "node_id", "client_id"):
+        value = getattr(mqtt, key)
+        if len(value) > MAX_TOPIC_PART_CHARS:
+            raise ConfigError(f"{len(value)} characters (at most {MAX_TOPIC_PART_CHARS})", f"mqtt.{key}")
+        if any(ch in value for ch in "+#\0"):
+            raise ConfigError(f"MQTT wildcards (+, #) cannot be part of it, got {value!r}", f"mqtt.{key}")
+        if key in ("discovery_prefix", "topic_base") and (not value.strip("/") or value != value.strip("/ ")):
+            raise ConfigError(f"expected a topic such as \"homeassistant\", without a leading or trailing /, got "
+                              f"{value!r}", f"mqtt.{key}")
+        if key == "node_id" and "/" in value:
+            raise ConfigError(f"one topic level, without /, got {value!r}", "mqtt.node_id")
 
 
 def wyoming_uri_problem(uri: str) -> str:

@@ -186,3 +186,31 @@ def test_a_config_nested_too_deeply_is_a_config_error_not_a_traceback(tmp_path: 
     with pytest.raises(ConfigError) as e:
         load_config(write(tmp_path, ""), environ={"HEARTHD__STT__LANGUAGES": "[" * 2000 + "]" * 2000})
     assert e.value.key == "stt.languages"
+
+
+@pytest.mark.parametrize("text,key", [
+    ('[stt]\nlanguage = "de"\n', "stt.language"),  # no templates, phrases or voice: every turn failed
+    ('[stt]\nlanguage = "EN"\n', "stt.language"),
+    ('[general]\ntimezone = "' + "Europe/" + "x" * 249 + '"\n', "general.timezone"),  # [Errno 36] at run
+    ('[general]\ntimezone = "Mars/Olympus"\n', "general.timezone"),
+    ('[mqtt]\ndiscovery_prefix = "ha/#"\n', "mqtt.discovery_prefix"),  # reconnected every 0.5 s for ever
+    ('[mqtt]\ndiscovery_prefix = "/homeassistant/"\n', "mqtt.discovery_prefix"),
+    ('[mqtt]\ntopic_base = "+"\n', "mqtt.topic_base"),
+    ('[mqtt]\nnode_id = "' + "n" * 300 + '"\n', "mqtt.node_id"),
+    ('[mqtt]\nhost = "' + "h" * 300 + '"\n', "mqtt.host"),
+    ('[assets]\ncache_dir = "/tmp/' + "d" * 300 + '"\n', "assets.cache_dir"),
+    ('[agent]\nmodel_path = "/' + "m/" * 2100 + '"\n', "agent.model_path"),
+])
+def test_a_value_the_running_parts_cannot_serve_is_refused_by_key(tmp_path: Path, text: str, key: str) -> None:
+    """Issue 26, item 4: caught at load (and so at a SIGHUP reload and in doctor, which load through here)."""
+    with pytest.raises(ConfigError) as e:
+        load_config(write(tmp_path, text), environ={})
+    assert e.value.key == key, str(e.value)
+
+
+def test_values_that_can_be_served_still_load(tmp_path: Path) -> None:
+    text = ('[stt]\nlanguage = "ru"\n[general]\ntimezone = "Asia/Kolkata"\n'
+            '[mqtt]\ndiscovery_prefix = "home/assistant"\nnode_id = "kitchen-pi"\n')
+    cfg = load_config(write(tmp_path, text), environ={})
+    assert (cfg.stt.language, cfg.general.timezone) == ("ru", "Asia/Kolkata")
+    assert cfg.mqtt.discovery_prefix == "home/assistant"
