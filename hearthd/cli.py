@@ -418,9 +418,11 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
               f"{extra} ran={done or '-'} reply={row.get('reply', '')!r}")
     if log.skipped:
         print(f"skipped {log.skipped} unreadable line{'s' if log.skipped != 1 else ''} of {log.path}", file=sys.stderr)
-    if not rows and not args.json:
+    for problem in log.unreadable:
+        print(f"cannot read {problem}", file=sys.stderr)
+    if not rows and not args.json and not log.unreadable:
         print(f"no history yet ({log.path})")
-    return EXIT_OK
+    return EXIT_FAIL if log.unreadable and not rows else EXIT_OK
 
 
 def cmd_service(args: argparse.Namespace, cfg: Config) -> int:

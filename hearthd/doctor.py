@@ -296,12 +296,17 @@ def check_state(cfg: Config) -> list[Finding]:
     still work), stores that were moved aside as corrupt, and audit turns that could not be recorded."""
     from .config import state_dir
     from .daemon.audit import AuditLog
-    from .private import disk_state
+    from .private import disk_state, state_problems
 
     where = state_dir()
-    out = []
+    out: list[Finding] = []
     disk = disk_state(where)
-    if disk:
+    problems = state_problems(where)
+    if problems:  # a file or a broken link where the directory should be, a store that is a link or unreadable
+        out.extend(Finding("state", "state directory", False, p,
+                           "move it out of the way; hearthd makes a fresh one (what it held is yours to keep)",
+                           required=False) for p in problems)
+    elif disk:
         out.append(Finding("state", "state directory", False,
                            f"{where}: the disk is {disk}; new alarms, cancels and the audit trail cannot be saved "
                            "(reads, questions and devices still work)",

@@ -21,16 +21,72 @@ _OTHERS = stat.S_IRWXG | stat.S_IRWXO  # 0o077: everything a group or other user
 
 
 def private_dir(path: Path) -> Path:
-    """`path` as a directory only its owner can enter: created 0700, an existing one loses its group/other bits."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """`path` as a directory only its owner can enter: created 0700, an existing one loses its group/other bits.
+    A file, a broken link or a loop of links in its place is a StateWriteError saying so (not "[Errno 17]")."""
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except (FileExistsError, NotADirectoryError, OSError) as e:
+        problem = dir_problem(path)
+        if problem:
+            raise StateWriteError("state-unwritable", f"cannot keep state in {path}: {problem}") from None
+        raise StateWriteError("state-unwritable", f"cannot keep state in {path}: {e.strerror or e}") from None
     _tighten(path)
     return path
 
 
+STORES = ("alarms.db", "audit.jsonl", "devices.json", "requests.db", "settings.json")  # what the state dir holds
+
+
+def dir_problem(path: Path) -> str:
+    """What stands where a state directory should be ("" when it is a directory or nothing is there yet)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        parent = next((p for p in path.parents if os.path.lexists(p)), None)
+        return dir_problem(parent) if parent is not None and parent != path and not parent.is_dir() else ""
+    except OSError as e:
+        return f"it cannot be looked at ({e.strerror})"
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.stat(path)
+        except OSError as e:
+            if e.errno == errno.ENOENT:
+                return "a broken symbolic link"
+            return f"a symbolic link that cannot be followed ({e.strerror})"
+        return "" if stat.S_ISDIR(target.st_mode) else "a symbolic link to something that is not a directory"
+    return "" if stat.S_ISDIR(st.st_mode) else "a file is in the way, not a directory"
+
+
+def state_problems(where: Path) -> list[str]:
+    """Why state under `where` cannot be kept or read: the directory itself, then each store that is a symbolic
+    link, not a file, or cannot be read and written by this user."""
+    problem = dir_problem(where)
+    if problem:
+        return [f"{where}: {problem}"]
+    out = []
+    for name in STORES:
+        path = where / name
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            out.append(f"{path}: {e.strerror}")
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            out.append(f"{path} is a symbolic link; hearthd keeps its state only in its own files")
+        elif not stat.S_ISREG(st.st_mode):
+            out.append(f"{path} is not a regular file")
+        elif not os.access(path, os.R_OK | os.W_OK):
+            out.append(f"{path} cannot be read and written by this user")
+    return out
+
+
 def private_file(path: Path) -> None:
-    """An existing file loses its group/other bits (a missing one is left missing); the owner's bits stay."""
+    """An existing file loses its group/other bits (a missing one is left missing); the owner's bits stay. A
+    symbolic link is left as it is: its target is some other file, never chmodded through it."""
     with contextlib.suppress(FileNotFoundError):
-        _tighten(path)
+        _tighten(path, follow=False)
 
 
 def create_private(path: Path) -> None:
@@ -43,8 +99,9 @@ def create_private(path: Path) -> None:
 
 
 def open_private(path: Path, flags: int) -> int:
-    """os.open of a file created 0600; an existing looser one is tightened through its descriptor."""
-    fd = os.open(path, flags | os.O_CREAT, 0o600)
+    """os.open of a file created 0600; an existing looser one is tightened through its descriptor. A symbolic link
+    in its place is refused (ELOOP), never followed: the words in clear are written to no file elsewhere."""
+    fd = os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     mode = os.fstat(fd).st_mode
     if mode & _OTHERS:
         os.fchmod(fd, stat.S_IMODE(mode) & ~_OTHERS)
@@ -129,7 +186,11 @@ def write_problem(e: BaseException, path: Path) -> StateWriteError | None:
         return e
     if isinstance(e, OSError):
         kind = {errno.ENOSPC: "full", errno.EDQUOT: "full", errno.EROFS: "read-only", errno.EACCES: "unwritable",
-                errno.EPERM: "unwritable"}.get(e.errno or 0, "")
+                errno.EPERM: "unwritable", errno.ELOOP: "unwritable", errno.ENOTDIR: "unwritable",
+                errno.EEXIST: "unwritable", errno.EISDIR: "unwritable"}.get(e.errno or 0, "")
+        if e.errno == errno.ELOOP:
+            return StateWriteError("state-unwritable", f"cannot save to {path}: it is a symbolic link (or one is "
+                                                       "in the way); hearthd writes its state only to its own files")
         if not kind and e.errno == errno.EIO:
             kind = disk_state(path) or "unwritable"
     elif isinstance(e, sqlite3.OperationalError):
@@ -286,8 +347,10 @@ def _open_writable(path: Path | None, setup: Callable[[sqlite3.Connection], None
     return db
 
 
-def _tighten(path: Path) -> None:
-    mode = os.stat(path).st_mode
+def _tighten(path: Path, follow: bool = True) -> None:
+    mode = os.stat(path, follow_symlinks=follow).st_mode
+    if stat.S_ISLNK(mode):
+        return
     if mode & _OTHERS:
         os.chmod(path, stat.S_IMODE(mode) & ~_OTHERS)
 

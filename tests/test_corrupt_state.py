@@ -255,3 +255,72 @@ def test_a_store_moved_aside_shows_at_start_and_in_doctor(state: Path, tmp_path:
     line = next(x for x in doctor.stdout.splitlines() if "alarms.db:" in x)
     assert "warn" in line and "was corrupt" in line and str(copy) in line, doctor.stdout
     assert f"rm {copy}" in doctor.stdout
+
+
+# -- issue 26, item 6: what stands where state should be ----------------------------------------------------------
+
+
+def _state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    (tmp_path / "state").mkdir()
+    return tmp_path / "state" / "hearthd"
+
+
+def test_an_audit_trail_that_is_a_link_to_a_file_elsewhere_is_never_written_through(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hearthd.config import Config
+    from hearthd.daemon.audit import AuditLog
+    from hearthd.doctor import check_state
+
+    where = _state_home(tmp_path, monkeypatch)
+    where.mkdir(mode=0o700)
+    elsewhere = tmp_path / "someone-elses.txt"
+    elsewhere.write_text("theirs\n")
+    elsewhere.chmod(0o644)
+    (where / "audit.jsonl").symlink_to(elsewhere)
+    log = AuditLog(where / "audit.jsonl")
+    assert not log.write(log.turn("unlock the front door", "en", []))  # refused, and counted: not lost silently
+    assert log.lost == 1 and "symbolic link" in log.last_loss
+    assert elsewhere.read_text() == "theirs\n" and elsewhere.stat().st_mode & 0o777 == 0o644  # untouched
+    findings = [f for f in check_state(Config()) if not f.ok]
+    assert any("symbolic link" in f.detail for f in findings), findings
+
+
+@pytest.mark.parametrize("kind", ["file", "dangling", "loop"])
+def test_a_state_directory_that_is_no_directory_is_said_plainly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                kind: str) -> None:
+    from hearthd.config import Config
+    from hearthd.doctor import check_state
+    from hearthd.private import StateWriteError, private_dir
+
+    where = _state_home(tmp_path, monkeypatch)
+    if kind == "file":
+        where.write_text("not a directory")
+    elif kind == "dangling":
+        where.symlink_to(tmp_path / "gone")
+    else:
+        where.symlink_to(where)
+    with pytest.raises(StateWriteError) as e:  # what every store opens first: a clear error, not "[Errno 17]"
+        private_dir(where)
+    assert str(where) in e.value.message and "Errno" not in e.value.message
+    findings = [f for f in check_state(Config()) if not f.ok]
+    assert findings and all(f.name == "state directory" for f in findings), findings  # doctor no longer says "ok"
+
+
+def test_history_says_which_file_it_cannot_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    where = _state_home(tmp_path, monkeypatch)
+    where.mkdir(mode=0o700)
+    (where / "audit.jsonl").mkdir()  # unreadable as a file (as root, a chmod 000 file would still be read)
+    proc = subprocess.run([sys.executable, "-m", "hearthd", "history"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"),
+                               "XDG_CONFIG_HOME": str(tmp_path / "cfg")})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "cannot read" in proc.stderr and "audit.jsonl" in proc.stderr and "no history yet" not in proc.stdout
+
+
+def test_an_audit_trail_with_no_directory_possible_counts_the_turn_as_not_recorded(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    log = AuditLog(blocker / "audit.jsonl")
+    assert not log.write(log.turn("what time is it", "en", []))  # no exception out of the turn
+    assert log.lost == 1 and "not a directory" in log.last_loss

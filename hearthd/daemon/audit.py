@@ -31,7 +31,7 @@ from ..events import (
     ToolResultEvent,
     TranscriptEvent,
 )
-from ..private import open_private, private_dir, private_file, write_problem
+from ..private import StateWriteError, open_private, private_dir, private_file, write_problem
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,7 @@ class AuditLog:
         # all of this process, `last_loss` says why the last one failed ("" when none has).
         self.lost = 0
         self.lost_total = 0
+        self.unreadable: list[str] = []  # files `tail` found but could not read (permissions, a directory, a loop)
         self.last_loss = ""
 
     def turn(self, utterance: str, lang: str, events: list[Event]) -> dict[str, Any]:
@@ -106,7 +107,7 @@ class AuditLog:
                 if self.path.exists() and self.path.stat().st_size + len(data) > self.max_bytes:
                     self._rotate()
                 self._append(data)
-            except OSError as e:
+            except (OSError, StateWriteError) as e:  # (the latter: no directory can be made where it should be)
                 self.lost += 1
                 self.lost_total += 1
                 problem = write_problem(e, self.path)
@@ -154,13 +155,15 @@ class AuditLog:
         crash, a bad byte, JSON that is not an object) is skipped and counted in `self.skipped`, never fatal."""
         out: list[dict[str, Any]] = []
         self.skipped = 0
+        self.unreadable = []
         for file in self._files():
-            if len(out) >= n or not file.exists():
+            if len(out) >= n or not os.path.lexists(file):
                 continue
             try:
                 lines = file.read_bytes().splitlines()
-            except OSError:
-                continue  # an unreadable rotated file: the others still show
+            except OSError as e:  # an unreadable file: the others still show, and it is said which and why
+                self.unreadable.append(f"{file}: {e.strerror or e}")
+                continue
             rows = []
             for line in lines:
                 if not line.strip():

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ..private import move_aside, open_private, private_dir
+from ..private import StateWriteError, move_aside, open_private, private_dir
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class SettingsStore:
             if self.unsaved:
                 log.info("settings saved again to %s", self.path)
             self.unsaved = False
-        except OSError as e:
+        except (OSError, StateWriteError) as e:
             with contextlib.suppress(OSError):
                 tmp.unlink()
             if not self.unsaved:
