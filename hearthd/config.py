@@ -239,6 +239,8 @@ class WyomingConfig:
     uri: str = ""  # tcp://HOST:PORT or unix:///path; empty = no Wyoming server
     name: str = "hearthd"  # the name clients see in `describe`
     zeroconf: bool = False  # announce the server as _wyoming._tcp on the local network (needs the zeroconf package)
+    max_connections: int = 64  # open at once; one more is told "busy" and closed (1,100 idle ones took every door)
+    idle_timeout_s: float = 300.0  # a connection that sends nothing this long is closed (a turn never takes as long)
 
 
 @dataclass
@@ -388,6 +390,10 @@ def _validate(cfg: Config) -> None:
         raise ConfigError("must be between 1 and 50", "audio.volume_step")
     if not cfg.audio.max_input_s > 0:
         raise ConfigError("must be positive", "audio.max_input_s")
+    if not 1 <= cfg.wyoming.max_connections <= 10_000:
+        raise ConfigError("must be between 1 and 10000", "wyoming.max_connections")
+    if not 1.0 <= cfg.wyoming.idle_timeout_s <= 86_400.0:
+        raise ConfigError("must be between 1 and 86400 seconds", "wyoming.idle_timeout_s")
     if cfg.dbus.timeout_s <= 0:
         raise ConfigError("must be positive", "dbus.timeout_s")
     for section, local in (("stt", "whisper"), ("tts", "local"), ("wake", "micro")):

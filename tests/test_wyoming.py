@@ -453,6 +453,54 @@ async def test_nested_json_and_text_no_utf8_can_hold_are_refused_with_an_error(s
         assert isinstance(await ask(client, "what time is it"), Handled)
 
 
+async def test_connections_beyond_the_cap_are_told_busy_and_idle_ones_are_closed(wy_components: Components) -> None:
+    """Issue 26, item 5: 1,100 idle connections took every descriptor. Past wyoming.max_connections a newcomer is told
+    "busy" and closed, the ones held stay served, and one that sends nothing for idle_timeout_s is closed."""
+    bounds = wy_components.cfg.wyoming
+    saved = bounds.max_connections, bounds.idle_timeout_s
+    bounds.max_connections, bounds.idle_timeout_s = 3, 2.0
+    server, port, _ = await serve(wy_components)
+    held = []
+    try:
+        for _ in range(3):
+            held.append(await asyncio.open_connection("127.0.0.1", port))
+        await asyncio.sleep(0.2)
+        replies = await raw_connection(port, b"")  # the fourth: an Error, then the server hangs up
+        assert [Error.from_event(e).code for e in replies] == ["busy"]
+        assert server.refused == 1
+        reader, _ = held[0]
+        await asyncio.wait_for(reader.read(), 30)  # idle for 2 s: closed by the server (EOF)
+        async with AsyncTcpClient("127.0.0.1", port) as client:  # room again once the idle ones are gone
+            assert (await describe(client)).asr
+    finally:
+        for _, writer in held:
+            writer.close()
+        await asyncio.wait_for(server.stop(), 30)
+        bounds.max_connections, bounds.idle_timeout_s = saved
+
+
+def test_the_event_loops_own_errors_are_logged_once_per_interval_with_a_count() -> None:
+    """Out of descriptors, asyncio reports every failed accept(); the daemon's handler says each kind once a minute."""
+    from hearthd.daemon.run import throttled_loop_errors
+
+    shown: list[str] = []
+
+    class Loop:
+        def default_exception_handler(self, context: dict[str, Any]) -> None:
+            shown.append(context["message"])
+
+    now = [0.0]
+    handler = throttled_loop_errors(60.0, clock=lambda: now[0])
+    for i in range(5000):
+        now[0] = i * 0.01  # 5,000 in 50 s
+        handler(Loop(), {"message": "socket.accept() out of system resource"})
+    handler(Loop(), {"message": "another kind"})
+    now[0] = 61.0
+    handler(Loop(), {"message": "socket.accept() out of system resource"})
+    assert shown == ["socket.accept() out of system resource", "another kind",
+                     "socket.accept() out of system resource (4999 more like it in the last 60 s not shown)"]
+
+
 async def test_a_stage_that_fails_is_an_error_and_the_server_goes_on(wy_components: Components) -> None:
     """A voice that cannot load (its file is gone): that request is an Error, the next one is spoken."""
     cfg = copy.deepcopy(wy_components.cfg)

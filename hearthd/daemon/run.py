@@ -7,6 +7,7 @@ reloads the config, and systemd hears of each step (lifecycle.py). Pending alarm
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,32 @@ from .pipeline import Pipeline
 from .scheduler import Scheduler
 from .settings import Settings, SettingsStore
 
+LOOP_ERRORS_LOG_S = 60.0  # the event loop's own errors (a failed accept): each kind logged at most once per this
+
+
+def throttled_loop_errors(interval: float = LOOP_ERRORS_LOG_S,
+                          clock: Callable[[], float] = time.monotonic) -> Callable[[Any, dict[str, Any]], None]:
+    """An event-loop exception handler that logs each kind of error (its message) at most once per `interval`,
+    saying how many like it were not shown: out of descriptors, asyncio retried accept() and wrote 168,697
+    tracebacks (75 MB) in 45 s."""
+    said: dict[str, tuple[float, int]] = {}
+
+    def handler(loop: Any, context: dict[str, Any]) -> None:
+        key = str(context.get("message", ""))[:200]
+        now = clock()
+        last, hidden = said.get(key, (float("-inf"), 0))
+        if now - last < interval:
+            said[key] = (last, hidden + 1)
+            return
+        if hidden:
+            context = {**context, "message": f"{key} ({hidden} more like it in the last {interval:.0f} s not shown)"}
+        if len(said) >= 256:  # bounded: endless kinds of message never grow it for ever
+            said.clear()
+        said[key] = (now, 0)
+        loop.default_exception_handler(context)
+
+    return handler
+
 
 async def run_daemon(components: Components, trace: Trace, ring_output: str | None = None,
                      config_path: str | Path | None = None, notify: SdNotify | None = None,
@@ -42,6 +69,7 @@ async def run_daemon(components: Components, trace: Trace, ring_output: str | No
     """Run until SIGTERM/SIGINT; `config_path` is the file SIGHUP re-reads (None: as `load_config` finds it).
     With `audio` (a capture source and a sink) the live loop runs too: wake word, turns, spoken replies, rings."""
     cfg = components.cfg
+    asyncio.get_running_loop().set_exception_handler(throttled_loop_errors())
     said = {"n": 0}
     satellites: Any = None  # the rooms' satellites (a SatelliteHub), once started below; rings may go there
     # One turn at a time, whoever asks (microphone, D-Bus, MQTT); a question is answered only in its own

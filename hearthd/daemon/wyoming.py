@@ -79,6 +79,7 @@ MAX_PAYLOAD_BYTES = 16 * 1024 * 1024  # one audio chunk (a second of 8-channel 3
 MAX_TTS_CHARS = 10_000  # text to speak per request; Piper sees at most tts.PIECE_CHARS of it at once
 MAX_CONVERSATION_ID = 128
 STOP_GRACE_S = 10.0  # shutting down: requests in flight get this long to answer
+REFUSED_LOG_S = 60.0  # connections refused as too many: logged at most once per this interval
 _SENTENCE_END = re.compile(r"[.!?।]\s+$")
 
 
@@ -278,29 +279,46 @@ class WyomingHandler(AsyncEventHandler):
         self._wake_names: tuple[str, ...] = ()
         self._wake_cache: dict[str, MicroWakeWordDetector] = {}
         self._endpointer: Endpointer | None = None  # this connection's own (a VAD keeps the stream's state)
+        self.refused = False  # over wyoming.max_connections: told so and closed
+        self._last = time.monotonic()  # when the client last sent an event, or its request last answered
+        self._handling = False  # a request of this connection is in progress (never closed as idle then)
 
     # -- the event loop of the connection ------------------------------------------------------------------------
 
     async def run(self) -> None:
         """Events until the client goes (or the server stops); bad bytes end this connection only."""
+        if self.refused:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.write_event(Error(text="too many connections; try again shortly",
+                                                              code="busy").event()), 5)
+            self.writer.close()
+            return
         self._is_running = not self.server.closing.is_set()
         task = asyncio.current_task()
         if task is not None:
             self.server.tasks.add(task)
+        watch = asyncio.get_running_loop().create_task(self._close_when_idle(self.cfg.wyoming.idle_timeout_s))
         try:
             while self._is_running:
                 try:
                     event = await read_event(self.reader)
+                    self._last = time.monotonic()
                 except BadStream as e:
                     log.warning("wyoming %s: %s; closing the connection", self.conversation, e)
                     with contextlib.suppress(Exception):
                         await self.write_event(Error(text=str(e), code="bad-stream").event())
                     break
-                if event is None or not await self.handle_event(event):
-                    break
+                self._handling = True
+                try:
+                    if event is None or not await self.handle_event(event):
+                        break
+                finally:
+                    self._handling = False
+                    self._last = time.monotonic()
         except (ConnectionError, asyncio.IncompleteReadError, OSError):
             pass  # the client went away
         finally:
+            watch.cancel()
             if self._asr is not None:
                 self._asr.cancel()
             if task is not None:
@@ -309,6 +327,16 @@ class WyomingHandler(AsyncEventHandler):
             with contextlib.suppress(Exception):
                 await self.disconnect()
             self.writer.close()
+
+    async def _close_when_idle(self, idle: float) -> None:
+        """A connection that sends nothing for `idle` seconds, with no request of its own in progress, is ended: its
+        reader sees the end of the stream (a watch beside the reads, so reading an event costs no task of its own)."""
+        while True:
+            await asyncio.sleep(max(0.05, self._last + idle - time.monotonic()))
+            if not self._handling and time.monotonic() - self._last >= idle:
+                log.info("wyoming %s: nothing for %.0f s; closing the connection", self.conversation, idle)
+                self.reader.feed_eof()
+                return
 
     async def handle_event(self, event: Event) -> bool:
         try:
@@ -698,6 +726,8 @@ class WyomingServer:
         self._watch: asyncio.Task[None] | None = None
         self._zeroconf: Any = None
         self.uri = self.cfg.wyoming.uri
+        self.refused = 0  # connections turned away at wyoming.max_connections
+        self._refused_said = 0.0
 
     async def start(self) -> None:
         """Listen on the uri (OSError when it cannot be bound, ValueError for a uri that is not tcp:// or unix://)."""
@@ -713,6 +743,14 @@ class WyomingServer:
 
     def _handler(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> WyomingHandler:
         handler = WyomingHandler(self, reader, writer)
+        if len(self.handlers) >= self.cfg.wyoming.max_connections:
+            handler.refused = True  # told "busy" and closed at once: a crowd of idle clients takes no more descriptors
+            self.refused += 1
+            if self.refused == 1 or time.monotonic() - self._refused_said >= REFUSED_LOG_S:
+                log.warning("wyoming: %d connections open (wyoming.max_connections); refusing more (%d so far)",
+                            len(self.handlers), self.refused)
+                self._refused_said = time.monotonic()
+            return handler
         self.handlers.add(handler)
         return handler
 
