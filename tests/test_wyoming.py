@@ -479,6 +479,38 @@ async def test_connections_beyond_the_cap_are_told_busy_and_idle_ones_are_closed
         bounds.max_connections, bounds.idle_timeout_s = saved
 
 
+async def test_a_chunk_longer_than_any_input_is_refused_by_its_length_before_it_is_converted(
+        served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26, item 5: one 16 MiB chunk of 8-bit 8 kHz audio (35 minutes) was resampled on the event loop for
+    15.5 s before being refused as too long. It is refused by its length; a recording sent whole in one chunk that
+    is within audio.max_input_s is still transcribed."""
+    from hearthd.daemon import wyoming as door
+
+    converted: list[int] = []
+    feed = door.AudioIn.feed
+
+    def spy(self: Any, data: bytes, *args: Any) -> Any:
+        converted.append(len(data))
+        return feed(self, data, *args)
+
+    monkeypatch.setattr(door.AudioIn, "feed", spy)
+    async with served.client() as client:
+        await client.write_event(Transcribe(language="en").event())
+        await client.write_event(AudioStart(rate=8000, width=1, channels=1).event())
+        await client.write_event(AudioChunk(rate=8000, width=1, channels=1, audio=b"\x80" * (16 * 2**20 - 64)).event())
+        _, event = await read_until(client, Transcript, timeout=30)
+        assert Error.is_type(event.type) and Error.from_event(event).code == "audio-too-long"
+        assert converted == []  # not a byte of it converted
+        await client.write_event(AudioStop().event())
+        audio, rate, width, channels = wav_bytes(SAMPLES / "en_alarm_0730.wav")
+        await client.write_event(Transcribe(language="en").event())
+        await client.write_event(AudioStart(rate=rate, width=width, channels=channels).event())
+        await client.write_event(AudioChunk(rate=rate, width=width, channels=channels, audio=audio).event())
+        await client.write_event(AudioStop().event())
+        _, event = await read_until(client, Transcript, timeout=120)
+        assert Transcript.is_type(event.type) and "alarm" in Transcript.from_event(event).text.lower()
+
+
 def test_the_event_loops_own_errors_are_logged_once_per_interval_with_a_count() -> None:
     """Out of descriptors, asyncio reports every failed accept(); the daemon's handler says each kind once a minute."""
     from hearthd.daemon.run import throttled_loop_errors

@@ -79,6 +79,7 @@ MAX_PAYLOAD_BYTES = 16 * 1024 * 1024  # one audio chunk (a second of 8-channel 3
 MAX_TTS_CHARS = 10_000  # text to speak per request; Piper sees at most tts.PIECE_CHARS of it at once
 MAX_CONVERSATION_ID = 128
 STOP_GRACE_S = 10.0  # shutting down: requests in flight get this long to answer
+BIG_CHUNK_S = 1.0  # audio chunks longer than this are converted in a worker thread, not on the event loop
 REFUSED_LOG_S = 60.0  # connections refused as too many: logged at most once per this interval
 _SENTENCE_END = re.compile(r"[.!?।]\s+$")
 
@@ -423,8 +424,13 @@ class WyomingHandler(AsyncEventHandler):
             raise
 
     async def _audio_chunk(self, chunk: AudioChunk) -> None:
+        seconds = self._seconds(chunk)
         if self._mode == "wake":
             if self._wake is not None and not self._wake.failed:
+                if seconds > self.cfg.audio.max_input_s:
+                    self._wake.failed = True
+                    raise BadEvent(f"a chunk of {seconds:.0f} s of audio (audio.max_input_s is "
+                                   f"{self.cfg.audio.max_input_s:g} s)", "audio-too-long")
                 await self._wake_chunk(self._wake, chunk)
             return
         if self._asr is None:
@@ -432,13 +438,32 @@ class WyomingHandler(AsyncEventHandler):
         asr = self._asr
         if asr.failed:
             return
+        if asr.samples / SAMPLE_RATE + seconds > self.cfg.audio.max_input_s:
+            # refused by its length before any of it is converted: one 16 MiB chunk of 8-bit 8 kHz audio (35 min)
+            # cost 15.5 s of the event loop being resampled, only to be refused as too long after
+            asr.failed, asr.parts = True, []
+            raise BadEvent(f"more than audio.max_input_s ({self.cfg.audio.max_input_s:g} s) of audio",
+                           "audio-too-long")
         try:
-            audio = asr.audio.feed(chunk.audio, chunk.rate, chunk.width, chunk.channels)
+            if seconds > BIG_CHUNK_S:  # a whole recording in one chunk: converted off the event loop
+                audio = await asyncio.to_thread(asr.audio.feed, chunk.audio, chunk.rate, chunk.width, chunk.channels)
+            else:
+                audio = asr.audio.feed(chunk.audio, chunk.rate, chunk.width, chunk.channels)
         except BadEvent:
             asr.failed = True
             raise
         self._keep(asr, audio)
-        self._watch(asr, audio)
+        if seconds <= BIG_CHUNK_S:  # (a recording sent whole is no stream with a pause to begin in)
+            self._watch(asr, audio)
+
+    @staticmethod
+    def _seconds(chunk: AudioChunk) -> float:
+        """How long the chunk's audio is, by its byte count and declared format (0 when the format is not one)."""
+        frame = chunk.width * chunk.channels if isinstance(chunk.width, int) and isinstance(chunk.channels, int) \
+            else 0
+        if frame <= 0 or not isinstance(chunk.rate, int) or chunk.rate <= 0:
+            return 0.0  # the format check that follows says what is wrong with it
+        return len(chunk.audio or b"") / frame / chunk.rate
 
     def _watch(self, asr: _Asr, audio: np.ndarray) -> None:
         """Speech to text begins in the pause after speech (`vad.speculate_ms`), as the live loop does for the
