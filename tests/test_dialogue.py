@@ -110,6 +110,27 @@ def test_the_registry_is_bounded_and_forgets_the_idle_first() -> None:
         ["local", "mqtt:asking", "mqtt:new"]
 
 
+def test_a_crowd_of_open_questions_never_pushes_out_another_doors_question() -> None:
+    """Issue 26, item 7: 64 MQTT conversations each opening a question evicted a D-Bus requester's pending one. The
+    crowd makes room within its own door; the D-Bus question stays open for its answer."""
+    now = [0.0]
+    dialogues = Dialogues(max_size=8, idle_s=100, clock=lambda: now[0])
+
+    def ask(conversation: str) -> None:
+        dialogues.get(conversation).choice = Choice(ToolCall("x", {}), "device", ["a", "b"], "en", float("inf"))
+
+    ask("dbus:1.42")
+    for n in range(64):
+        ask(f"mqtt:{n}")
+        now[0] += 1
+    assert "dbus:1.42" in dialogues and dialogues.get("dbus:1.42").is_open(now[0])
+    assert len(dialogues) == 8 and "mqtt:63" in dialogues and "mqtt:0" not in dialogues  # the crowd's own oldest went
+    for n in range(8):  # a new door finding every place another door's open question: answered, but not kept
+        ask(f"wyoming:{n}")
+    assert "dbus:1.42" in dialogues and "mqtt:63" in dialogues
+    assert len(dialogues) <= 8
+
+
 def test_hearthd_ask_then_is_one_conversation(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """`hearthd ask … --then …`: each --then answers the question the turn before asked (the local conversation)."""
     import json

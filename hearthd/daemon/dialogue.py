@@ -9,6 +9,7 @@ the question is closed (`Dialogue.expire`): nothing it held runs, and the uttera
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -18,6 +19,8 @@ from dataclasses import dataclass, field
 from ..agent.fastpath import Pending
 from .choice import Choice
 from .policy import ConfirmationPolicy, Held
+
+log = logging.getLogger(__name__)
 
 LOCAL = "local"  # the microphone and `hearthd ask` (and its --then answers)
 MAX_DIALOGUES = 64
@@ -52,9 +55,12 @@ class Dialogue:
 
 
 class Dialogues:
-    """The conversations by id, bounded: past `max_size` the longest idle one without an open question goes first
-    (then the longest idle one: its question is cancelled, nothing runs); idle past `idle_s` with nothing open,
-    one is forgotten. The local one is never forgotten."""
+    """The conversations by id, bounded: past `max_size` the longest idle one without an open question goes first;
+    when every other one has a question open, the longest idle one *of the newcomer's own door* ("mqtt", "dbus",
+    "wyoming", "satellite": the id before its first ":") goes (its question cancelled, nothing runs, and a warning
+    says so), and when the newcomer's door has no other, the newcomer is not kept: 64 MQTT conversations each opening
+    a question never push out a D-Bus requester's. Idle past `idle_s` with nothing open, one is forgotten. The local
+    one is never forgotten."""
 
     def __init__(self, max_size: int = MAX_DIALOGUES, idle_s: float = IDLE_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -82,7 +88,11 @@ class Dialogues:
         dialogue.used = now
         self._by_id[conversation] = dialogue
         while len(self._by_id) > max(self.max_size, 2):
-            self._evict(now, conversation)
+            if not self._evict(now, conversation):
+                del self._by_id[conversation]  # no room that is not another door's open question: not kept
+                log.warning("conversations: %d open questions; %s is answered but cannot keep a question of its own",
+                            len(self._by_id), conversation)
+                break
         return dialogue
 
     def _forget_idle(self, now: float) -> None:
@@ -90,10 +100,26 @@ class Dialogues:
                     if k != LOCAL and now - d.used > self.idle_s and not d.is_open(now)]:
             del self._by_id[key]
 
-    def _evict(self, now: float, keep: str) -> None:
+    def _evict(self, now: float, keep: str) -> bool:
+        """One conversation forgotten to make room for `keep`; False when none may be."""
         candidates = [k for k in self._by_id if k not in (LOCAL, keep)]
         closed = [k for k in candidates if not self._by_id[k].is_open(now)]
-        del self._by_id[(closed or candidates)[0]]
+        if closed:
+            del self._by_id[closed[0]]
+            return True
+        door = _door(keep)
+        same = [k for k in candidates if _door(k) == door]
+        if not same:
+            return False
+        log.warning("conversations: %d open questions; the oldest of %s's door (%s) is cancelled to make room",
+                    len(self._by_id) - 1, keep, same[0])
+        del self._by_id[same[0]]
+        return True
+
+
+def _door(conversation: str) -> str:
+    """The front door a conversation came by: "mqtt:<id>" → "mqtt"."""
+    return conversation.split(":", 1)[0]
 
 
 @contextmanager
