@@ -245,7 +245,7 @@ async def test_automations_ask_and_control_hearthd(mqtt_config: Config, broker: 
     pipeline = Pipeline(components, Trace())
     muted: list[bool] = []
 
-    async def ask(text: str, lang: str | None, conversation: str) -> str:
+    async def ask(text: str, lang: str | None, conversation: str, request_id: str | None = None) -> str:
         return (await pipeline.run_text(text, language=lang, conversation=conversation)).reply
 
     components.mqtt_one_shot = False
@@ -507,7 +507,7 @@ async def test_bad_asks_and_announces_are_refused_and_counted(mqtt_config: Confi
     asked: list[str] = []
     said: list[str] = []
 
-    async def ask(text: str, lang: str | None, conversation: str) -> str:
+    async def ask(text: str, lang: str | None, conversation: str, request_id: str | None = None) -> str:
         asked.append(text)
         return "ok"
 
@@ -551,7 +551,7 @@ async def test_turns_run_beside_the_reader_and_a_full_house_is_busy(mqtt_config:
     release = asyncio.Event()
     muted: list[bool] = []
 
-    async def ask(text: str, lang: str | None, conversation: str) -> str:
+    async def ask(text: str, lang: str | None, conversation: str, request_id: str | None = None) -> str:
         await release.wait()
         return f"done: {text}"
 
@@ -608,9 +608,10 @@ class Served:
         self.components.mqtt_one_shot = False
         self.components.mqtt_handlers = Handlers(ask=self.ask)
 
-    async def ask(self, text: str, lang: str | None, conversation: str = "local") -> str:
+    async def ask(self, text: str, lang: str | None, conversation: str = "local", request_id: str | None = None) -> str:
         async with self.turns:
-            return (await self.pipeline.run_text(text, language=lang, conversation=conversation)).reply
+            return (await self.pipeline.run_text(text, language=lang, conversation=conversation,
+                                                 request_id=request_id)).reply
 
 
 class Automation:
@@ -679,6 +680,20 @@ async def test_an_ask_with_an_id_is_answered_with_it_and_only_its_own_yes_unlock
                                                                    "a-2", "a-1")
     await home.wait_for_command()
     assert home.commands_to("front_door") == ["UNLOCK"]
+
+
+async def test_an_ask_resent_with_the_same_id_does_nothing_twice(automation) -> None:
+    """Issue 26, item 8: a client resending after a crash with the same id got a second alarm. The id is the request's
+    idempotency key on this door; another id (or none) is a request of its own."""
+    asker, served = automation
+    for alarm in served.components.alarms.pending():
+        served.components.alarms.remove(alarm)
+    first = await asker.ask({"text": "set an alarm for 6:40", "id": "wake-1"})
+    again = await asker.ask({"text": "set an alarm for 6:40", "id": "wake-1"})
+    assert first["text"] == again["text"] and again["id"] == "wake-1"
+    assert [a.hhmm for a in served.components.alarms.pending()] == ["06:40"]  # one alarm, not two
+    await asker.ask({"text": "set an alarm for 6:40", "id": "wake-2"})  # another request: done again
+    assert [a.hhmm for a in served.components.alarms.pending()] == ["06:40", "06:40"]
 
 
 async def test_an_ask_without_an_id_gets_one_and_can_be_answered_with_it(automation, home: DeviceSimulator) -> None:

@@ -73,13 +73,15 @@ class Request:
     lang: str | None
     id: str = ""
     conversation: str = ""
+    given: str = ""  # the id the client gave, if any: a resend with it does nothing twice
 
 
 @dataclass
 class Handlers:
     """What the daemon does when Home Assistant or an automation asks (all optional)."""
 
-    ask: Callable[[str, str | None, str], Awaitable[str]] | None = None  # text, lang, conversation → reply
+    # text, lang, conversation, the client's own request id (an idempotency key; None when it gave none) → reply
+    ask: Callable[[str, str | None, str, str | None], Awaitable[str]] | None = None
     announce: Callable[[str, str | None], Awaitable[None]] | None = None
     mute: Callable[[bool], None] | None = None
     listen: Callable[[], None] | None = None
@@ -448,6 +450,7 @@ class MqttLink:
             conversation = _request_id(request.get("conversation_id")) or given
             checked.id = given or conversation or secrets.token_hex(8)  # no id: a conversation of one turn
             checked.conversation = conversation or checked.id
+            checked.given = given
         return checked
 
     def _on_request(self, kind: str, payload: bytes, topic: str) -> None:
@@ -486,7 +489,10 @@ class MqttLink:
                     for piece in pieces(request.text, ANNOUNCE_PIECE_CHARS):
                         await handler(piece, lang)
                     return
-                result = await handler(request.text, lang, f"mqtt:{request.conversation}")
+                # the client's id is the request's idempotency key: resent after a crash or a timeout, the same
+                # request returns what it did the first time and does nothing again (a second alarm, a second unlock)
+                result = await handler(request.text, lang, f"mqtt:{request.conversation}",
+                                       f"mqtt:{request.given}" if request.given else None)
         except asyncio.CancelledError:
             raise
         except TimeoutError:

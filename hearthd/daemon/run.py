@@ -140,9 +140,10 @@ async def run_daemon(components: Components, trace: Trace, ring_output: str | No
         said["n"] += 1
         await write(f"say-{said['n']}.wav", speech.audio, speech.rate)
 
-    async def ask(text: str, lang: str | None, conversation: str) -> str:
+    async def ask(text: str, lang: str | None, conversation: str, request_id: str | None = None) -> str:
         async with turns:
-            return (await pipeline.run_text(text, language=lang, conversation=conversation)).reply
+            return (await pipeline.run_text(text, language=lang, conversation=conversation,
+                                            request_id=request_id)).reply
 
     life = Lifecycle(components, trace, turns, config_path, notify)
     life.start()
