@@ -131,6 +131,37 @@ def test_a_crowd_of_open_questions_never_pushes_out_another_doors_question() -> 
     assert len(dialogues) <= 8
 
 
+async def test_a_question_pushed_out_or_not_kept_is_said_to_its_requester(fresh: Components) -> None:
+    """Issue 26, item 7, "and must be said": a requester whose question was closed to make room for its own door's
+    newer ones hears why when it answers, and one that finds every place taken by other doors' questions is not
+    asked a question it could never answer. Nothing runs on either's yes; the D-Bus question survives the crowd."""
+    fresh.alarms.add("06:00")
+    fresh.dialogues.max_size = 4
+    question = phrase("en", "confirm.cancel_all_alarms")
+    assert (await say(fresh, "cancel all my alarms", "dbus::1.7"))[0] == question
+    for n in range(5):  # the crowd makes room within its own door
+        assert (await say(fresh, "cancel all my alarms", f"mqtt:{n}"))[0] == question
+    reply, events = await say(fresh, "yes", "mqtt:0")
+    assert reply == phrase("en", "confirm.dropped") and not names(events)
+    assert (await say(fresh, "cancel all my alarms", "mqtt:5"))[0] == question  # every place an open question again
+    # a door with no conversation of its own to give up: its question is not asked, and it hears why
+    reply, events = await say(fresh, "cancel all my alarms", "wyoming:kitchen")
+    assert reply == phrase("en", "confirm.too_many_open")
+    assert [e.code for e in events if e.type == EventType.ERROR] == ["dialogue-full"]
+    assert not names(events, EventType.CONFIRM_REQUEST)
+    reply, _ = await say(fresh, "yes", "wyoming:kitchen")
+    assert reply == phrase("en", "confirm.nothing_open")
+    reply, _ = await say(fresh, "yes", "mqtt:0")  # told once; from then on, an ordinary stray "yes"
+    assert reply == phrase("en", "confirm.nothing_open")
+    assert [a.hhmm for a in fresh.alarms.pending()] == ["06:00"]
+    # a turn that asks nothing is answered as usual from that door
+    reply, events = await say(fresh, "set an alarm for 7:15", "wyoming:kitchen")
+    assert names(events) == ["set_alarm"]
+    # and the D-Bus requester's question was never pushed out
+    reply, events = await say(fresh, "yes", "dbus::1.7")
+    assert names(events) == ["cancel_all_alarms"] and fresh.alarms.pending() == []
+
+
 def test_hearthd_ask_then_is_one_conversation(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """`hearthd ask … --then …`: each --then answers the question the turn before asked (the local conversation)."""
     import json

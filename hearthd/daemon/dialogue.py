@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 
 LOCAL = "local"  # the microphone and `hearthd ask` (and its --then answers)
 MAX_DIALOGUES = 64
+MAX_DROPPED = 256  # conversations remembered as having had their question cancelled, until they next speak
 IDLE_S = 600.0  # a conversation with nothing open and no turn for this long is forgotten (its language with it)
 
 
@@ -38,6 +39,8 @@ class Dialogue:
     lang: str | None = None  # its last language, for a turn that does not show its own
     area: str = ""  # its room, what "here" means in it (a satellite's area); "" is the configured general.area
     used: float = field(default_factory=time.monotonic)
+    kept: bool = True  # False: the registry is full of other doors' open questions; a question it asks is not kept
+    dropped: bool = False  # its last question was cancelled to make room for its own door's newer ones
 
     def is_open(self, now: float | None = None) -> bool:
         """A question of this conversation is waiting for its answer (none past its deadline)."""
@@ -59,8 +62,10 @@ class Dialogues:
     when every other one has a question open, the longest idle one *of the newcomer's own door* ("mqtt", "dbus",
     "wyoming", "satellite": the id before its first ":") goes (its question cancelled, nothing runs, and a warning
     says so), and when the newcomer's door has no other, the newcomer is not kept: 64 MQTT conversations each opening
-    a question never push out a D-Bus requester's. Idle past `idle_s` with nothing open, one is forgotten. The local
-    one is never forgotten."""
+    a question never push out a D-Bus requester's. Neither is silent: a newcomer not kept is not asked its question
+    (it hears that too many are open, `Dialogue.kept`), and a cancelled one's next turn hears that its question was
+    closed to make room (`Dialogue.dropped`). Idle past `idle_s` with nothing open, one is forgotten. The local one
+    is never forgotten."""
 
     def __init__(self, max_size: int = MAX_DIALOGUES, idle_s: float = IDLE_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -68,6 +73,7 @@ class Dialogues:
         self.idle_s = idle_s
         self.clock = clock
         self._by_id: OrderedDict[str, Dialogue] = OrderedDict()  # least recently used first
+        self._dropped: OrderedDict[str, None] = OrderedDict()  # whose question eviction cancelled (told next turn)
 
     def __len__(self) -> int:
         return len(self._by_id)
@@ -86,10 +92,15 @@ class Dialogues:
         dialogue = self._by_id.pop(conversation, None) or Dialogue(conversation)
         dialogue.expire(now)
         dialogue.used = now
+        dialogue.kept = True
+        if conversation in self._dropped:
+            del self._dropped[conversation]
+            dialogue.dropped = True  # its answer now is told why there is no question (pipeline: confirm.dropped)
         self._by_id[conversation] = dialogue
         while len(self._by_id) > max(self.max_size, 2):
             if not self._evict(now, conversation):
                 del self._by_id[conversation]  # no room that is not another door's open question: not kept
+                dialogue.kept = False  # a question it would ask is not asked; it hears why (confirm.too_many_open)
                 log.warning("conversations: %d open questions; %s is answered but cannot keep a question of its own",
                             len(self._by_id), conversation)
                 break
@@ -114,6 +125,9 @@ class Dialogues:
         log.warning("conversations: %d open questions; the oldest of %s's door (%s) is cancelled to make room",
                     len(self._by_id) - 1, keep, same[0])
         del self._by_id[same[0]]
+        self._dropped[same[0]] = None  # its next turn is told its question was closed, and why
+        while len(self._dropped) > MAX_DROPPED:
+            self._dropped.popitem(last=False)
         return True
 
 

@@ -310,6 +310,7 @@ class Pipeline:
     async def _respond(self, result: TurnResult, dialogue: Dialogue, speak: bool = True) -> None:
         policy = self.c.policy
         confirmed = False
+        dropped, dialogue.dropped = dialogue.dropped, False  # told once, at the turn after its question was closed
         answer: str | None = None
         calls: list[ToolCall] = []
         with confirmations(policy, dialogue):  # this conversation's held calls only
@@ -325,7 +326,7 @@ class Pipeline:
                 return
             decision, confirmed = Decision("call", calls=calls, source="confirmed"), True
         else:
-            picked = self._chosen(result, dialogue) or _unasked(result, dialogue, self.c.router().fast_path)
+            picked = self._chosen(result, dialogue) or _unasked(result, dialogue, self.c.router().fast_path, dropped)
             try:
                 decision = picked if picked is not None else await self._blocking(
                     Stage.AGENT, self.c.router().decide, result.transcript, result.lang, dialogue)
@@ -341,6 +342,8 @@ class Pipeline:
                 held = decision.kind == "call" and policy.review(decision.calls, result.lang,
                                                                  guess=decision.confirm) is None
                 question = policy.question(result.lang) if held else ""
+            if held and await self._not_kept(result, dialogue, speak):
+                return
             if held:
                 result.decision = decision
                 first = next((c for c in decision.calls if policy.needs_confirmation(c)), decision.calls[0])
@@ -391,12 +394,27 @@ class Pipeline:
                                                  candidates=choice.candidates, source="tool"))
                 replies.append(said)
             result.reply = " ".join(replies)
+        if await self._not_kept(result, dialogue, speak):
+            return
         self.trace.emit(ReplyEvent(text=result.reply, lang=result.lang))
         if speak:
             result.speech = await self._speak(result.reply, result.lang)
         if decision.kind == "call":  # after the speech: a slow notification server never delays the reply
             ok = all(r.ok for r in result.results)
             await self._notify("action" if ok else "error", result.reply, result.lang, replace=confirmed)
+
+    async def _not_kept(self, result: TurnResult, dialogue: Dialogue, speak: bool) -> bool:
+        """A question this conversation cannot keep is not asked (its answer would find nothing): when the
+        conversations are full of other doors' open questions (Dialogues), the requester hears that, nothing is
+        held, and it may ask again."""
+        if dialogue.kept or not dialogue.is_open():
+            return False
+        dialogue.pending = dialogue.held = dialogue.choice = None
+        self.trace.emit(ErrorEvent(code="dialogue-full", message="every place for an open question is taken by "
+                                   "another requester's; this one is not asked"))
+        result.error = result.error or "dialogue-full"
+        await self._reply(result, phrase(result.lang, "confirm.too_many_open"), speak)
+        return True
 
     def _chosen(self, result: TurnResult, dialogue: Dialogue) -> Decision | None:
         """The answer to this conversation's "which one?": the held call with the named device, or None (the
@@ -482,12 +500,17 @@ def _in_room(dialogue: Dialogue) -> Iterator[None]:
             turn_area.reset(token)
 
 
-def _unasked(result: TurnResult, dialogue: Dialogue, fast_path: Any = None) -> Decision | None:
-    """A bare "yes" or "no" in a conversation with no question open: said so, never read as someone else's
-    answer (nor sent to the model). A word that is also a command ("stop" a ringing alarm) stays a command."""
+def _unasked(result: TurnResult, dialogue: Dialogue, fast_path: Any = None, dropped: bool = False
+             ) -> Decision | None:
+    """A bare "yes" or "no" in a conversation with no question open: said so (and why, when its question was closed
+    to make room), never read as someone else's answer (nor sent to the model). A word that is also a command
+    ("stop" a ringing alarm) stays a command."""
     if dialogue.is_open() or answer_of(result.transcript, result.lang) == "other":
         return None
     if fast_path is not None and fast_path.match(result.transcript, result.lang) is not None:
         return None
+    if dropped:  # there was one, closed to make room for newer questions of its door: nothing ran
+        return Decision("abstain", reason="this conversation's question was closed to make room", source="dialogue",
+                        say="confirm.dropped")
     return Decision("abstain", reason="no question is open in this conversation", source="dialogue",
                     say="confirm.nothing_open")
