@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 from hearthd.tools.discovery import (
     ABBREVIATIONS,
     COMPONENTS,
+    MAX_NAME_CHARS,
     Discovery,
     DiscoveryError,
     Entity,
+    LongName,
     expand,
     parse_discovery,
 )
@@ -556,6 +558,24 @@ def test_a_name_without_a_letter_is_not_catalogued(name: str) -> None:
                                                                       "dev": {"name": name}}))
     with pytest.raises(DiscoveryError, match="no letter"):  # nor by an object id that is no name
         parse_discovery("homeassistant/light/-1/config", json.dumps({"cmd_t": "c"}))
+
+
+@pytest.mark.parametrize("where", ["name", "device name", "area"])
+def test_a_name_longer_than_anyone_says_is_not_catalogued(where: str) -> None:
+    """Issue 26: names of kilobytes were catalogued, read into every template and said in every reply about them."""
+    long = "Lamp " * 25 + "x"  # 126 characters
+    config: dict[str, Any] = {"cmd_t": "c", "name": "Desk Lamp", "dev": {"name": "Desk", "sa": "Study"}}
+    if where == "name":
+        config["name"] = long
+    elif where == "device name":
+        config["dev"] = {"name": long}
+        config["name"] = None  # the device's main feature: called by the device's name
+    else:
+        config["dev"] = {"name": "Desk", "sa": long}
+    with pytest.raises(LongName, match=f"the {where} 'Lamp Lamp.*is 126 characters long"):
+        parse_discovery("homeassistant/light/x_1/config", json.dumps(config))
+    found = one("homeassistant/light/x_1/config", {**config, "name": "L" * MAX_NAME_CHARS, "dev": {"name": "Desk"}})
+    assert found.name == "L" * MAX_NAME_CHARS  # at the bound: kept
 
 
 @pytest.mark.parametrize("name", ["Lamp", "Лампа", "लैंप", "Lamp 2"])

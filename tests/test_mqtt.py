@@ -456,8 +456,11 @@ async def test_a_handler_that_raises_drops_only_its_message(hearthd: Conversatio
     monkeypatch.setattr(link.catalogue, "on_message", on_message)
     await home.publish_raw(DEVICES["bedroom_fan"].topics["state"], "boom")
     await home.publish_raw("homeassistant/light/huge/config", b"x" * (link.cfg.max_payload_bytes + 1))
-    await until(lambda: link.rejected[("state", "error:RuntimeError")] and link.rejected[("discovery", "too-large")],
-                "both messages are read and dropped")
+    await home.publish_raw("homeassistant/light/long/config",
+                           json.dumps({"cmd_t": "long/set", "name": "Desk Lamp " * 1000}).encode())
+    await until(lambda: link.rejected[("state", "error:RuntimeError")] and link.rejected[("discovery", "too-large")]
+                and link.rejected[("discovery", "long-name")], "the messages are read and dropped")
+    assert not [e for e in link.catalogue.entities.values() if e.name.startswith("Desk Lamp")]
     assert link.rejected[("state", "error:RuntimeError")] == 1
     assert link.rejected[("discovery", "too-large")] == 1
     assert link.metrics()["mqtt_rejected"]["state"] == {"error:RuntimeError": 1}

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..config import MqttConfig
 from ..locale import phrase
-from ..tools.discovery import DiscoveryError, JunkName, UnsafeJson, load_json, parse_discovery
+from ..tools.discovery import DiscoveryError, JunkName, LongName, UnsafeJson, load_json, parse_discovery
 from ..tools.smarthome import Catalogue, CatalogueFull, CommandNotSent
 from .ha_device import HaDevice
 
@@ -610,6 +610,8 @@ def _speakable_text(text: str) -> bool:
 
 def _discovery_reason(e: DiscoveryError) -> str:
     message = str(e)
+    if isinstance(e, LongName):
+        return "long-name"
     if isinstance(e, JunkName) or "no letter" in message:
         return "junk-name"
     if "nested" in message:

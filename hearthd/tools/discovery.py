@@ -31,6 +31,13 @@ class JunkName(DiscoveryError):
     code = "discovery-junk-name"
 
 
+class LongName(JunkName):
+    """An entity, device or area name longer than anyone says (MAX_NAME_CHARS): a publisher's bug or an attack that
+    would be read into every template and said in every reply about it. Not catalogued, like a name with no letter."""
+
+    code = "discovery-long-name"
+
+
 class UnsafeJson(HearthdError):
     """JSON hearthd refuses before or while parsing it: nested too deeply, or a number that is not finite. Not a
     ValueError: who reads network JSON catches `(ValueError, UnsafeJson)` (json.JSONDecodeError is one)."""
@@ -38,6 +45,7 @@ class UnsafeJson(HearthdError):
     code = "json-unsafe"
 
 
+MAX_NAME_CHARS = 100  # "Living Room Ceiling Light Left" is 30; Home Assistant's longest generated names stay under 80
 MAX_JSON_DEPTH = 32  # discovery nests 4-5 levels; a state rarely more. Deeper is refused before json.loads
 MAX_JSON_INT = 10**18  # beyond it an integer cannot be a brightness, a position or a topic base, and float() of
 # it (10**400) overflows where state is scaled
@@ -480,6 +488,10 @@ def _entity(source: str, component: str, node_id: str, object_id: str, label: st
     if not area:  # not an HA option, but some publishers put the room on the entity itself
         area = next((value.strip() for value in (config.get("suggested_area"), config.get("area"))
                      if isinstance(value, str) and value.strip()), "")
+    for what, text in (("device name", device_name), ("area", area), ("name", name)):
+        if len(text) > MAX_NAME_CHARS:
+            raise LongName(f"{component}: the {what} {text[:40]!r}… is {len(text)} characters long "
+                           f"(at most {MAX_NAME_CHARS})")
     return Entity(source=source, key=key, component=component, name=name, area=area, device=device_name,
                   config=config)
 
@@ -550,5 +562,5 @@ def parse_discovery(topic: str, payload: bytes | str, prefix: str = "homeassista
         config = _expand_keys(data)
         _apply_base(config)
         return Discovery(source, [_entity(source, component, node_id, object_id, object_id, config)])
-    except DiscoveryError as exc:
-        raise DiscoveryError(f"{topic}: {exc}") from None
+    except DiscoveryError as exc:  # the same kind (a junk or a long name), said with its topic
+        raise type(exc)(f"{topic}: {exc}") from None
