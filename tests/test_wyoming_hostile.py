@@ -15,6 +15,7 @@ import logging
 import random
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -107,14 +108,18 @@ def _out_of_order(rng: random.Random) -> bytes:
     return b"".join(rng.choice(events) for _ in range(rng.randint(2, 12)))
 
 
+def _records(path: Path) -> int:
+    return len(path.read_bytes().splitlines()) if path.exists() else 0
+
+
 GROUPS: list[tuple[str, Callable[[random.Random], bytes]]] = [
     ("junk", _junk), ("not-events", _not_events), ("nested", _nested), ("surrogates", _surrogates),
     ("wrong-types", _wrong_types), ("lengths", _lengths), ("oversized", _oversized), ("out-of-order", _out_of_order)]
 
 
-async def _one(port: int, data: bytes) -> str:
+async def _one(port: int, data: bytes, turns: Counter[str]) -> str:
     """Send `data`, then a describe; "closed" (an Error, then the hang-up), "answers" (the describe answered, the
-    connection still good), or "hang"."""
+    connection still good), or "hang". Each turn answered (handled, not-handled) is counted in `turns`."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=2**22)
     told = False  # an Error came before the hang-up: the client was told why
     try:
@@ -127,6 +132,8 @@ async def _one(port: int, data: bytes) -> str:
                 if event is None:
                     return "closed" if told else "dropped without an error"
                 told = told or Error.is_type(event.type)
+                if event.type in ("handled", "not-handled"):
+                    turns["answered"] += 1
                 if Info.is_type(event.type):
                     return "answers"
                 if not (Error.is_type(event.type) or event.type in (  # an answer of the request, or a refusal
@@ -146,15 +153,19 @@ async def test_five_thousand_hostile_inputs_leave_the_wyoming_door_answering(
     rng = random.Random(SEED)
     port = served.port
     totals: Counter[str] = Counter()
+    audit = served.components.audit
+    assert audit is not None
+    records_before = _records(audit.path)
     with caplog.at_level(logging.WARNING):
         for name, make in GROUPS + [("mixed", lambda r: rng.choice(GROUPS)[1](r))]:
             inputs = [make(rng) for _ in range(PER_GROUP)]
             outcomes: Counter[str] = Counter()
             for start in range(0, len(inputs), PARALLEL):
                 batch = inputs[start:start + PARALLEL]
-                outcomes.update(await asyncio.gather(*(_one(port, data) for data in batch)))
+                outcomes.update(await asyncio.gather(*(_one(port, data, totals) for data in batch)))
             async with served.client() as client:  # a real request after each group
                 answered = await ask(client, "what time is it")
+                totals["answered"] += 1
             assert isinstance(answered, Handled) and answered.text, name
             totals.update(outcomes)
             totals["inputs"] += len(inputs)
@@ -162,7 +173,12 @@ async def test_five_thousand_hostile_inputs_leave_the_wyoming_door_answering(
                   f"  still answering {outcomes['answers']:>5}  hangs {outcomes['hang']}")
             assert outcomes["hang"] == 0 and set(outcomes) <= {"closed", "answers"}, (name, outcomes)
     tracebacks = [r for r in caplog.records if r.exc_info]
+    recorded = _records(audit.path) - records_before
     print(f"wyoming hostile total: inputs {totals['inputs']}, refused {totals['closed']}, answering "
-          f"{totals['answers']}, tracebacks {len(tracebacks)}, hangs {totals['hang']}")
+          f"{totals['answers']}, tracebacks {len(tracebacks)}, hangs {totals['hang']}, turns answered "
+          f"{totals['answered']}, audit records {recorded}, lost audit records {audit.lost_total}")
     assert totals["inputs"] >= 5000
+    # every turn answered is in the audit (a lone surrogate's turn vanished from it, uncounted), and none was lost
+    assert audit.lost_total == 0 and recorded >= totals["answered"] > 0, \
+        (recorded, totals["answered"], audit.lost_total)
     assert tracebacks == [], [r.getMessage() for r in tracebacks[:5]]
