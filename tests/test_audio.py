@@ -195,3 +195,20 @@ def test_the_memory_a_long_piece_takes_is_given_back_after_it_is_spoken(tmp_path
     seconds, before_mb, after_mb = float(out[0]), int(out[1]), int(out[2])
     assert seconds > 30  # it was all spoken (the numbers read out as words)
     assert after_mb - before_mb < 400, f"{before_mb} MB before, {after_mb} MB after"
+
+
+def test_every_stream_keeps_its_own_vad_state_over_one_shared_model() -> None:
+    """Issue 26, item 5: each satellite loaded two VAD models of its own. Streams now share one; each keeps its own
+    state, so one stream's speech never shows in another's probabilities."""
+    import numpy as np
+
+    from hearthd.audio.vad import SpeechProbability
+
+    a, b, fresh = SpeechProbability(), SpeechProbability(), SpeechProbability()
+    assert a._session is b._session is fresh._session
+    rng = np.random.default_rng(0)
+    loud = (np.sin(np.arange(512 * 20) / 7) * 0.5 + rng.normal(0, 0.1, 512 * 20)).astype(np.float32)
+    quiet = np.zeros(512, dtype=np.float32)
+    for i in range(20):
+        a(loud[i * 512:(i + 1) * 512])  # stream a hears something for a while
+    assert b(quiet) == fresh(quiet)  # stream b, after a's windows, scores exactly as a stream that heard nothing

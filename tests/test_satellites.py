@@ -395,6 +395,28 @@ async def test_a_satellite_killed_and_started_again_is_served_again(satellites: 
     assert len(home.commands_to("kitchen_light")) == 1 and len(home.commands_to("bedroom_light")) == 1
 
 
+async def test_satellites_that_never_answer_load_no_model(components: Components,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26: 1,000 `[[satellites]]` entries took 3.1 GB before any connected (two VAD models each, up front).
+    Now a satellite's endpointers are made when it first connects, so a house of unplugged ones costs nothing."""
+    import hearthd.daemon.satellites as module
+
+    made: list[object] = []
+    real = module.SpeechProbability
+    monkeypatch.setattr(module, "SpeechProbability", lambda: made.append(1) or real())
+    configured = [SatelliteConfig(uri=f"tcp://127.0.0.1:{free_port()}", name=f"room{n}") for n in range(40)]
+    trace = Trace()
+    hub = SatelliteHub(components, trace, satellites=configured)
+    await hub.start()
+    try:
+        await _until(lambda: sum(link.connections == 0 and link.available is False
+                                 for link in hub.links.values()) == 40, 20, "every satellite is tried")
+    finally:
+        await hub.stop()
+    assert made == []
+    assert all(link._endpointer is None and link._barge is None for link in hub.links.values())
+
+
 # -- rings, "stop", Home Assistant --------------------------------------------------------------------------------
 
 # Long enough (~25 s spoken) that "stop", heard through a satellite on a 2-core machine with a busy loop on every

