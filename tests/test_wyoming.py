@@ -383,6 +383,44 @@ async def test_what_hearthd_cannot_do_is_not_handled(served: Served) -> None:
     assert isinstance(answer, NotHandled) and answer.text
 
 
+async def test_a_text_with_no_words_is_not_understood_at_once(served: Served) -> None:
+    """Issue 27: " " and "???" from Home Assistant ran the model to the turn's 10 s budget."""
+    turns = len(served.trace.of_type(EventType.MODEL))
+    for text in (" ", "???", "…!", "\u200b"):
+        async with served.client() as client:
+            started = time.monotonic()
+            answer = await ask(client, text)
+        assert isinstance(answer, NotHandled) and answer.text == phrase("en", "agent.not_understood"), text
+        assert time.monotonic() - started < 5
+    assert len(served.trace.of_type(EventType.MODEL)) == turns  # no model turn
+
+
+@pytest.mark.parametrize("lang,words", [("en", "please turn on the kitchen light and "),
+                                        ("hi", "रसोई की बत्ती जला दो और "), ("ru", "включи свет на кухне и ")])
+async def test_a_text_too_long_is_refused_in_the_language_it_is_written_in(served: Served, lang: str, words: str,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 3,120-character English text got its "too long" reply in another language (the configured one)."""
+    monkeypatch.setattr(served.components.cfg.general, "language", "hi" if lang != "hi" else "ru")
+    text = (words * 200)[:3120]
+    async with served.client() as client:
+        answer = await ask(client, text)
+    assert isinstance(answer, NotHandled) and answer.text == phrase(lang, "agent.too_much")
+
+
+def test_a_character_whisper_cut_in_half_is_not_in_the_transcript(served: Served,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 27: the Hindi sample's transcript reached Home Assistant ending in U+FFFD — a three-byte letter whose
+    bytes whisper's byte-level tokens cut at max_new_tokens. The decoder's segments, as whisper gives them."""
+    from types import SimpleNamespace
+
+    from hearthd.audio.bias import unbiased
+
+    stt = served.components.stt()
+    segments = [SimpleNamespace(text=" रसोई की बत्ती जला\ufffd"), SimpleNamespace(text="\ufffd दो")]
+    monkeypatch.setattr(stt.model, "transcribe", lambda *args, **kwargs: (iter(segments), None))
+    assert stt._decode(np.zeros(16000, dtype=np.float32), "hi", unbiased("hi")) == "रसोई की बत्ती जला दो"
+
+
 # -- bad input -----------------------------------------------------------------------------------------------------
 
 

@@ -191,4 +191,6 @@ class WhisperSpeechToText:
             without_timestamps=True,
             vad_filter=False,  # the endpointer already cut the speech out
         )
-        return " ".join(s.text.strip() for s in segments).strip()
+        # U+FFFD is never a word: it is a character whose bytes whisper's byte-level tokens cut in half (Hindi's
+        # three-byte letters at max_new_tokens, or across two segments), and Home Assistant showed it as it came
+        return " ".join(s.text.replace("\ufffd", "").strip() for s in segments).strip()

@@ -89,6 +89,9 @@ def stage_error(stage: str, error: Exception, kind: type[HearthdError], code: st
 _CONTROL = dict.fromkeys(c for c in range(32) if c not in (9, 10, 13))  # NUL and the C0 controls but tab, newlines
 
 
+TEXT_SAMPLE = 400  # characters of a refused text read for its language (a 3,120-character one: its start tells)
+
+
 def clean_text(text: str, max_chars: int) -> str:
     """Request text as the chain can take it: NUL and other control characters dropped, a lone surrogate (bytes
     that were not UTF-8) replaced by U+FFFD. Longer than `max_chars` (agent.max_text_chars) is a PipelineError
@@ -287,9 +290,13 @@ class Pipeline:
     async def _run_text(self, text: str, language: str | None, speak: bool, dialogue: Dialogue) -> TurnResult:
         try:
             text = clean_text(text, self.cfg.agent.max_text_chars)
+            if not any(ch.isalnum() for ch in text):  # " ", "???": nothing to understand, and no model is asked
+                raise PipelineError("no-words", "the text has no letter or digit", "agent.not_understood")
         except PipelineError as e:  # refused before anything reads it; the audit keeps only its start
-            result = TurnResult(transcript=text[:80] + "…", lang=language or dialogue.lang or
-                                self.cfg.general.language)
+            said = language_of_text(text[:TEXT_SAMPLE], self.cfg.stt.languages, dialogue.lang or
+                                    self.cfg.general.language)  # said in the language it is written in
+            result = TurnResult(transcript=text[:80] + ("…" if len(text) > 80 else ""),
+                                lang=language or self.cfg.stt.language or said)
             await self._fail(result, e, speak=speak)
             return result
         # No script to go by ("7:30" answering "На какое время?"): this conversation's open question's language.
