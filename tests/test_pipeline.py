@@ -209,3 +209,15 @@ def test_templates_answer_first_and_the_model_takes_the_rest(components) -> None
     calls = trace.of_type(EventType.TOOL_CALL)
     assert [c.source for c in calls] in ([], ["model"])
     assert all(c.arguments == {"time": "06:45", "day": "tomorrow"} for c in calls)
+
+
+@pytest.mark.parametrize("heard", ["...", " ?", "—"])
+async def test_a_transcript_with_no_words_is_not_understood_without_the_model(components, heard: str) -> None:  # type: ignore[no-untyped-def]
+    """Whisper writes "..." or "?" for a breath or a cough: nothing the model should be asked about."""
+    from hearthd.audio.stt import Transcript
+
+    trace = Trace()
+    result = await Pipeline(components, trace).run_utterance(
+        np.zeros(16000, dtype=np.int16), transcript=Transcript(heard, "en", 0.9, "detected"), conversation="x")
+    assert result.error == "stt-no-text-recognized" and result.reply == phrase("en", "agent.not_understood")
+    assert not trace.of_type(EventType.MODEL) and not trace.of_type(EventType.TOOL_CALL)

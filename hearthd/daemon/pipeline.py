@@ -232,7 +232,7 @@ class Pipeline:
                                         heard=chosen.heard if chosen else None))
         self.c.last_lang = dialogue.lang = lang
         result.transcript, result.lang = chosen.text if chosen else transcript.text, lang
-        if not transcript.text.strip():
+        if not any(ch.isalnum() for ch in transcript.text):  # "", "...", "?": whisper heard no words
             raise PipelineError("stt-no-text-recognized", "speech was heard but no words recognised",
                                 "agent.not_understood")
 
