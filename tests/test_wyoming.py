@@ -258,12 +258,47 @@ async def test_synthesize_speaks_russian_text_and_a_voice_asked_for_by_name(serv
     assert start.rate == served.components.voices.synthesize("Hello.", "en").rate and chunks
 
 
-async def test_an_unknown_voice_is_an_error_and_the_connection_goes_on(served: Served) -> None:
+async def _spoken(client: AsyncTcpClient, text: Any, voice: SynthesizeVoice | None) -> tuple[list[str], int]:
+    """The event types up to audio-stop (which must come, as Home Assistant waits for it), and the audio's length."""
+    await client.write_event(Synthesize(text=text, voice=voice).event())
+    kinds, samples = [], 0
+    async with asyncio.timeout(30):
+        while True:
+            event = await client.read_event()
+            assert event is not None, "the server hung up"
+            kinds.append(event.type)
+            if AudioChunk.is_type(event.type):
+                samples += len(AudioChunk.from_event(event).audio) // 2
+            if AudioStop.is_type(event.type):
+                return kinds, samples
+
+
+async def test_a_voice_hearthd_lacks_speaks_with_its_languages_voice_and_audio_always_ends(served: Served) -> None:
+    """Issue 27: Home Assistant's pipeline left on "en_US-lessac-medium" asked for a voice hearthd lacks; hearthd sent
+    only `error`, which Home Assistant ignores, and it waited for `audio-stop` for ever, every reply after."""
     async with served.client() as client:
-        await client.write_event(Synthesize(text="Hello.", voice=SynthesizeVoice(name="no-such-voice")).event())
-        _, event = await read_until(client, AudioStop, timeout=30)
-        assert Error.is_type(event.type) and Error.from_event(event).code == "tts-voice-unknown"
+        for voice in (SynthesizeVoice(name="en_US-lessac-medium"), SynthesizeVoice(name="no-such-voice"),
+                      SynthesizeVoice(language="de"), SynthesizeVoice(name="ru_RU-irina-medium")):
+            kinds, samples = await _spoken(client, "Hello there.", voice)
+            assert "error" not in kinds and kinds[0] == "audio-start" and samples > 8000, (voice, kinds)
+        # a request that cannot be spoken at all: said, and the stream ended all the same
+        kinds, samples = await _spoken(client, ["not", "text"], None)
+        assert kinds == ["error", "audio-start", "audio-stop"] and samples == 0
         assert (await describe(client)).tts
+
+
+async def test_a_text_request_that_cannot_run_is_still_answered_not_handled(served: Served) -> None:
+    """Home Assistant waits for `handled` or `not-handled`; an `error` alone left it waiting."""
+    async with served.client() as client:
+        await client.write_event(Event(type="transcript", data={"text": ["no"], "language": "en"}))
+        seen, event = await read_until(client, Handled, NotHandled)
+        assert NotHandled.is_type(event.type) or (Error.is_type(event.type) and await _then_not_handled(client))
+        assert isinstance(await ask(client, "what time is it"), Handled)  # and the connection goes on
+
+
+async def _then_not_handled(client: AsyncTcpClient) -> bool:
+    event = await asyncio.wait_for(client.read_event(), 10)
+    return event is not None and NotHandled.is_type(event.type) and bool(NotHandled.from_event(event).text)
 
 
 async def test_streamed_text_is_spoken_sentence_by_sentence_as_it_arrives(served: Served) -> None:
@@ -582,6 +617,8 @@ async def test_a_stage_that_fails_is_an_error_and_the_server_goes_on(wy_componen
             await client.write_event(Synthesize(text="Будильник поставлен.").event())
             _, event = await read_until(client, AudioStop, timeout=60)
             assert Error.is_type(event.type) and Error.from_event(event).code == "tts-unavailable"
+            seen, event = await read_until(client, AudioStop, timeout=10)  # and the stream ended all the same, empty
+            assert AudioStop.is_type(event.type) and [e.type for e in seen] == ["audio-start"]
             start, chunks, _ = await synthesize(client, Synthesize(text="Hello there.").event())
             assert start.rate and chunks
             await client.write_event(SynthesizeStart(voice=SynthesizeVoice(language="ru")).event())

@@ -64,6 +64,7 @@ from ..audio.wavio import MAX_RATE, MIN_RATE
 from ..errors import HearthdError
 from ..events import ErrorEvent, TimingEvent, Trace, WakeEvent
 from ..language import language_of_text
+from ..locale import phrase
 from ..tools.discovery import UnsafeJson, load_json
 from .components import Components
 from .live import sentences
@@ -578,16 +579,31 @@ class WyomingHandler(AsyncEventHandler):
     # -- handle --------------------------------------------------------------------------------------------------
 
     async def _handle(self, request: Transcript) -> None:
-        if not isinstance(request.text, str):
-            raise BadEvent("transcript text is not a string")
+        """One text turn; every request ends in `handled` or `not-handled` (an error is said first): Home Assistant
+        waits for one of them and ignores `error`."""
         conversation, context = self.conversation, None
         if isinstance(request.context, dict):
             said = request.context.get("conversation_id")
             if isinstance(said, str | int) and not isinstance(said, bool) and str(said).strip():
                 said = str(said).strip()[:MAX_CONVERSATION_ID]
                 conversation, context = f"wyoming:id:{said}", {"conversation_id": said}
-        lang = self._text_language(request.text, request.language)
-        result = await self.server.handle(request.text, lang, conversation)
+        text = request.text if isinstance(request.text, str) else ""
+        lang = self._text_language(text, request.language)
+        try:
+            if not isinstance(request.text, str):
+                raise BadEvent("transcript text is not a string")
+            result = await self.server.handle(text, lang, conversation)
+        except Exception as e:
+            said = lang or _language(request.language, self.cfg.stt.languages) or self.cfg.general.language
+            if isinstance(e, BadEvent):
+                log.warning("wyoming %s: transcript refused: %s", self.conversation, e)
+                key = "error.busy" if e.code == "stopping" else "agent.not_understood"
+            else:
+                log.exception("wyoming %s: the turn failed", self.conversation)
+                key = "error.internal"
+            await self._error(e.code if isinstance(e, HearthdError) else "internal", str(e))
+            await self.write_event(NotHandled(text=phrase(said, key), context=context).event())
+            return
         decision = result.decision
         failed = bool(result.error) or (decision is not None and (
             decision.kind == "abstain" or (decision.kind == "call" and bool(result.results)
@@ -608,7 +624,10 @@ class WyomingHandler(AsyncEventHandler):
     # -- tts -----------------------------------------------------------------------------------------------------
 
     def _voice_language(self, voice: Any) -> str | None:
-        """The language of the voice asked for (None: from the text); an unknown voice is a BadEvent."""
+        """The language of the voice asked for; None: the text's own. A voice hearthd lacks is never an error that
+        leaves the client without audio (Home Assistant ignores `error` and waits for `audio-stop` for ever, and a
+        pipeline left on "en_US-lessac-medium" asked for one with every reply): its language's voice speaks, as the
+        name's prefix says ("en_US-…" → English), else the text's."""
         if voice is None:
             return None
         voices = self.server.voice_names()
@@ -617,12 +636,15 @@ class WyomingHandler(AsyncEventHandler):
             for lang, voice_name in voices.items():
                 if name in (voice_name, lang, self.cfg.tts.voices[lang]):
                     return lang
-            raise BadEvent(f"no voice {name!r} here; there are {', '.join(voices.values())}", "tts-voice-unknown")
+            instead = _language(name, list(voices))
+            log.info("wyoming %s: no voice %r here; speaking with %s", self.conversation, name[:80],
+                     voices[instead] if instead else "the voice of the text's language")
+            return instead
         if voice.language is not None:
             asked = _language(voice.language, list(voices))
             if asked is None:
-                raise BadEvent(f"no voice for language {voice.language!r}; there are {', '.join(voices)}",
-                               "tts-voice-unknown")
+                log.info("wyoming %s: no voice for language %r; speaking with the text's", self.conversation,
+                         str(voice.language)[:40])
             return asked
         return None
 
@@ -633,18 +655,20 @@ class WyomingHandler(AsyncEventHandler):
         return language_of_text(text, langs, self.cfg.general.language)
 
     async def _synthesize(self, request: Synthesize) -> None:
-        if not isinstance(request.text, str):
-            raise BadEvent("synthesize text is not a string")
-        lang = self._voice_language(request.voice)
-        text = clean_text(request.text, MAX_TTS_CHARS)
-        speech = _Speech(lang=lang or self._text_voice(text))
+        """The text spoken as one audio stream. Every request ends in `audio-stop`, an error or not (said first):
+        Home Assistant ignores `error` and waits for `audio-stop`."""
+        speech = _Speech(lang=None)
         try:
+            if not isinstance(request.text, str):
+                raise BadEvent("synthesize text is not a string")
+            speech.lang = self._voice_language(request.voice)
+            text = clean_text(request.text, MAX_TTS_CHARS)
+            speech.lang = speech.lang or self._text_voice(text)
             for sentence in sentences(text):
                 await self._speak(speech, sentence)
-        except BadEvent:
-            if speech.rate:  # the audio already sent is ended, then the error said
-                await self._end_audio(speech)
-            raise
+        except (BadEvent, PipelineError) as e:
+            log.warning("wyoming %s: synthesize: %s", self.conversation, e)
+            await self._error(e.code, e.message if isinstance(e, PipelineError) else str(e))
         await self._end_audio(speech)
 
     async def _synthesize_start(self, request: SynthesizeStart) -> None:
@@ -686,12 +710,9 @@ class WyomingHandler(AsyncEventHandler):
             if not speech.failed:
                 for sentence in sentences(speech.text):
                     await self._speak(speech, sentence)
-            if speech.rate or not speech.failed:  # audio that was started is ended, whatever happened
-                await self._end_audio(speech)
         except BadEvent as e:
-            if speech.rate:
-                await self._end_audio(speech)
             await self._error(e.code, str(e))
+        await self._end_audio(speech)  # whatever happened: a client waits for audio-stop, then synthesize-stopped
         await self.write_event(SynthesizeStopped().event())
 
     async def _speak(self, speech: _Speech, sentence: str) -> None:
