@@ -6,6 +6,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -126,3 +127,50 @@ class Broker:
                 self.proc.terminate()
             self.proc.wait(timeout=5)
             self.proc = None
+
+
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+UNREACHABLE = ("No matching distribution", "NewConnectionError", "Temporary failure in name resolution",
+               "Network is unreachable", "Max retries exceeded", "Could not fetch URL", "ConnectTimeout")
+
+
+class RegistryUnreachable(RuntimeError):
+    """The package registry could not be reached to make a virtual environment (the caller skips)."""
+
+
+def _has(python: Path, package: str, version: str) -> bool:
+    if not python.exists():
+        return False
+    probe = subprocess.run([str(python), "-c", "import importlib.metadata as m; "
+                            f"assert m.version({package!r}) == {version!r}"], capture_output=True, timeout=60)
+    return probe.returncode == 0
+
+
+def venv_with(package: str, version: str, where: Path) -> Path:
+    """The python of a virtual environment at `where` with `package==version` from the package registry, made once
+    (kept in the cache: later runs reuse it). Made aside, then moved into place whole, so an interrupted install
+    never looks like a finished one. RegistryUnreachable when the registry cannot be reached."""
+    python = where / "bin" / "python"
+    if _has(python, package, version):
+        return python
+    where.parent.mkdir(parents=True, exist_ok=True)
+    building = where.with_name(f"{where.name}.{os.getpid()}")
+    shutil.rmtree(building, ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "venv", str(building)], check=True, timeout=120)
+    install = subprocess.run([str(building / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                              f"{package}=={version}"], capture_output=True, text=True, timeout=600)
+    if install.returncode != 0:
+        shutil.rmtree(building, ignore_errors=True)
+        said = install.stdout + install.stderr
+        if any(word in said for word in UNREACHABLE):
+            raise RegistryUnreachable(f"cannot install {package}=={version}: {said[-300:]}")
+        raise RuntimeError(f"pip install {package}=={version} failed: {said[-2000:]}")
+    shutil.rmtree(where, ignore_errors=True)
+    try:
+        building.rename(where)
+    except OSError:  # another run put one there meanwhile
+        shutil.rmtree(building, ignore_errors=True)
+    # a venv's scripts name their own path: the moved one is used through `python -m`, which does not care
+    if not _has(python, package, version):
+        raise RuntimeError(f"{where} has no working {package} {version}")
+    return python

@@ -43,14 +43,12 @@ from hearthd.tools.alarms import AlarmBook
 
 from .conftest import SAMPLES
 from .mqtt_sim import DEVICES, DeviceSimulator, SimDevice, simulator
-from .services import Broker, free_port, wait_port
+from .services import Broker, RegistryUnreachable, free_port, venv_with, wait_port
 
 HERE = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 SATELLITE_VENV = Path(os.environ.get("HEARTHD_SATELLITE_VENV") or CACHE / "hearthd" / "satellite-venv")
 SATELLITE_VERSION = "1.0.0"
-UNREACHABLE = ("No matching distribution", "NewConnectionError", "Temporary failure in name resolution",
-               "Network is unreachable", "Max retries exceeded", "Could not fetch URL", "ConnectTimeout")
 
 # A second light, in the bedroom, for this test only (the shared simulated home has none there).
 _BEDROOM = "zigbee2mqtt/bedroom_light"
@@ -75,44 +73,14 @@ BEDROOM_LIGHT = SimDevice(
 # -- the satellite program ---------------------------------------------------------------------------------------
 
 
-def _satellite_works(python: Path) -> bool:
-    if not python.exists():
-        return False
-    probe = subprocess.run([str(python), "-c", "import importlib.metadata as m; "
-                            f"assert m.version('wyoming-satellite') == {SATELLITE_VERSION!r}"],
-                           capture_output=True, timeout=60)
-    return probe.returncode == 0
-
-
 @pytest.fixture(scope="session")
 def satellite_python() -> Path:
     """The python of a virtual environment with wyoming-satellite 1.0.0 from the package registry, made once
     (and kept in the cache: later runs reuse it)."""
-    python = SATELLITE_VENV / "bin" / "python"
-    if _satellite_works(python):
-        return python
-    SATELLITE_VENV.parent.mkdir(parents=True, exist_ok=True)
-    building = SATELLITE_VENV.with_name(f"satellite-venv.{os.getpid()}")
-    shutil.rmtree(building, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "venv", str(building)], check=True, timeout=120)
-    install = subprocess.run([str(building / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                              f"wyoming-satellite=={SATELLITE_VERSION}"], capture_output=True, text=True, timeout=600)
-    if install.returncode != 0:
-        shutil.rmtree(building, ignore_errors=True)
-        said = install.stdout + install.stderr
-        if any(word in said for word in UNREACHABLE):
-            pytest.skip(f"the package registry cannot be reached to install wyoming-satellite: {said[-300:]}")
-        raise RuntimeError(f"pip install wyoming-satellite=={SATELLITE_VERSION} failed: {said[-2000:]}")
-    # made aside, then moved into place whole (an interrupted install never looks like a finished one)
-    shutil.rmtree(SATELLITE_VENV, ignore_errors=True)
     try:
-        building.rename(SATELLITE_VENV)
-    except OSError:  # another run put one there meanwhile
-        shutil.rmtree(building, ignore_errors=True)
-    # a venv's scripts name their own path: the moved one is used through `python -m`, which does not care
-    if not _satellite_works(python):
-        raise RuntimeError(f"{SATELLITE_VENV} has no working wyoming-satellite")
-    return python
+        return venv_with("wyoming-satellite", SATELLITE_VERSION, SATELLITE_VENV)
+    except RegistryUnreachable as e:
+        pytest.skip(f"the package registry cannot be reached to install wyoming-satellite: {e}")
 
 
 class Satellite:

@@ -28,6 +28,7 @@ import logging
 import re
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
@@ -79,6 +80,7 @@ MAX_DATA_BYTES = 1024 * 1024  # its separate data part
 MAX_PAYLOAD_BYTES = 16 * 1024 * 1024  # one audio chunk (a second of 8-channel 32-bit 192 kHz audio is 6 MB)
 MAX_TTS_CHARS = 10_000  # text to speak per request; Piper sees at most tts.PIECE_CHARS of it at once
 MAX_CONVERSATION_ID = 128
+MAX_HANDOFFS = 256  # peers whose last connection left a question open (one each), the oldest forgotten first
 STOP_GRACE_S = 10.0  # shutting down: requests in flight get this long to answer
 BIG_CHUNK_S = 1.0  # audio chunks longer than this are converted in a worker thread, not on the event loop
 REFUSED_LOG_S = 60.0  # connections refused as too many: logged at most once per this interval
@@ -273,7 +275,9 @@ class WyomingHandler(AsyncEventHandler):
         self.cfg = server.components.cfg
         peer = writer.get_extra_info("peername")
         where = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else "local"
+        self.peer = str(peer[0]) if isinstance(peer, tuple) and len(peer) >= 2 else "local"  # the host, not its port
         self.conversation = f"wyoming:{where}:{next(server.connections)}"  # this connection's own
+        self._turns = 0  # transcripts handled on this connection
         self._asr: _Asr | None = None
         self._wake: _Wake | None = None
         self._mode = "asr"  # what audio is for: the last request that came (transcribe or detect)
@@ -321,6 +325,7 @@ class WyomingHandler(AsyncEventHandler):
             pass  # the client went away
         finally:
             watch.cancel()
+            self._hand_off()
             if self._asr is not None:
                 self._asr.cancel()
             if task is not None:
@@ -329,6 +334,15 @@ class WyomingHandler(AsyncEventHandler):
             with contextlib.suppress(Exception):
                 await self.disconnect()
             self.writer.close()
+
+    def _hand_off(self) -> None:
+        """A connection that leaves with its question open (Home Assistant before wyoming 1.7 sends no context and
+        opens a connection per request: "Unlock the front door?" in one, "yes" in the next) leaves the question to the
+        next connection from the same host, whose first transcript then answers it, until its deadline."""
+        dialogue = self.c.dialogues.peek(self.conversation)
+        if self._turns and self.conversation.startswith("wyoming:") and not self.conversation.startswith(
+                "wyoming:id:") and dialogue is not None and dialogue.is_open():
+            self.server.hand_off(self.peer, self.conversation)
 
     async def _close_when_idle(self, idle: float) -> None:
         """A connection that sends nothing for `idle` seconds, with no request of its own in progress, is ended: its
@@ -587,6 +601,9 @@ class WyomingHandler(AsyncEventHandler):
             if isinstance(said, str | int) and not isinstance(said, bool) and str(said).strip():
                 said = str(said).strip()[:MAX_CONVERSATION_ID]
                 conversation, context = f"wyoming:id:{said}", {"conversation_id": said}
+        if context is None and self._turns == 0:
+            conversation = self.conversation = self.server.taken_over(self.peer) or self.conversation
+        self._turns += 1
         text = request.text if isinstance(request.text, str) else ""
         lang = self._text_language(text, request.language)
         try:
@@ -773,6 +790,7 @@ class WyomingServer:
         self._zeroconf: Any = None
         self.uri = self.cfg.wyoming.uri
         self.refused = 0  # connections turned away at wyoming.max_connections
+        self._handoffs: OrderedDict[str, str] = OrderedDict()  # peer host → the conversation its last one left open
         self._refused_said = 0.0
 
     async def start(self) -> None:
@@ -855,6 +873,23 @@ class WyomingServer:
             await self._zeroconf.register_server()
         except Exception as e:  # noqa: BLE001 - not announced; the server itself works
             log.warning("wyoming.zeroconf: not announced: %s", e)
+
+    def hand_off(self, peer: str, conversation: str) -> None:
+        """`conversation`, whose connection from `peer` has closed with a question open, for the next one to take."""
+        self._handoffs.pop(peer, None)
+        self._handoffs[peer] = conversation
+        while len(self._handoffs) > MAX_HANDOFFS:
+            self._handoffs.popitem(last=False)
+
+    def taken_over(self, peer: str) -> str | None:
+        """The conversation a closed connection from `peer` left with its question still open (taken once), or None.
+        Only from the same host, and only while no connection of that conversation is open: a question is never
+        answered from another host, nor from beside a connection still waiting on it."""
+        conversation = self._handoffs.pop(peer, None)
+        if conversation is None or any(h.conversation == conversation for h in self.handlers):
+            return None
+        dialogue = self.components.dialogues.peek(conversation)
+        return conversation if dialogue is not None and dialogue.is_open() else None
 
     # -- what the handlers share ---------------------------------------------------------------------------------
 

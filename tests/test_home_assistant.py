@@ -1,0 +1,122 @@
+"""hearthd as Home Assistant really talks to it (issue 27). Home Assistant 2025.4 pins wyoming 1.5.4: its
+`Transcript` carries neither a language nor a context, and its conversation agent opens a new connection for every
+request. Those clients run here as they are, from a virtual environment with that exact version (made once from the
+package registry and cached, as the satellite tests do), beside the current version from hearthd's own.
+
+No model loads: every request is a template sentence."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from wyoming.asr import Transcript
+from wyoming.event import async_read_event, async_write_event
+from wyoming.handle import Handled, NotHandled
+
+from hearthd.locale import phrase
+
+from .services import CACHE, RegistryUnreachable, venv_with
+from .test_wyoming import Served, served, wy_components  # noqa: F401 - the fixtures, shared with that module
+
+HERE = Path(__file__).resolve().parent
+HA_2025_4_WYOMING = "1.5.4"  # what Home Assistant 2025.4.4 pins
+CLIENT = HERE / "ha_wyoming_client.py"
+
+
+@pytest.fixture(scope="session")
+def ha_2025_4_python() -> Path:
+    try:
+        return venv_with("wyoming", HA_2025_4_WYOMING, CACHE / "hearthd" / f"wyoming-{HA_2025_4_WYOMING}-venv")
+    except RegistryUnreachable as e:
+        pytest.skip(f"the package registry cannot be reached to install wyoming {HA_2025_4_WYOMING}: {e}")
+
+
+async def conversation(python: Path | str, port: int, *texts: str, context: str = "") -> list[dict[str, Any]]:
+    """Each text sent as Home Assistant's conversation agent does: a connection of its own, answered in turn."""
+    args = [str(CLIENT), str(port), *(["--context", context] if context else []), *texts]
+    proc = await asyncio.create_subprocess_exec(str(python), *args, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    return [json.loads(line) for line in out.splitlines()]
+
+
+async def ask_from(host: str, port: int, text: str) -> tuple[str, str]:
+    """One request on a connection from another address of this machine (127.0.0.2: another host to hearthd)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(host, 0))
+    try:
+        await async_write_event(Transcript(text=text).event(), writer)
+        while True:
+            event = await asyncio.wait_for(async_read_event(reader), 60)
+            assert event is not None
+            if Handled.is_type(event.type) or NotHandled.is_type(event.type):
+                return event.type, str((event.data or {}).get("text"))
+    finally:
+        writer.close()
+
+
+async def test_a_yes_through_home_assistant_2025_4_answers_its_question(served: Served,  # noqa: F811
+                                                                         ha_2025_4_python: Path) -> None:
+    """"Cancel all my alarms" → "…? Please say yes or no." → "yes", each on a connection of its own with no
+    context (HA 2025.4): the yes answered "There is no question of mine waiting". The question a closed connection
+    leaves open is now the next connection's from the same host."""
+    served.components.alarms.add("06:00")
+    replies = await conversation(ha_2025_4_python, served.port, "cancel all my alarms", "yes")
+    assert [r["wyoming"] for r in replies] == [HA_2025_4_WYOMING] * 2
+    assert all(set(r["sent"]) == {"text"} for r in replies)  # no language, no context: as Home Assistant sends
+    assert replies[0]["text"] == phrase("en", "confirm.cancel_all_alarms")
+    assert replies[1]["text"].startswith("Cancelled")  # "Cancelled 1 alarm."
+    assert replies[1]["type"] == "handled" and served.components.alarms.pending() == []
+
+
+async def test_another_hosts_yes_never_answers_the_question(served: Served,  # noqa: F811
+                                                            ha_2025_4_python: Path) -> None:
+    """The question waits for its own host: a yes from another address is refused (nothing is cancelled), and it
+    does not use the question up either; the asking host's yes then answers it."""
+    served.components.alarms.add("06:00")
+    replies = await conversation(ha_2025_4_python, served.port, "cancel all my alarms")
+    assert replies[0]["text"] == phrase("en", "confirm.cancel_all_alarms")
+    kind, text = await ask_from("127.0.0.2", served.port, "yes")
+    assert (kind, text) == ("not-handled", phrase("en", "confirm.nothing_open"))
+    assert len(served.components.alarms.pending()) == 1
+    replies = await conversation(ha_2025_4_python, served.port, "yes")
+    assert replies[0]["type"] == "handled" and served.components.alarms.pending() == []
+
+
+async def test_a_question_is_taken_over_once_and_never_from_beside_its_open_connection(
+        served: Served, ha_2025_4_python: Path) -> None:  # noqa: F811
+    """A client that keeps its connection keeps its question to itself; and once answered, a later yes from the
+    same host has nothing to answer."""
+    served.components.alarms.add("06:00")
+    reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
+    try:
+        await async_write_event(Transcript(text="cancel all my alarms").event(), writer)
+        event = await asyncio.wait_for(async_read_event(reader), 60)
+        assert event is not None and (event.data or {}).get("text") == phrase("en", "confirm.cancel_all_alarms")
+        replies = await conversation(ha_2025_4_python, served.port, "yes")  # beside the open one: its own turn
+        assert replies[0]["text"] == phrase("en", "confirm.nothing_open")
+        assert len(served.components.alarms.pending()) == 1
+    finally:
+        writer.close()
+    await asyncio.sleep(0.2)  # the asking connection is gone: its question is the next one's
+    replies = await conversation(ha_2025_4_python, served.port, "no", "yes")
+    assert [r["text"] for r in replies] == [phrase("en", "confirm.cancelled"), phrase("en", "confirm.nothing_open")]
+    assert len(served.components.alarms.pending()) == 1
+
+
+async def test_the_current_wyoming_client_names_its_conversation(served: Served) -> None:  # noqa: F811
+    """Clients from wyoming 1.7 on carry Home Assistant's conversation_id: the question is that conversation's,
+    whatever host or connection answers."""
+    served.components.alarms.add("06:00")
+    replies = await conversation(sys.executable, served.port, "cancel all my alarms", context="01HQCURRENT")
+    assert replies[0]["sent"]["context"] == {"conversation_id": "01HQCURRENT"}
+    assert replies[0]["text"] == phrase("en", "confirm.cancel_all_alarms")
+    assert (await conversation(sys.executable, served.port, "yes", context="01HQOTHER"))[0]["type"] == "not-handled"
+    assert len(served.components.alarms.pending()) == 1
+    replies = await conversation(sys.executable, served.port, "yes", context="01HQCURRENT")
+    assert replies[0]["type"] == "handled" and served.components.alarms.pending() == []
