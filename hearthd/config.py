@@ -241,6 +241,9 @@ class WyomingConfig:
     zeroconf: bool = False  # announce the server as _wyoming._tcp on the local network (needs the zeroconf package)
     max_connections: int = 64  # open at once; one more is told "busy" and closed (1,100 idle ones took every door)
     idle_timeout_s: float = 300.0  # a connection that sends nothing this long is closed (a turn never takes as long)
+    # The language a client names (Home Assistant: its pipeline's, on every request): "detect" takes it as a hint,
+    # each utterance and reply in the language it is in; "pipeline" forces it on speech to text, turns and voices
+    language: str = "detect"
 
 
 @dataclass
@@ -394,6 +397,8 @@ def _validate(cfg: Config) -> None:
         raise ConfigError("must be between 1 and 10000", "wyoming.max_connections")
     if not 1.0 <= cfg.wyoming.idle_timeout_s <= 86_400.0:
         raise ConfigError("must be between 1 and 86400 seconds", "wyoming.idle_timeout_s")
+    if cfg.wyoming.language not in ("detect", "pipeline"):
+        raise ConfigError('must be "detect" or "pipeline"', "wyoming.language")
     if cfg.dbus.timeout_s <= 0:
         raise ConfigError("must be positive", "dbus.timeout_s")
     for section, local in (("stt", "whisper"), ("tts", "local"), ("wake", "micro")):

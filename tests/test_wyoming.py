@@ -193,6 +193,36 @@ async def test_transcribes_russian_at_48_khz_stereo_in_odd_sized_chunks(served: 
     assert "будильник" in transcript.text.lower() and transcript.language == "ru"
 
 
+@pytest.mark.parametrize("mode", ["detect", "pipeline"])
+async def test_the_pipelines_language_is_a_hint_unless_told_to_force_it(served: Served, mode: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 27, item 3: Home Assistant names its pipeline's language on every request and hearthd forced it, so
+    Russian spoken into an English pipeline became "Ok, now." (wyoming.language = "detect", the default, takes the
+    language as a hint: the words come in the language spoken, and so does the reply's voice)."""
+    monkeypatch.setattr(served.components.cfg.wyoming, "language", mode)
+    speech = read_wav(SAMPLES / "ru_alarm_0700.wav")[int(AFTER_WAKE_S * SAMPLE_RATE):]
+    reply = "Будильник поставлен на семь утра."
+    russian = served.components.voices.synthesize(reply, "ru")
+    english = served.components.voices.synthesize(reply, "en")
+    async with served.client() as client:
+        transcript = await transcribe(client, *pcm(speech), language="en")
+        start, chunks, _ = await synthesize(client, Synthesize(text=reply, voice=SynthesizeVoice(language="en"))
+                                            .event())
+        answer = await ask(client, "поставь будильник на семь")
+    samples = sum(len(c.audio) for c in chunks) // 2
+    if mode == "detect":
+        assert "будильник" in transcript.text.lower() and transcript.language == "ru"
+        assert (start.rate, samples) == (russian.rate, len(russian.audio))  # the Russian voice said it
+    else:
+        assert transcript.language == "en" and "будильник" not in transcript.text.lower()
+        assert start.rate == english.rate and samples != len(russian.audio)  # Piper's English voice (its length
+        assert abs(samples - len(english.audio)) < 0.05 * len(english.audio)  # varies a little from run to run)
+    if mode == "detect":  # a Russian turn, answered in Russian
+        assert isinstance(answer, Handled) and "7:00" in (answer.text or "") and re.search("[а-я]", answer.text or "")
+    else:  # an English one, as forced
+        assert not re.search("[а-я]", answer.text or "")
+
+
 async def test_two_clients_transcribing_at_once_both_get_their_own_words(served: Served) -> None:
     """The decodes take turns (one at a time on the CPU); each client hears its own transcript."""
     en = wav_bytes(SAMPLES / "en_wakeup_0600.wav")

@@ -216,7 +216,8 @@ class AudioIn:
 
 @dataclass
 class _Asr:
-    language: str | None = None
+    language: str | None = None  # forced (wyoming.language = "pipeline")
+    hint: str | None = None  # the client's language when whisper is unsure (wyoming.language = "detect")
     audio: AudioIn = field(default_factory=AudioIn)
     parts: list[np.ndarray] = field(default_factory=list)
     samples: int = 0
@@ -249,7 +250,9 @@ class _Wake:
 class _Speech:
     """A streamed synthesis: the text not yet spoken and what has been sent."""
 
-    lang: str | None
+    lang: str | None  # the voice's language, for every sentence (None: each sentence's own)
+    hint: str | None = None  # the voice asked for, when wyoming.language = "detect": a sentence that reads as no
+    # language of its own is spoken in it; one written in another ("Будильник поставлен.") in that one's voice
     text: str = ""
     chars: int = 0
     rate: int = 0  # set once audio-start has been sent
@@ -388,7 +391,10 @@ class WyomingHandler(AsyncEventHandler):
             await self.write_event(Pong(text=Ping.from_event(event).text).event())
         elif Transcribe.is_type(kind):
             request = Transcribe.from_event(event)
-            self._mode, self._asr = "asr", _Asr(language=_language(request.language, self.cfg.stt.languages))
+            asked = _language(request.language, self.cfg.stt.languages)
+            # Home Assistant names its pipeline's language on every request: a hint, unless told to force it
+            forced = self.cfg.wyoming.language == "pipeline"
+            self._mode, self._asr = "asr", _Asr(language=asked if forced else None, hint=None if forced else asked)
         elif AudioStart.is_type(kind):
             await self._audio_start(AudioStart.from_event(event))
         elif AudioChunk.is_type(kind):
@@ -428,7 +434,8 @@ class WyomingHandler(AsyncEventHandler):
         # a new stream (transcribe's language, if one came, still holds)
         if self._asr is not None:
             self._asr.cancel()
-        asr = _Asr(language=self._asr.language if self._asr is not None else None)
+        asr = _Asr(language=self._asr.language if self._asr is not None else None,
+                   hint=self._asr.hint if self._asr is not None else None)
         self._mode, self._asr = "asr", asr
         if self._endpointer is not None:
             self._endpointer.reset()
@@ -501,7 +508,7 @@ class WyomingHandler(AsyncEventHandler):
                 so_far = np.concatenate(asr.parts)[:end]
                 asr.stale, asr.speculated_to = threading.Event(), end
                 job = functools.partial(self.c.inference.speculative, self.c.stt().transcribe, so_far, asr.language,
-                                        cancelled=asr.stale)
+                                        asr.hint, cancelled=asr.stale)
                 asr.speculation = asyncio.get_running_loop().run_in_executor(None, job)
 
     def _keep(self, asr: _Asr, audio: np.ndarray) -> None:
@@ -526,7 +533,7 @@ class WyomingHandler(AsyncEventHandler):
             return
         self._keep(asr, asr.audio.flush())
         audio = np.concatenate(asr.parts) if asr.parts else np.zeros(0, dtype=np.int16)
-        text, lang = "", asr.language or self.cfg.stt.language or self.cfg.general.language
+        text, lang = "", asr.language or asr.hint or self.cfg.stt.language or self.cfg.general.language
         if len(audio) >= SAMPLE_RATE // 10:  # less than 0.1 s holds no words (whisper would invent some)
             transcript = None
             if asr.speculation is not None:  # begun in the pause, and no speech came after it
@@ -538,7 +545,7 @@ class WyomingHandler(AsyncEventHandler):
                                                    used=transcript is not None, samples=asr.speculated_to))
                 asr.speculation = None
             if transcript is None:
-                transcript = await self.server.transcribe(audio, asr.language)
+                transcript = await self.server.transcribe(audio, asr.language, asr.hint)
             text, lang = transcript.text, transcript.lang
         await self.write_event(Transcript(text=text, language=lang).event())
 
@@ -634,6 +641,8 @@ class WyomingHandler(AsyncEventHandler):
         (Home Assistant sends its pipeline's language, whatever the words are written in)."""
         allowed = self.cfg.stt.languages
         lang = _language(language, allowed)
+        if lang is not None and self.cfg.wyoming.language == "pipeline":
+            return lang  # told to: the client's language, whatever the words
         if lang is None or not any(ch.isalpha() for ch in text):
             return None  # "7:30" answering "На какое время?": the conversation's own language
         return lang if language_of_text(text, allowed, lang) == lang else None
@@ -665,11 +674,20 @@ class WyomingHandler(AsyncEventHandler):
             return asked
         return None
 
-    def _text_voice(self, text: str) -> str:
+    def _text_voice(self, text: str, hint: str | None = None) -> str:
         langs = list(self.cfg.tts.voices)
         if not langs:
             raise BadEvent("no voices are configured (tts.voices)", "tts-unavailable")
-        return language_of_text(text, langs, self.cfg.general.language)
+        return language_of_text(text, langs, hint or self.cfg.general.language)
+
+    def _voice(self, speech: _Speech, voice: Any) -> None:
+        """The voice asked for: every sentence's with wyoming.language = "pipeline", else a hint (the text's own
+        language speaks: a Russian reply in an English pipeline is said in Russian)."""
+        lang = self._voice_language(voice)
+        if self.cfg.wyoming.language == "pipeline":
+            speech.lang = lang
+        else:
+            speech.hint = lang
 
     async def _synthesize(self, request: Synthesize) -> None:
         """The text spoken as one audio stream. Every request ends in `audio-stop`, an error or not (said first):
@@ -678,9 +696,8 @@ class WyomingHandler(AsyncEventHandler):
         try:
             if not isinstance(request.text, str):
                 raise BadEvent("synthesize text is not a string")
-            speech.lang = self._voice_language(request.voice)
+            self._voice(speech, request.voice)
             text = clean_text(request.text, MAX_TTS_CHARS)
-            speech.lang = speech.lang or self._text_voice(text)
             for sentence in sentences(text):
                 await self._speak(speech, sentence)
         except (BadEvent, PipelineError) as e:
@@ -691,7 +708,7 @@ class WyomingHandler(AsyncEventHandler):
     async def _synthesize_start(self, request: SynthesizeStart) -> None:
         self._speech = _Speech(lang=None)  # set first: the whole text that follows is ignored, whatever happens
         try:
-            self._speech.lang = self._voice_language(request.voice)
+            self._voice(self._speech, request.voice)
         except BadEvent:
             self._speech.failed = True
             raise
@@ -734,15 +751,14 @@ class WyomingHandler(AsyncEventHandler):
 
     async def _speak(self, speech: _Speech, sentence: str) -> None:
         """One sentence synthesised and sent (audio-start before the first)."""
-        if speech.lang is None:
-            speech.lang = self._text_voice(sentence)
+        lang = speech.lang or self._text_voice(sentence, speech.hint)
         try:
             out = await asyncio.get_running_loop().run_in_executor(
-                None, self.c.voices.synthesize, sentence, speech.lang)
+                None, self.c.voices.synthesize, sentence, lang)
         except Exception as e:
             speech.failed = True
             self.server.trace.emit(ErrorEvent(code="tts-failed", message=str(e), source="wyoming"))
-            raise BadEvent(f"the {speech.lang} voice cannot speak: {e}",
+            raise BadEvent(f"the {lang} voice cannot speak: {e}",
                            e.code if isinstance(e, HearthdError) else "tts-failed") from e
         audio = np.asarray(out.audio, dtype=np.int16)
         if not speech.rate:
@@ -912,7 +928,7 @@ class WyomingServer:
         voices = [TtsVoice(name=voice, description=f"{voice} ({lang})", attribution=ATTRIBUTION, installed=True,
                            version=None, languages=[lang]) for lang, voice in self.voice_names().items()]
         wake_models = [WakeModel(name=model, description=model.replace("_", " ").title(), phrase=model.replace(
-            "_", " "), attribution=ATTRIBUTION, installed=True, version=None, languages=["en"])
+            "_", " "), attribution=ATTRIBUTION, installed=True, version=None, languages=list(cfg.stt.languages))
             for model in builtin_models()]
         return Info(
             asr=[AsrProgram(name=name, description="hearthd speech to text (faster-whisper)", attribution=ATTRIBUTION,
@@ -931,15 +947,16 @@ class WyomingServer:
                                                       languages=list(cfg.stt.languages))])],
         )
 
-    async def transcribe(self, audio: np.ndarray, language: str | None) -> Any:
-        """Speech to text as a turn: under the turn lock and the CPU gate, so no other decode runs beside it."""
+    async def transcribe(self, audio: np.ndarray, language: str | None, hint: str | None = None) -> Any:
+        """Speech to text as a turn: under the turn lock and the CPU gate, so no other decode runs beside it.
+        `language` forces it; else it is detected, `hint` taken when detection is unsure."""
         if self.closing.is_set():
             raise BadEvent("hearthd is stopping", "stopping")
         c = self.components
 
         def job() -> Any:
             with c.inference.turn():
-                return c.stt().transcribe(audio, language)
+                return c.stt().transcribe(audio, language, hint)
 
         loop = asyncio.get_running_loop()
         started = time.monotonic()
