@@ -87,6 +87,30 @@ def _live_handlers(calls: list[tuple[str, Any]]) -> Handlers:
                     wake_word=lambda w: calls.append(("wake_word", w)), wake_words=["okay_nabu", "hey_jarvis"])
 
 
+async def test_nothing_is_cleared_where_nothing_was(mqtt_config: Config, broker: Broker) -> None:
+    """Issue 27, item 5: every start made Home Assistant log "No device components to cleanup for hearthd_…,
+    node_id 'None'": hearthd emptied an older hearthd's discovery topic that held nothing."""
+    legacy = f"{PREFIX}/hearthd_testnode/config"
+    heard: list[bytes] = []
+    async with aiomqtt.Client("127.0.0.1", broker.port, identifier="watcher") as watcher:
+        await watcher.subscribe(legacy, qos=1)
+
+        async def listen() -> None:
+            async for m in watcher.messages:
+                heard.append(bytes(m.payload))
+
+        listening = asyncio.create_task(listen())
+        components = Components(mqtt_config)
+        components.mqtt_one_shot = False
+        try:
+            await components.mqtt_link().ready()
+            await asyncio.sleep(0.5)
+        finally:
+            await components.close()
+            listening.cancel()
+    assert heard == []
+
+
 async def test_home_assistant_sees_every_entity_with_qos_ids_and_categories(mqtt_config: Config,
                                                                              broker: Broker) -> None:
     # An older hearthd left its discovery under the host-name id: it is cleared, so HA shows one device.

@@ -153,14 +153,15 @@ class HaDevice:
 
     @property
     def legacy_topic(self) -> str:
-        """Where hearthd before 0.x kept its discovery (ids from the host name): cleared so HA shows one device."""
+        """Where hearthd before 0.x kept its discovery (ids from the host name): cleared so HA shows one device —
+        only when a retained config is found there (clearing an empty one made Home Assistant log "No device
+        components to cleanup" at every start)."""
         return f"{self.link.cfg.discovery_prefix}/device/hearthd_{self.node}/config"
 
     async def publish_self(self, client: Any) -> None:
         if client is None:
             return
         topic, payload = self.discovery()
-        await client.publish(self.legacy_topic, b"", qos=1, retain=True)
         await client.publish(topic, json.dumps(payload, ensure_ascii=False), qos=1, retain=True)
         await client.publish(f"{self.base}/availability", "online", qos=1, retain=True)
         await client.publish(f"{self.base}/state", json.dumps(self._state_payload(), ensure_ascii=False), qos=1,

@@ -402,6 +402,8 @@ class MqttLink:
     async def _on_discovery(self, client: Any, topic: str, payload: bytes) -> None:
         if topic == self.device.discovery_topic and not self.one_shot:  # its own, replayed: a satellite gone?
             await self.device.on_own_discovery(client, payload)
+        elif topic == self.device.legacy_topic and payload and not self.one_shot:  # an older hearthd's: cleared
+            await client.publish(topic, b"", qos=1, retain=True)
         try:
             discovery = parse_discovery(topic, payload, self.cfg.discovery_prefix, self.cfg.max_json_depth)
         except DiscoveryError as e:
