@@ -120,3 +120,35 @@ async def test_the_current_wyoming_client_names_its_conversation(served: Served)
     assert len(served.components.alarms.pending()) == 1
     replies = await conversation(sys.executable, served.port, "yes", context="01HQCURRENT")
     assert replies[0]["type"] == "handled" and served.components.alarms.pending() == []
+
+
+async def test_the_server_is_announced_for_home_assistant_where_its_uri_is_bound(
+        wy_components: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Issue 27, item 6: `wyoming.zeroconf = true` logged "pip install zeroconf". Now `_wyoming._tcp` is announced
+    with the server's name and port, on the interface of the uri's address only (127.0.0.1 here: this machine
+    alone), and withdrawn when the server stops."""
+    from zeroconf import IPVersion
+    from zeroconf.asyncio import AsyncZeroconf
+
+    from .test_wyoming import serve
+
+    monkeypatch.setattr(wy_components.cfg.wyoming, "zeroconf", True)
+    monkeypatch.setattr(wy_components.cfg.wyoming, "name", "hearthd kitchen")
+    server, port, _ = await serve(wy_components)
+    browser = AsyncZeroconf(interfaces=["127.0.0.1"], ip_version=IPVersion.V4Only)
+    try:
+        found = await browser.async_get_service_info("_wyoming._tcp.local.", "hearthd kitchen._wyoming._tcp.local.",
+                                                     timeout=5000)
+        assert found is not None and found.port == port and found.parsed_addresses() == ["127.0.0.1"]
+        # announced from 127.0.0.1 alone: the uri binds no other address (with 0.0.0.0, every interface's)
+        senders = {t.sock.getsockname()[0] for t in server._zeroconf.zeroconf.engine.senders}
+        assert senders == {"127.0.0.1"}, senders
+        await asyncio.wait_for(server.stop(), 30)
+        await asyncio.sleep(0.5)
+        gone = await browser.async_get_service_info("_wyoming._tcp.local.", "hearthd kitchen._wyoming._tcp.local.",
+                                                    timeout=1500)
+        assert gone is None  # the goodbye was sent: Home Assistant forgets it
+    finally:
+        await server.stop()
+        await browser.async_close()
+

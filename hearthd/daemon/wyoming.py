@@ -26,6 +26,7 @@ import functools
 import itertools
 import logging
 import re
+import socket
 import threading
 import time
 from collections import OrderedDict
@@ -860,7 +861,7 @@ class WyomingServer:
             await self._close()
         if self._zeroconf is not None:
             with contextlib.suppress(Exception):
-                await self._zeroconf._aiozc.async_close()  # HomeAssistantZeroconf has no close of its own
+                await self._zeroconf.async_close()  # unregisters what it announced (a goodbye on the network)
             self._zeroconf = None
         server, self._server = self._server, None
         if server is not None:
@@ -873,20 +874,31 @@ class WyomingServer:
         self.handlers.clear()
 
     async def _announce(self) -> None:
-        """_wyoming._tcp on the local network (Home Assistant discovers it)."""
+        """_wyoming._tcp on the network the uri is bound to (Home Assistant discovers it): mDNS only on that
+        address's interface (tcp://127.0.0.1:… is announced on this machine alone), on every interface for
+        tcp://0.0.0.0:…, with the address the machine is reached at."""
         parsed = urlparse(self.uri)
         if parsed.scheme != "tcp" or parsed.port is None:
             log.warning("wyoming.zeroconf: only a tcp:// uri can be announced (%s)", self.uri)
             return
         try:
-            from wyoming.zeroconf import HomeAssistantZeroconf
+            from zeroconf import InterfaceChoice, IPVersion
+            from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
         except ImportError:
             log.warning("wyoming.zeroconf: the zeroconf package is not installed (pip install zeroconf)")
             return
-        host = parsed.hostname if parsed.hostname not in ("0.0.0.0", "", None) else None
+        host = parsed.hostname or ""
         try:
-            self._zeroconf = HomeAssistantZeroconf(port=parsed.port, name=self.cfg.wyoming.name, host=host)
-            await self._zeroconf.register_server()
+            everywhere = host in ("0.0.0.0", "")
+            address = _reached_at() if everywhere else socket.gethostbyname(host)
+            zc = AsyncZeroconf(interfaces=InterfaceChoice.All if everywhere else [address],
+                               ip_version=IPVersion.V4Only)
+            name = re.sub(r"[^\w -]", "-", self.cfg.wyoming.name or "hearthd")[:60] or "hearthd"
+            info = AsyncServiceInfo("_wyoming._tcp.local.", f"{name}._wyoming._tcp.local.",
+                                    addresses=[socket.inet_aton(address)], port=parsed.port)
+            self._zeroconf = zc  # closed at stop, registered or not
+            await zc.async_register_service(info)
+            log.info("wyoming.zeroconf: announced %s on %s:%d", name, address, parsed.port)
         except Exception as e:  # noqa: BLE001 - not announced; the server itself works
             log.warning("wyoming.zeroconf: not announced: %s", e)
 
@@ -981,6 +993,13 @@ class WyomingServer:
             if self.closing.is_set():  # it closed while this waited: the shutdown does not wait for new turns
                 raise BadEvent("hearthd is stopping", "stopping")
             return await self.pipeline.run_text(text, language=language, conversation=conversation)
+
+
+def _reached_at() -> str:
+    """This machine's address on the local network (the one a packet to the mDNS group leaves from)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("224.0.0.251", 5353))  # no packet is sent: connect only picks the route
+        return str(probe.getsockname()[0])
 
 
 async def start_wyoming(components: Components, pipeline: Pipeline, turns: asyncio.Lock, trace: Trace,
