@@ -461,3 +461,11 @@ async def test_a_model_that_cannot_load_shows_in_home_assistant_at_start(mqtt_co
     trace, _, _ = await _run_daemon(cfg, reported)
     assert "agent" in seen and "broken.gguf" in seen["agent"]  # no turn was needed to learn it
     assert not trace.of_type(EventType.TRANSCRIPT)
+
+
+@pytest.mark.parametrize("area", ["Kitchen", ""])
+async def test_the_device_is_suggested_to_the_room_hearthd_is_in(mqtt_config: Config, area: str) -> None:
+    """Issue 27, item 6: Home Assistant put hearthd in no room; general.area is now its suggested area."""
+    mqtt_config.general.area = area
+    _, payload = Components(mqtt_config).mqtt_link().device.discovery()
+    assert payload["dev"].get("sa") == (area or None)

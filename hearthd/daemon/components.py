@@ -115,7 +115,7 @@ class Components:
         loop = asyncio.get_running_loop()
         if self.mqtt is None or self.mqtt.loop is not loop:
             self.mqtt = MqttLink(self.cfg.mqtt, self.catalogue, list(self.cfg.stt.languages), self.mqtt_one_shot,
-                                 self.mqtt_handlers, self.cfg.general.privacy)
+                                 self.mqtt_handlers, self.cfg.general.privacy, area=self.cfg.general.area)
             self.mqtt.loop = loop
         return self.mqtt
 

@@ -137,9 +137,12 @@ class HaDevice:
         for name, config in cmps.items():
             if len(config) > 1:
                 config.update(uniq_id=self._id(name), obj_id=f"hearthd_{self.node}_{name}", qos=1)
+        device = {"ids": [f"hearthd_{self.key}"], "name": f"hearthd {self.node}", "mf": "hearthd",
+                  "mdl": "voice assistant", "sw": _version()}
+        if self.link.area:  # Home Assistant puts a newly discovered device in this room (the user may move it)
+            device["sa"] = self.link.area
         payload = {
-            "dev": {"ids": [f"hearthd_{self.key}"], "name": f"hearthd {self.node}", "mf": "hearthd",
-                    "mdl": "voice assistant", "sw": _version()},
+            "dev": device,
             "o": {"name": "hearthd", "sw": _version()},
             "avty_t": f"{self.base}/availability",
             "qos": 1,

@@ -95,8 +95,9 @@ class MqttLink:
     """The connection; `publish` is the smart-home tools' Publisher."""
 
     def __init__(self, cfg: MqttConfig, catalogue: Catalogue, languages: list[str], one_shot: bool = False,
-                 handlers: Handlers | None = None, privacy: bool = False) -> None:
+                 handlers: Handlers | None = None, privacy: bool = False, area: str = "") -> None:
         self.cfg = cfg
+        self.area = area  # general.area: the room Home Assistant suggests for hearthd's device
         self.catalogue = catalogue
         self.languages = languages
         self.one_shot = one_shot  # `hearthd ask`: learn and command, but do not publish hearthd itself
