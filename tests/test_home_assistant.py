@@ -122,6 +122,19 @@ async def test_the_current_wyoming_client_names_its_conversation(served: Served)
     assert replies[0]["type"] == "handled" and served.components.alarms.pending() == []
 
 
+async def test_a_question_asks_the_client_to_keep_listening(served: Served) -> None:  # noqa: F811
+    """Issue 27, item 6: after "For what time?" a satellite should reopen its microphone: the answer's context says
+    `continue_conversation` while a question waits, and not once it is answered."""
+    from .test_wyoming import ask
+
+    context = {"conversation_id": "01HQCONTINUE"}
+    async with served.client() as client:
+        asked = await ask(client, "set an alarm", context)
+        answered = await ask(client, "for 6:30", context)
+    assert asked.context == {**context, "continue_conversation": True}
+    assert answered.context == context and isinstance(answered, Handled)
+
+
 async def test_the_server_is_announced_for_home_assistant_where_its_uri_is_bound(
         wy_components: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     """Issue 27, item 6: `wyoming.zeroconf = true` logged "pip install zeroconf". Now `_wyoming._tcp` is announced

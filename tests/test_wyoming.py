@@ -433,7 +433,8 @@ async def test_home_assistant_s_conversation_id_carries_a_question_across_connec
     ours, theirs = {"conversation_id": "01HWYOMINGTEST0001"}, {"conversation_id": "01HWYOMINGTEST0002"}
     async with served.client() as client:
         answer = await ask(client, "cancel all my alarms", ours)
-    assert answer.text == phrase("en", "confirm.cancel_all_alarms") and answer.context == ours
+    assert answer.text == phrase("en", "confirm.cancel_all_alarms")
+    assert answer.context == {**ours, "continue_conversation": True}  # the question waits: keep listening
     async with served.client() as client:
         assert isinstance(await ask(client, "yes", theirs), NotHandled)
     assert len(served.components.alarms.pending()) == 1

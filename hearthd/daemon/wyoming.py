@@ -629,6 +629,9 @@ class WyomingHandler(AsyncEventHandler):
             await self._error(e.code if isinstance(e, HearthdError) else "internal", str(e))
             await self.write_event(NotHandled(text=phrase(said, key), context=context).event())
             return
+        open_now = self.c.dialogues.peek(conversation)
+        if open_now is not None and open_now.is_open():  # a question waits: a satellite reopens its microphone
+            context = {**(context or {}), "continue_conversation": True}
         decision = result.decision
         failed = bool(result.error) or (decision is not None and (
             decision.kind == "abstain" or (decision.kind == "call" and bool(result.results)
