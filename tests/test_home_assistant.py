@@ -165,3 +165,18 @@ async def test_the_server_is_announced_for_home_assistant_where_its_uri_is_bound
         await server.stop()
         await browser.async_close()
 
+
+
+async def test_a_request_resent_with_its_id_does_nothing_twice(served: Served) -> None:  # noqa: F811
+    """Issue 27, item 7: a retry set a second alarm. A client that names its request (`request_id` in the
+    context) is answered again without acting again; another id is a request of its own."""
+    from .test_wyoming import ask
+
+    async with served.client() as client:
+        first = await ask(client, "set an alarm for 6 am", {"request_id": "r-1"})
+    async with served.client() as client:  # the retry, after the first connection broke
+        again = await ask(client, "set an alarm for 6 am", {"request_id": "r-1"})
+        other = await ask(client, "set an alarm for 6 am", {"request_id": "r-2"})
+    assert isinstance(other, Handled)
+    assert isinstance(first, Handled) and again.text == first.text
+    assert [a.hhmm for a in served.components.alarms.pending()] == ["06:00", "06:00"]  # r-1 once, r-2 once

@@ -603,12 +603,16 @@ class WyomingHandler(AsyncEventHandler):
     async def _handle(self, request: Transcript) -> None:
         """One text turn; every request ends in `handled` or `not-handled` (an error is said first): Home Assistant
         waits for one of them and ignores `error`."""
-        conversation, context = self.conversation, None
+        conversation, request_id = self.conversation, None
+        context: dict[str, Any] | None = None
         if isinstance(request.context, dict):
             said = request.context.get("conversation_id")
             if isinstance(said, str | int) and not isinstance(said, bool) and str(said).strip():
                 said = str(said).strip()[:MAX_CONVERSATION_ID]
                 conversation, context = f"wyoming:id:{said}", {"conversation_id": said}
+            given = request.context.get("request_id")  # a client's idempotency key: resent, nothing runs twice
+            if isinstance(given, str | int) and not isinstance(given, bool) and str(given).strip():
+                request_id = f"wyoming:{str(given).strip()[:MAX_CONVERSATION_ID]}"
         if context is None and self._turns == 0:
             conversation = self.conversation = self.server.taken_over(self.peer) or self.conversation
         self._turns += 1
@@ -617,7 +621,7 @@ class WyomingHandler(AsyncEventHandler):
         try:
             if not isinstance(request.text, str):
                 raise BadEvent("transcript text is not a string")
-            result = await self.server.handle(text, lang, conversation)
+            result = await self.server.handle(text, lang, conversation, request_id)
         except Exception as e:
             said = lang or _language(request.language, self.cfg.stt.languages) or self.cfg.general.language
             if isinstance(e, BadEvent):
@@ -988,14 +992,15 @@ class WyomingServer:
             finally:
                 self.trace.timing("wyoming_stt", time.monotonic() - started)
 
-    async def handle(self, text: str, language: str | None, conversation: str) -> Any:
-        """One turn of hearthd's agent in `conversation`, under the turn lock."""
+    async def handle(self, text: str, language: str | None, conversation: str, request_id: str | None = None) -> Any:
+        """One turn of hearthd's agent in `conversation`, under the turn lock (`request_id`: its idempotency key)."""
         if self.closing.is_set():
             raise BadEvent("hearthd is stopping", "stopping")
         async with self.turns:
             if self.closing.is_set():  # it closed while this waited: the shutdown does not wait for new turns
                 raise BadEvent("hearthd is stopping", "stopping")
-            return await self.pipeline.run_text(text, language=language, conversation=conversation)
+            return await self.pipeline.run_text(text, language=language, conversation=conversation,
+                                                request_id=request_id)
 
 
 def _reached_at() -> str:
