@@ -180,3 +180,26 @@ async def test_a_request_resent_with_its_id_does_nothing_twice(served: Served) -
     assert isinstance(other, Handled)
     assert isinstance(first, Handled) and again.text == first.text
     assert [a.hhmm for a in served.components.alarms.pending()] == ["06:00", "06:00"]  # r-1 once, r-2 once
+
+
+async def test_no_request_waits_behind_other_turns_longer_than_a_turns_budget(
+        served: Served, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Issue 27: nothing in Home Assistant may wait on hearthd longer than the turn's budget. A request queued behind
+    a turn that holds hearthd past `agent.max_turn_s` is answered "busy" then, not when the other ends."""
+    import time
+
+    from .test_wyoming import ask
+
+    monkeypatch.setattr(served.components.cfg.agent, "max_turn_s", 0.5)
+    await served.server.turns.acquire()  # another turn, running long
+    try:
+        async with served.client() as client:
+            started = time.monotonic()
+            answer = await ask(client, "what time is it")
+            waited = time.monotonic() - started
+    finally:
+        served.server.turns.release()
+    assert isinstance(answer, NotHandled) and answer.text == phrase("en", "error.busy")
+    assert waited < 5
+    async with served.client() as client:  # and once free, served as usual
+        assert isinstance(await ask(client, "what time is it"), Handled)

@@ -601,8 +601,8 @@ class WyomingHandler(AsyncEventHandler):
     # -- handle --------------------------------------------------------------------------------------------------
 
     async def _handle(self, request: Transcript) -> None:
-        """One text turn; every request ends in `handled` or `not-handled` (an error is said first): Home Assistant
-        waits for one of them and ignores `error`."""
+        """One text turn; every request ends in `handled` or `not-handled`, a failure too (with an apology in its
+        language): Home Assistant waits for one of them and ignores `error`."""
         conversation, request_id = self.conversation, None
         context: dict[str, Any] | None = None
         if isinstance(request.context, dict):
@@ -626,11 +626,11 @@ class WyomingHandler(AsyncEventHandler):
             said = lang or _language(request.language, self.cfg.stt.languages) or self.cfg.general.language
             if isinstance(e, BadEvent):
                 log.warning("wyoming %s: transcript refused: %s", self.conversation, e)
-                key = "error.busy" if e.code == "stopping" else "agent.not_understood"
+                key = "error.busy" if e.code in ("stopping", "busy") else "agent.not_understood"
             else:
                 log.exception("wyoming %s: the turn failed", self.conversation)
                 key = "error.internal"
-            await self._error(e.code if isinstance(e, HearthdError) else "internal", str(e))
+            # not-handled is the protocol's failed answer (an `error` besides would be read as the next request's)
             await self.write_event(NotHandled(text=phrase(said, key), context=context).event())
             return
         open_now = self.c.dialogues.peek(conversation)
@@ -996,11 +996,18 @@ class WyomingServer:
         """One turn of hearthd's agent in `conversation`, under the turn lock (`request_id`: its idempotency key)."""
         if self.closing.is_set():
             raise BadEvent("hearthd is stopping", "stopping")
-        async with self.turns:
+        wait = self.cfg.agent.max_turn_s  # behind other turns no longer than one turn's budget: the client is told
+        try:
+            await asyncio.wait_for(self.turns.acquire(), wait)
+        except TimeoutError:
+            raise BadEvent(f"other turns held hearthd for {wait:g} s", "busy") from None
+        try:
             if self.closing.is_set():  # it closed while this waited: the shutdown does not wait for new turns
                 raise BadEvent("hearthd is stopping", "stopping")
             return await self.pipeline.run_text(text, language=language, conversation=conversation,
                                                 request_id=request_id)
+        finally:
+            self.turns.release()
 
 
 def _reached_at() -> str:
