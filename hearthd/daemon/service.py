@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-from dbus_fast import DBusError, Message, MessageType, PropertyAccess
+from dbus_fast import DBusError, Message, MessageFlag, MessageType, PropertyAccess
 from dbus_fast.annotations import DBusBool, DBusSignature, DBusStr
 from dbus_fast.service import ServiceInterface, dbus_property, method, signal
 
@@ -35,18 +35,32 @@ ERROR_LANGUAGE = "org.hearthd.Assistant1.Error.UnknownLanguage"
 ERROR_TEXT = "org.hearthd.Assistant1.Error.InvalidText"  # empty, or longer than agent.max_text_chars
 ERROR_FAILED = "org.hearthd.Assistant1.Error.Failed"  # something unexpected; logged, the service goes on
 
+# A bad language is said back at most this long: repeated whole (repr: up to 10 characters for one), a 34 MB language
+# made an error of 136 MB, more than one D-Bus message may be (128 MiB): the caller got no reply at all.
+SHOWN_CHARS = 40
+
 TwoStrings = Annotated[list[str], DBusSignature("ss")]
 Speaker = Callable[[str, str], Awaitable[None]]
 
 # The unique bus name of the caller of the method being dispatched. dbus-fast does not hand a method its message:
 # a message handler sets this just before the method's task is made, and the task starts with a copy of the context.
 _caller: contextvars.ContextVar[str] = contextvars.ContextVar("hearthd_dbus_caller", default="")
+# Whether that caller waits for the reply: a call sent NO_REPLY_EXPECTED (`dbus-send` without --print-reply) does not.
+_replies: contextvars.ContextVar[bool] = contextvars.ContextVar("hearthd_dbus_replies", default=True)
+METHODS = ("Ask", "Say", "Listen", "Mute")
 
 
-def note_caller(message: Message) -> None:
-    """A bus message handler: remember who calls (never handles the message itself)."""
-    if message.message_type == MessageType.METHOD_CALL:
-        _caller.set(message.sender or "")
+def note_caller(message: Message) -> bool:
+    """A bus message handler: remember who calls and whether it waits for the reply. A call that waits for none and
+    is not one of hearthd's own methods is dropped here (True: handled): the standard interfaces (Properties,
+    Introspectable, Peer) only answer, or refuse (every property is read-only), and dbus-fast logged each refusal
+    nobody would hear with a traceback, as many as any program on the bus cared to send."""
+    if message.message_type != MessageType.METHOD_CALL:
+        return False
+    _caller.set(message.sender or "")
+    replies = not message.flags & MessageFlag.NO_REPLY_EXPECTED
+    _replies.set(replies)
+    return not replies and not (message.interface in (NAME, None) and message.member in METHODS)
 
 
 def conversation_of(sender: str) -> str:
@@ -103,8 +117,9 @@ class Assistant(ServiceInterface):
     def _language(self, lang: str) -> str | None:
         if not lang:
             return None
-        if lang not in self.languages:
-            raise DBusError(ERROR_LANGUAGE, f"language {lang!r} is not one of {', '.join(self.languages)}")
+        if lang not in self.languages:  # said back in part: whole, its repr() could outgrow what D-Bus carries
+            shown = lang if len(lang) <= SHOWN_CHARS else lang[:SHOWN_CHARS] + "…"
+            raise DBusError(ERROR_LANGUAGE, f"language {shown!r} is not one of {', '.join(self.languages)}")
         return lang
 
     def _text(self, text: str) -> str:
@@ -130,6 +145,15 @@ class Assistant(ServiceInterface):
                   sum(n for (_, why), n in self.rejected.items() if why == "internal"), exc_info=e)
         return DBusError(ERROR_FAILED, f"{member} failed: {type(e).__name__}: {e}")
 
+    def _refuse(self, member: str, e: Exception) -> None:
+        """Raise the error of a request that failed (`_refused`), unless its caller waits for no reply: then it is
+        counted and logged at debug level only. Raised, dbus-fast logged it as an "unexpected exception" with its
+        traceback: one for every fire-and-forget call with a bad text or language, or to Listen while headless."""
+        error = self._refused(member, e)
+        if _replies.get():
+            raise error from None
+        log.debug("D-Bus %s refused, and its caller waits for no reply: %s", member, error.text)
+
     # -- methods ------------------------------------------------------------------------------------------
 
     @method()
@@ -139,7 +163,8 @@ class Assistant(ServiceInterface):
             language = self._language(lang)
             text = self._text(text)
         except DBusError as e:
-            raise self._refused("Ask", e) from None
+            self._refuse("Ask", e)
+            return ""
         conversation = conversation_of(_caller.get())
         try:
             async with self._turns:
@@ -173,7 +198,7 @@ class Assistant(ServiceInterface):
             finally:
                 self.set_state("idle")
         except Exception as e:
-            raise self._refused("Say", e) from None
+            self._refuse("Say", e)
 
     @method()
     def Listen(self) -> None:
@@ -185,7 +210,7 @@ class Assistant(ServiceInterface):
                 raise DBusError(ERROR_UNAVAILABLE, "no microphone: hearthd runs headless")
             self.listen_hook()
         except Exception as e:
-            raise self._refused("Listen", e) from None
+            self._refuse("Listen", e)
 
     @method()
     def Mute(self, muted: DBusBool) -> None:
@@ -193,7 +218,7 @@ class Assistant(ServiceInterface):
         try:
             self.set_muted(bool(muted))
         except Exception as e:
-            raise self._refused("Mute", e) from None
+            self._refuse("Mute", e)
 
     def set_muted(self, muted: bool) -> None:
         if muted != self._muted:
