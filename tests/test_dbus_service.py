@@ -365,3 +365,24 @@ async def test_another_connections_request_is_not_taken_as_the_answer(two_client
     assert sorted((x.hhmm, x.label) for x in components.alarms.pending()) == [("03:33", "bee"), ("06:00", "")]
     assert await a.ask("no") == phrase("en", "confirm.cancelled")  # A's question was still A's to answer
     assert len(components.alarms.pending()) == 2
+
+
+async def test_ask_with_id_resent_from_a_new_connection_does_nothing_twice(served, dbus_address: str) -> None:
+    """Issue 27, item 7: the same request resent after a crash (a new connection, so a new sender) set a second
+    alarm. AskWithId's id is the request's idempotency key; another id is a request of its own."""
+    client, assistant = served
+    alarms = assistant.pipeline.c.alarms
+    for alarm in alarms.pending():
+        alarms.remove(alarm)
+    first = await client.hearthd("AskWithId", "sss", "set an alarm for 6 am", "", "wake-1")
+    assert first.message_type == MessageType.METHOD_RETURN, first.body
+    retry = await Client.connect(dbus_address)
+    try:
+        again = await retry.hearthd("AskWithId", "sss", "set an alarm for 6 am", "", "wake-1")
+        other = await retry.hearthd("AskWithId", "sss", "set an alarm for 6 am", "", "wake-2")
+        bad = await retry.hearthd("AskWithId", "sss", "set an alarm for 6 am", "", "no spaces please")
+    finally:
+        retry.bus.disconnect()
+    assert again.body == first.body and other.message_type == MessageType.METHOD_RETURN
+    assert bad.message_type == MessageType.ERROR and bad.error_name == "org.hearthd.Assistant1.Error.InvalidText"
+    assert [a.hhmm for a in alarms.pending()] == ["06:00", "06:00"]  # wake-1 once, wake-2 once

@@ -23,6 +23,7 @@ from dbus_fast.service import ServiceInterface, dbus_property, method, signal
 
 from ..events import ErrorEvent, Event, ReplyEvent, ToolCallEvent, TranscriptEvent
 from ..locale import phrase
+from .mqtt import REQUEST_ID  # the same keys on both doors
 from .pipeline import Pipeline, PipelineError, clean_text
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ Speaker = Callable[[str, str], Awaitable[None]]
 _caller: contextvars.ContextVar[str] = contextvars.ContextVar("hearthd_dbus_caller", default="")
 # Whether that caller waits for the reply: a call sent NO_REPLY_EXPECTED (`dbus-send` without --print-reply) does not.
 _replies: contextvars.ContextVar[bool] = contextvars.ContextVar("hearthd_dbus_replies", default=True)
-METHODS = ("Ask", "Say", "Listen", "Mute")
+METHODS = ("Ask", "AskWithId", "Say", "Listen", "Mute")
 
 
 def note_caller(message: Message) -> bool:
@@ -159,22 +160,34 @@ class Assistant(ServiceInterface):
     @method()
     async def Ask(self, text: DBusStr, lang: DBusStr) -> DBusStr:
         """Handle `text` as if it was spoken (lang "" = detect); returns the reply."""
+        return await self._ask("Ask", text, lang, None)
+
+    @method()
+    async def AskWithId(self, text: DBusStr, lang: DBusStr, request_id: DBusStr) -> DBusStr:
+        """Ask, with the request's idempotency key: the same request sent again with it (a client retrying after
+        it lost the reply, from a new connection too) is answered again, and what it did is not done again."""
+        return await self._ask("AskWithId", text, lang, request_id)
+
+    async def _ask(self, member: str, text: str, lang: str, request_id: str | None) -> str:
         try:
             language = self._language(lang)
             text = self._text(text)
+            if request_id is not None and not REQUEST_ID.fullmatch(request_id):
+                raise DBusError(ERROR_TEXT, "request_id: 1 to 64 of A-Z a-z 0-9 . _ : @ -, a letter or digit first")
         except DBusError as e:
-            self._refuse("Ask", e)
+            self._refuse(member, e)
             return ""
         conversation = conversation_of(_caller.get())
         try:
             async with self._turns:
                 self.set_state("thinking")
                 try:
-                    result = await self.pipeline.run_text(text, language=language, conversation=conversation)
+                    result = await self.pipeline.run_text(text, language=language, conversation=conversation,
+                                                          request_id=f"dbus:{request_id}" if request_id else None)
                 finally:
                     self.set_state("idle")
         except Exception as e:  # the turn ended unexpectedly: the asker hears the apology, as a speaker would
-            self._refused("Ask", e)
+            self._refused(member, e)
             spoken = language or self.pipeline.c.last_lang or self.pipeline.cfg.general.language
             self.pipeline.trace.emit(ErrorEvent(code="internal", message=f"D-Bus Ask: {type(e).__name__}: {e}"))
             apology = phrase(spoken, "error.internal")
