@@ -6,6 +6,7 @@ import dataclasses
 import math
 import os
 import re
+import stat
 import tomllib
 import types
 import typing
@@ -23,9 +24,25 @@ class ConfigError(HearthdError):
     code = "config-invalid"
 
     def __init__(self, message: str, key: str = "") -> None:
+        # Bounded and visible: a message quotes the value, and a 3 MB one made the reload's STATUS= datagram too
+        # big to send; a NUL in a key (`"host\u0000" = 1`) made systemd ignore it. Either left systemd at RELOADING.
+        message, key = _clip(message, MAX_MESSAGE_CHARS), _clip(key, MAX_KEY_CHARS)
         super().__init__(f"{key}: {message}" if key else message)
         self.key = key
         self.message = message
+
+
+MAX_MESSAGE_CHARS = 1000  # a ConfigError's text; its key (a dotted key, or the file's path) at most MAX_KEY_CHARS
+MAX_KEY_CHARS = 4096
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _clip(text: str, limit: int) -> str:
+    """`text` at most `limit` characters (and how long it was), its control characters written as escapes."""
+    text = text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 @dataclass
@@ -310,6 +327,16 @@ def _type_name(tp: Any) -> str:
 _WORD_OR_NUMBER = {"agent.thinking"}  # text keys that also take a number
 
 
+def _shown(value: Any) -> str:
+    """A value as an error message quotes it, bounded in depth and length: repr() of a table 1,000 levels deep
+    (`language.a.a.a… = 1` nests by dotted keys, which tomllib does not recurse for) raised RecursionError."""
+    import reprlib
+
+    shown = reprlib.Repr()
+    shown.maxlevel, shown.maxstring, shown.maxother, shown.maxlong = 4, 200, 200, 200
+    return shown.repr(value)
+
+
 def _coerce(value: Any, tp: Any, key: str) -> Any:
     """Check one value against a field type; ints are accepted where floats are expected."""
     origin = typing.get_origin(tp)
@@ -339,15 +366,15 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
     if key in _WORD_OR_NUMBER and isinstance(value, int) and not isinstance(value, bool):
         return str(value)  # `agent.thinking = 256` as well as `"off"`
     if tp is bool and not isinstance(value, bool):
-        raise ConfigError(f"expected boolean, got {type(value).__name__} {value!r}", key)
+        raise ConfigError(f"expected boolean, got {type(value).__name__} {_shown(value)}", key)
     if tp in (int, float, str) and (not isinstance(value, tp) or isinstance(value, bool)):
-        raise ConfigError(f"expected {_type_name(tp)}, got {type(value).__name__} {value!r}", key)
+        raise ConfigError(f"expected {_type_name(tp)}, got {type(value).__name__} {_shown(value)}", key)
     return value
 
 
 def _apply(section: Any, data: dict[str, Any], prefix: str) -> None:
     hints = typing.get_type_hints(type(section))
-    names = {f.name for f in dataclasses.fields(section)}
+    names = {f.name for f in dataclasses.fields(section) if not f.metadata.get("internal")}  # `source` is no key
     for key, value in data.items():
         path = f"{prefix}.{key}" if prefix else key
         if key not in names:
@@ -362,6 +389,7 @@ def _apply(section: Any, data: dict[str, Any], prefix: str) -> None:
 
 
 def _validate(cfg: Config) -> None:
+    _check_finite(cfg)
     for key, langs in (("stt.languages", cfg.stt.languages), ("tts.voices", list(cfg.tts.voices))):
         for lang in langs:
             if lang not in supported_languages():
@@ -422,7 +450,9 @@ def _validate(cfg: Config) -> None:
         if value and (problem := _path_problem(value)):
             raise ConfigError(problem, key)
     thinking = cfg.agent.thinking.strip().lower()
-    if thinking != "off" and not (thinking.isdigit() and 1 <= int(thinking) <= 4096):
+    # isascii: "²" and "٣" are digits to str.isdigit (int("²") raised); len: int() refuses 4,300 digits and more
+    if thinking != "off" and not (thinking.isascii() and thinking.isdigit() and len(thinking) <= 4
+                                  and 1 <= int(thinking) <= 4096):
         raise ConfigError(f"expected \"off\" or a token budget from 1 to 4096, got {cfg.agent.thinking!r}",
                           "agent.thinking")
     _check_ranges(cfg)
@@ -436,9 +466,9 @@ MAX_TOPIC_PART_CHARS = 128  # a discovery prefix, a topic base, a node id, a cli
 
 def _path_problem(value: str) -> str:
     """Why `value` cannot be a path on this system ("" when it can be one): too long, or a NUL in it."""
-    raw = os.fsencode(os.path.expanduser(value))
-    if b"\0" in raw:
+    if "\0" in value:  # before expanduser: "~a\0b" made pwd raise ValueError
         return "a path cannot hold a NUL character"
+    raw = os.fsencode(os.path.expanduser(value))
     if len(raw) > MAX_PATH_BYTES:
         return f"a path of {len(raw)} bytes (at most {MAX_PATH_BYTES})"
     if any(len(part) > MAX_NAME_BYTES for part in raw.split(b"/")):
@@ -480,7 +510,10 @@ def wyoming_uri_problem(uri: str) -> str:
     """Why `uri` is not a Wyoming service hearthd can connect to ("" when it is one)."""
     from urllib.parse import urlparse
 
-    parsed = urlparse(uri)
+    try:
+        parsed = urlparse(uri)
+    except ValueError:  # "tcp://[::1": an IPv6 address not closed
+        return "expected tcp://HOST:PORT or unix:///PATH"
     if parsed.scheme == "tcp":
         try:
             port = parsed.port
@@ -512,12 +545,29 @@ _RANGES: tuple[tuple[str, float, float | None, bool], ...] = (
     ("mqtt.keepalive_s", 1, 65535, False), ("mqtt.command_timeout_s", 0, None, True),
     ("mqtt.queue_max", 1, None, False),
     ("mqtt.settle_s", 0, None, False), ("mqtt.min_match", 0, 1, False),
-    ("alarms.grace_s", 0, None, False), ("alarms.repeat_s", 0, None, True), ("alarms.max_rings", 1, None, False),
+    # bounded above: a timedelta holds at most 999,999,999 days, and 1e300 failed the reload half-applied
+    ("alarms.grace_s", 0, 604_800, False), ("alarms.repeat_s", 0, 86_400, True),
+    ("alarms.max_rings", 1, None, False),
     ("alarms.snooze_minutes", 1, 60, False),
     ("policy.confirm_timeout_s", 0, None, True), ("policy.confirm_many", 0, None, False),
     ("policy.audit_max_bytes", 1024, None, False),
     ("policy.audit_keep", 1, None, False),
 )
+
+
+def _check_finite(cfg: Config) -> None:
+    """No number of any section is `nan` or `inf`: nan passes every comparison of a range check unnoticed (and a
+    timeout of nan is no timeout), inf fails where it is made a count (int(inf) raises)."""
+    for sect in dataclasses.fields(cfg):
+        parts = getattr(cfg, sect.name)
+        for i, part in enumerate(parts if isinstance(parts, list) else [parts]):
+            if not dataclasses.is_dataclass(part):
+                continue
+            for f in dataclasses.fields(part):
+                value = getattr(part, f.name)
+                if isinstance(value, float) and not math.isfinite(value):
+                    where = f"{sect.name}[{i}]" if isinstance(parts, list) else sect.name
+                    raise ConfigError(f"must be a finite number, got {value!r}", f"{where}.{f.name}")
 
 
 def _check_ranges(cfg: Config) -> None:
@@ -544,7 +594,7 @@ def _env_overrides(environ: typing.Mapping[str, str]) -> dict[str, Any]:
             continue
         try:
             value = tomllib.loads(f"v = {raw}")["v"]
-        except tomllib.TOMLDecodeError:
+        except ValueError:  # TOMLDecodeError, or an integer of 4,300 digits and more (int() refuses it)
             value = raw
         except RecursionError:  # "[[[[…": tomllib recurses per level
             raise ConfigError(f"nested too deeply ({len(raw)} characters)", ".".join(parts)) from None
@@ -555,15 +605,45 @@ def _env_overrides(environ: typing.Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
+MAX_CONFIG_BYTES = 4 * 1024 * 1024  # a home's config is a few kB; more is read no further
+
+
+def _read_config(file: Path) -> str:
+    """The config file's text (newlines as text mode reads them): a regular file, or a character device such as
+    /dev/null, of at most MAX_CONFIG_BYTES. Opened without blocking and checked once open: a FIFO put where the
+    config was stalled the daemon's reload (its event loop) for ever, and /dev/zero was read until memory ran out."""
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            mode = os.fstat(fd).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode)):
+                kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                        else f"file type {stat.S_IFMT(mode):#o}")
+                raise ConfigError(f"cannot read: {kind}, not a regular file", str(file))
+            with open(fd, "rb", closefd=False) as f:
+                raw = f.read(MAX_CONFIG_BYTES + 1)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise ConfigError(f"cannot read: {e.strerror}", str(file)) from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"larger than {MAX_CONFIG_BYTES} bytes: not a config file", str(file))
+    return raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
 def load_config(path: str | Path | None = None, environ: typing.Mapping[str, str] | None = None) -> Config:
     """Defaults, then the TOML file (an explicit path must exist), then environment overrides."""
     environ = os.environ if environ is None else environ
     cfg = Config()
     explicit = path is not None or bool(environ.get("HEARTHD_CONFIG"))
     file = Path(path) if path is not None else Path(environ.get("HEARTHD_CONFIG") or default_config_path())
-    if file.exists():
+    try:
+        exists = file.exists()
+    except OSError as e:  # a directory on the way that may not be searched (EACCES): Path.exists raises it
+        raise ConfigError(f"cannot read: {e.strerror}", str(file)) from None
+    if exists:
         try:
-            data = tomllib.loads(file.read_text(encoding="utf-8"))
+            data = tomllib.loads(_read_config(file))
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"not valid TOML: {e}", str(file)) from e
         except RecursionError:  # "languages = [[[[…": tomllib recurses per level; said, not a 3,000-line traceback
@@ -571,8 +651,8 @@ def load_config(path: str | Path | None = None, environ: typing.Mapping[str, str
         except UnicodeDecodeError as e:  # a binary file, or one saved in another encoding
             raise ConfigError(f"not a UTF-8 TOML file (byte 0x{e.object[e.start]:02x} at offset {e.start})",
                               str(file)) from None
-        except OSError as e:
-            raise ConfigError(f"cannot read: {e.strerror}", str(file)) from e
+        except ValueError as e:  # an integer of 4,300 digits and more: tomllib's int() refuses it
+            raise ConfigError(f"not valid TOML: {e}", str(file)) from None
         try:
             _apply(cfg, data, "")
         except ConfigError as e:
