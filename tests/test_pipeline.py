@@ -221,3 +221,27 @@ async def test_a_transcript_with_no_words_is_not_understood_without_the_model(co
         np.zeros(16000, dtype=np.int16), transcript=Transcript(heard, "en", 0.9, "detected"), conversation="x")
     assert result.error == "stt-no-text-recognized" and result.reply == phrase("en", "agent.not_understood")
     assert not trace.of_type(EventType.MODEL) and not trace.of_type(EventType.TOOL_CALL)
+
+
+@pytest.mark.parametrize("text", ["\u202eSet an alarm for 6 am.", "\ufeffset an alarm for 6 am!",
+                                  "set\u200ban alarm\u2060 for 6 am", "\u2067set an alarm for 6 am\u2069\u200f"])
+async def test_marks_that_only_change_how_text_is_shown_do_not_hide_a_command(components, text: str) -> None:  # type: ignore[no-untyped-def]
+    """Bidi marks, a BOM, zero-width spaces around a request (a client pasting it) kept the templates from matching:
+    a fast command became a model turn of seconds."""
+    trace = Trace()
+    await Pipeline(components, trace).run_text(text, conversation="marks")
+    calls = [e.payload() for e in trace.of_type(EventType.TOOL_CALL)]
+    assert [(c["name"], c["arguments"].get("time")) for c in calls] == [("set_alarm", "06:00")]
+    assert not trace.of_type(EventType.MODEL)
+    for alarm in components.alarms.pending():
+        components.alarms.remove(alarm)
+
+
+async def test_a_refused_text_is_in_the_audit_under_who_asked(components) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    trace = Trace()
+    result = await Pipeline(components, trace).run_text("???", conversation="dbus::1.99")
+    assert result.error == "no-words"
+    record = json.loads(components.audit.path.read_text().splitlines()[-1])
+    assert record["conversation"] == "dbus::1.99" and record["utterance"] == "???"

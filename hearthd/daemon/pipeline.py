@@ -87,6 +87,11 @@ def stage_error(stage: str, error: Exception, kind: type[HearthdError], code: st
 
 
 _CONTROL = dict.fromkeys(c for c in range(32) if c not in (9, 10, 13))  # NUL and the C0 controls but tab, newlines
+# Marks that change how text is shown, never what it says: bidi marks, embeddings, overrides and isolates, the BOM,
+# the zero-width space and the word joiner. Pasted or sent by a client ("\u202eSet an alarm for 6 am?"), they kept
+# the templates from matching. (Zero-width (non-)joiners stay: they shape Devanagari.)
+_CONTROL.update(dict.fromkeys([0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2060, 0xFEFF]))
+_CONTROL[0x200B] = " "  # a zero-width space still parts two words
 
 
 TEXT_SAMPLE = 400  # characters of a refused text read for its language (a 3,120-character one: its start tells)
@@ -297,6 +302,9 @@ class Pipeline:
                                     self.cfg.general.language)  # said in the language it is written in
             result = TurnResult(transcript=text[:80] + ("…" if len(text) > 80 else ""),
                                 lang=language or self.cfg.stt.language or said)
+            # who asked, in the audit too (its record names the conversation from this event)
+            self.trace.emit(TranscriptEvent(text=result.transcript, lang=result.lang, prob=1.0, source="text",
+                                            conversation=dialogue.id))
             await self._fail(result, e, speak=speak)
             return result
         # No script to go by ("7:30" answering "На какое время?"): this conversation's open question's language.
