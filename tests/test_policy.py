@@ -19,7 +19,12 @@ from hearthd.tools.registry import ToolRegistry
 @pytest.mark.parametrize("text,lang,kind", [
     ("yes", "en", "yes"), ("Yes please.", "en", "yes"), ("go ahead", "en", "yes"), ("no", "en", "no"),
     ("nope", "en", "no"), ("what?", "en", "other"), ("yes but unlock the back door", "en", "other"),
-    ("да", "ru", "yes"), ("ага", "ru", "yes"), ("Да, конечно", "ru", "other"), ("нет", "ru", "no"),
+    ("да", "ru", "yes"), ("ага", "ru", "yes"), ("Да, конечно", "ru", "yes"), ("нет", "ru", "no"),
+    # courtesies around one answer: still that answer; both answers, or a request besides, or a courtesy alone: not
+    ("Yes, of course.", "en", "yes"), ("no thanks then", "en", "no"), ("нет, конечно", "ru", "no"),
+    ("нет, спасибо", "ru", "no"), ("जी नहीं, धन्यवाद", "hi", "no"), ("हाँ, बिल्कुल", "hi", "yes"),
+    ("yes no", "en", "other"), ("please", "en", "other"), ("yes, unlock the back door too", "en", "other"),
+    ("да нет", "ru", "other"), ("спасибо", "ru", "other"),
     ("отмена", "ru", "no"), ("может быть", "ru", "other"),
     ("हाँ", "hi", "yes"), ("जी हाँ", "hi", "yes"), ("haan ji", "hi", "yes"), ("नहीं", "hi", "no"),
     ("रहने दो", "hi", "no"), ("पता नहीं", "hi", "other"),

@@ -37,18 +37,56 @@ class Held:
 @cache
 def _answers(lang: str) -> dict[str, tuple[str, ...]]:
     data = toml(lang, "answers.toml")
-    return {k: tuple(w.lower() for w in data.get(k, [])) for k in ("yes", "no", "cancel", "stop")}
+    return {k: tuple(w.lower() for w in data.get(k, [])) for k in ("yes", "no", "cancel", "stop", "courtesy")}
+
+
+MAX_ANSWER_WORDS = 8  # a yes or a no with its courtesies; longer is a request of its own
 
 
 def answer_of(text: str, lang: str) -> str:
-    """"yes", "no" or "other": the whole utterance must be a yes (or no) phrase of the language ("да",
-    "जी हाँ", "yes please"); "yes, but unlock the back door" is not a yes."""
-    said = " ".join(w.strip(".,!?;:।") for w in words_of(text.lower())).strip()
+    """"yes", "no" or "other": the whole utterance must be yes (or no) phrases of the language, with courtesy words
+    around them ("да", "जी हाँ", "yes please", "да, конечно", "no, thanks"); "yes, but unlock the back door" is not a
+    yes, nor is "yes no", nor "please" alone."""
+    said = " ".join(w.strip(".,!?;:।—-") for w in words_of(text.lower())).split()
     table = _answers(lang)
+    joined = " ".join(said)
     for kind in ("yes", "no"):
-        if said in table[kind]:
+        if joined in table[kind]:
             return kind
-    return "no" if said in table["cancel"] else "other"
+    if joined in table["cancel"]:
+        return "no"
+    if not said or len(said) > MAX_ANSWER_WORDS:
+        return "other"
+    found = _cover(tuple(said), _phrases(lang))
+    return next(iter(found)) if len(found) == 1 else "other"
+
+
+@cache
+def _phrases(lang: str) -> tuple[tuple[tuple[str, ...], str], ...]:
+    """Every answer phrase as words, with what it says ("yes", "no" — cancel is a no — or "" for a courtesy)."""
+    table = _answers(lang)
+    kinds = [("yes", "yes"), ("no", "no"), ("cancel", "no"), ("courtesy", "")]
+    return tuple((tuple(p.split()), kind) for key, kind in kinds for p in table[key] if p.split())
+
+
+def _cover(words: tuple[str, ...], phrases: tuple[tuple[tuple[str, ...], str], ...]) -> set[str]:
+    """What the words say when they are answer phrases from end to end: {"yes"}, {"no"}, both (said both), or
+    set() (some word is none of them, or only courtesies were said)."""
+    @cache
+    def rest(i: int) -> frozenset[frozenset[str]]:
+        if i == len(words):
+            return frozenset({frozenset()})
+        out: set[frozenset[str]] = set()
+        for words_of_phrase, kind in phrases:
+            if words[i:i + len(words_of_phrase)] == words_of_phrase:
+                out |= {said | ({kind} if kind else set()) for said in rest(i + len(words_of_phrase))}
+        return frozenset(out)
+
+    # a word that is both a courtesy and an answer ("конечно") is read as a courtesy beside another answer
+    single = {next(iter(said)) for said in rest(0) if len(said) == 1}
+    if single:
+        return set(single)  # {"yes"}, {"no"}, or both: read either way, not an answer
+    return {"yes", "no"} if rest(0) - {frozenset()} else set()
 
 
 def is_stop(text: str, lang: str) -> bool:
