@@ -437,6 +437,11 @@ def _validate(cfg: Config) -> None:
             raise ConfigError("a Wyoming service needs its uri: tcp://HOST:PORT or unix:///PATH", f"{section}.uri")
         if part.uri and (problem := wyoming_uri_problem(part.uri)):
             raise ConfigError(f"{problem}, got {part.uri!r}", f"{section}.uri")
+    # where hearthd serves Wyoming, and each satellite it serves: checked at load, not when the server starts
+    for key, uri in [("wyoming.uri", cfg.wyoming.uri)] + [(f"satellites[{i}].uri", sat.uri)
+                                                         for i, sat in enumerate(cfg.satellites)]:
+        if uri and (problem := wyoming_uri_problem(uri)):
+            raise ConfigError(f"{problem}, got {_shown(uri)}", key)
     if cfg.stt.language and cfg.stt.language not in cfg.stt.languages:
         # "de", "EN": every turn would fail on a language with no templates, phrases or voice
         raise ConfigError(f"expected one of stt.languages ({', '.join(cfg.stt.languages)}) or \"\" to detect, got "

@@ -200,6 +200,9 @@ def test_a_config_nested_too_deeply_is_a_config_error_not_a_traceback(tmp_path: 
     ('[mqtt]\nhost = "' + "h" * 300 + '"\n', "mqtt.host"),
     ('[assets]\ncache_dir = "/tmp/' + "d" * 300 + '"\n', "assets.cache_dir"),
     ('[agent]\nmodel_path = "/' + "m/" * 2100 + '"\n', "agent.model_path"),
+    ('[wyoming]\nuri = "tcp://[zz"\n', "wyoming.uri"),  # said only when the server failed to start
+    ('[wyoming]\nuri = "http://0.0.0.0:10700"\n', "wyoming.uri"),
+    ('[[satellites]]\nuri = "tcp://kitchen-pi"\n', "satellites[0].uri"),  # no port: tried for ever
 ])
 def test_a_value_the_running_parts_cannot_serve_is_refused_by_key(tmp_path: Path, text: str, key: str) -> None:
     """Issue 26, item 4: caught at load (and so at a SIGHUP reload and in doctor, which load through here)."""
