@@ -203,3 +203,35 @@ async def test_no_request_waits_behind_other_turns_longer_than_a_turns_budget(
     assert waited < 5
     async with served.client() as client:  # and once free, served as usual
         assert isinstance(await ask(client, "what time is it"), Handled)
+
+
+async def test_speech_to_text_behind_a_long_turn_ends_in_a_transcript_within_the_budget(
+        served: Served, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Home Assistant's speech to text waits for `transcript` and ignores `error`: a request behind a turn that holds
+    hearthd past `agent.max_turn_s` is told "busy" and answered with no words then."""
+    import time
+
+    import numpy as np
+    from wyoming.asr import Transcribe
+    from wyoming.audio import AudioChunk, AudioStart, AudioStop
+    from wyoming.error import Error
+
+    monkeypatch.setattr(served.components.cfg.agent, "max_turn_s", 0.5)
+    speech = (np.sin(np.arange(16000) / 5) * 3000).astype("<i2").tobytes()
+    await served.server.turns.acquire()
+    try:
+        async with served.client() as client:
+            started = time.monotonic()
+            for event in (Transcribe(language="en"), AudioStart(rate=16000, width=2, channels=1),
+                          AudioChunk(rate=16000, width=2, channels=1, audio=speech), AudioStop()):
+                await client.write_event(event.event())
+            kinds = []
+            while not kinds or kinds[-1].type != "transcript":
+                event = await asyncio.wait_for(client.read_event(), 10)
+                assert event is not None
+                kinds.append(event)
+            waited = time.monotonic() - started
+    finally:
+        served.server.turns.release()
+    assert [e.type for e in kinds] == ["error", "transcript"] and Error.from_event(kinds[0]).code == "busy"
+    assert Transcript.from_event(kinds[1]).text == "" and waited < 5

@@ -247,6 +247,8 @@ async def test_audio_past_the_limit_is_refused_and_the_connection_goes_on(served
         await send_audio(client, raw, rate, width, channels)
         _, event = await read_until(client, Transcript, timeout=30)
         assert Error.is_type(event.type) and Error.from_event(event).code == "audio-too-long"
+        _, event = await read_until(client, Transcript, timeout=30)  # and at audio-stop, the request still ends
+        assert Transcript.is_type(event.type) and Transcript.from_event(event).text == ""  # (Home Assistant waits)
         monkeypatch.undo()
         transcript = await transcribe(client, raw, rate, width, channels, language="en")
     assert "alarm" in transcript.text.lower()
@@ -602,6 +604,8 @@ async def test_a_chunk_longer_than_any_input_is_refused_by_its_length_before_it_
         assert Error.is_type(event.type) and Error.from_event(event).code == "audio-too-long"
         assert converted == []  # not a byte of it converted
         await client.write_event(AudioStop().event())
+        _, event = await read_until(client, Transcript, timeout=30)
+        assert Transcript.is_type(event.type) and Transcript.from_event(event).text == ""
         audio, rate, width, channels = wav_bytes(SAMPLES / "en_alarm_0730.wav")
         await client.write_event(Transcribe(language="en").event())
         await client.write_event(AudioStart(rate=rate, width=width, channels=channels).event())

@@ -530,7 +530,10 @@ class WyomingHandler(AsyncEventHandler):
                 await self.write_event(NotDetected().event())
             return
         asr, self._asr = self._asr, None
-        if asr is None or asr.failed:
+        if asr is None:
+            return
+        if asr.failed:  # its error was said; the request still ends in a transcript (an empty one), as Home
+            await self.write_event(Transcript(text="", language=asr.language or asr.hint).event())  # Assistant waits
             return
         self._keep(asr, asr.audio.flush())
         audio = np.concatenate(asr.parts) if asr.parts else np.zeros(0, dtype=np.int16)
@@ -545,9 +548,14 @@ class WyomingHandler(AsyncEventHandler):
                                                    ms=round((time.monotonic() - started) * 1000, 1),
                                                    used=transcript is not None, samples=asr.speculated_to))
                 asr.speculation = None
-            if transcript is None:
-                transcript = await self.server.transcribe(audio, asr.language, asr.hint)
-            text, lang = transcript.text, transcript.lang
+            try:
+                if transcript is None:
+                    transcript = await self.server.transcribe(audio, asr.language, asr.hint)
+                text, lang = transcript.text, transcript.lang
+            except Exception as e:  # said, and answered with no words: a client waits for the transcript
+                if not isinstance(e, BadEvent):
+                    log.exception("wyoming %s: speech to text failed", self.conversation)
+                await self._error(e.code if isinstance(e, HearthdError) else "stt-failed", f"transcribe: {e}")
         await self.write_event(Transcript(text=text, language=lang).event())
 
     async def _detect(self, request: Detect) -> None:
@@ -979,7 +987,8 @@ class WyomingServer:
 
         loop = asyncio.get_running_loop()
         started = time.monotonic()
-        async with self.turns:
+        await self._turn_slot()
+        try:
             if self.closing.is_set():
                 raise BadEvent("hearthd is stopping", "stopping")
             future = loop.run_in_executor(None, job)
@@ -991,16 +1000,23 @@ class WyomingServer:
                 raise
             finally:
                 self.trace.timing("wyoming_stt", time.monotonic() - started)
+        finally:
+            self.turns.release()
+
+    async def _turn_slot(self) -> None:
+        """The turn lock, waited for no longer than one turn's budget (agent.max_turn_s): past it, BadEvent "busy"
+        (the client is answered then, not when the other turns end)."""
+        wait = self.cfg.agent.max_turn_s
+        try:
+            await asyncio.wait_for(self.turns.acquire(), wait)
+        except TimeoutError:
+            raise BadEvent(f"other turns held hearthd for {wait:g} s", "busy") from None
 
     async def handle(self, text: str, language: str | None, conversation: str, request_id: str | None = None) -> Any:
         """One turn of hearthd's agent in `conversation`, under the turn lock (`request_id`: its idempotency key)."""
         if self.closing.is_set():
             raise BadEvent("hearthd is stopping", "stopping")
-        wait = self.cfg.agent.max_turn_s  # behind other turns no longer than one turn's budget: the client is told
-        try:
-            await asyncio.wait_for(self.turns.acquire(), wait)
-        except TimeoutError:
-            raise BadEvent(f"other turns held hearthd for {wait:g} s", "busy") from None
+        await self._turn_slot()
         try:
             if self.closing.is_set():  # it closed while this waited: the shutdown does not wait for new turns
                 raise BadEvent("hearthd is stopping", "stopping")
