@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,18 @@ from .test_wyoming import Served, served, wy_components  # noqa: F401 - the fixt
 HERE = Path(__file__).resolve().parent
 HA_2025_4_WYOMING = "1.5.4"  # what Home Assistant 2025.4.4 pins
 CLIENT = HERE / "ha_wyoming_client.py"
+
+
+@pytest.fixture(scope="session")
+def current_python() -> Path:
+    """A client of the wyoming version hearthd itself is built on (pyproject), in a virtual environment of its own."""
+    from importlib.metadata import version
+
+    current = version("wyoming")
+    try:
+        return venv_with("wyoming", current, CACHE / "hearthd" / f"wyoming-{current}-venv")
+    except RegistryUnreachable as e:
+        pytest.skip(f"the package registry cannot be reached to install wyoming {current}: {e}")
 
 
 @pytest.fixture(scope="session")
@@ -109,16 +120,17 @@ async def test_a_question_is_taken_over_once_and_never_from_beside_its_open_conn
     assert len(served.components.alarms.pending()) == 1
 
 
-async def test_the_current_wyoming_client_names_its_conversation(served: Served) -> None:  # noqa: F811
+async def test_the_current_wyoming_client_names_its_conversation(served: Served,  # noqa: F811
+                                                                 current_python: Path) -> None:
     """Clients from wyoming 1.7 on carry Home Assistant's conversation_id: the question is that conversation's,
     whatever host or connection answers."""
     served.components.alarms.add("06:00")
-    replies = await conversation(sys.executable, served.port, "cancel all my alarms", context="01HQCURRENT")
+    replies = await conversation(current_python, served.port, "cancel all my alarms", context="01HQCURRENT")
     assert replies[0]["sent"]["context"] == {"conversation_id": "01HQCURRENT"}
     assert replies[0]["text"] == phrase("en", "confirm.cancel_all_alarms")
-    assert (await conversation(sys.executable, served.port, "yes", context="01HQOTHER"))[0]["type"] == "not-handled"
+    assert (await conversation(current_python, served.port, "yes", context="01HQOTHER"))[0]["type"] == "not-handled"
     assert len(served.components.alarms.pending()) == 1
-    replies = await conversation(sys.executable, served.port, "yes", context="01HQCURRENT")
+    replies = await conversation(current_python, served.port, "yes", context="01HQCURRENT")
     assert replies[0]["type"] == "handled" and served.components.alarms.pending() == []
 
 

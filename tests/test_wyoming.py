@@ -171,6 +171,8 @@ async def test_describe_lists_asr_tts_wake_and_handle_with_their_languages(serve
     (wake,) = info.wake
     assert "okay_nabu" in [m.name for m in wake.models]
     assert next(m for m in wake.models if m.name == "okay_nabu").phrase == "okay nabu"
+    # said the same in any language: offered to a Russian or Hindi pipeline too (they were listed as English only)
+    assert all(sorted(m.languages) == ["en", "hi", "ru"] for m in wake.models)
     (handle,) = info.handle
     assert sorted(handle.models[0].languages) == ["en", "hi", "ru"]
 
