@@ -10,7 +10,7 @@ import pytest
 
 from hearthd.config import Config, load_config
 
-from .services import session_bus
+from .services import Broker, session_bus
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
@@ -39,6 +39,17 @@ def components(base_config: Config):  # type: ignore[no-untyped-def]
     from hearthd.daemon.components import Components
 
     return Components(base_config)
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[Broker]:
+    """A mosquitto of the test's own on 127.0.0.1 (a test may stop and start it again on the same port)."""
+    broker = Broker(tmp_path)
+    if broker.binary is None:
+        pytest.skip("mosquitto is not installed")
+    broker.start()
+    yield broker
+    broker.stop(kill=True)  # nothing listens to it any more: no clean shutdown to wait for
 
 
 @pytest.fixture

@@ -37,7 +37,7 @@ from .dbus_mocks import MockLogin1, start_all, stop_all
 from .mqtt_sim import CommandRecorder as Publisher
 from .mqtt_sim import DeviceSimulator
 from .test_dbus_service import Client
-from .test_mqtt import Automation, Served, broker, home, mqtt_config  # noqa: F401 — fixtures used below
+from .test_mqtt import Automation, Served, home, mqtt_config  # noqa: F401 — fixtures used below
 
 pytestmark = pytest.mark.models
 

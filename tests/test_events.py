@@ -172,7 +172,8 @@ TURNS: list[tuple[str, str | None, list[tuple[str, set[str]]]]] = [
     ("set an alarm for 7:30", "r1", [TRANSCRIPT, TIMING, TOOL_CALL, TIMING, TOOL_RESULT, REPLY]),
     ("set an alarm for 7:30", "r1", [TRANSCRIPT, TIMING, TOOL_CALL, ("tool_result", {"name", "ok", "result",
                                                                                        "duplicate"}), REPLY]),
-    ("x" * 5000, None, [("error", {"code", "message"}), REPLY]),
+    # a refused text's transcript (its start) is said first: the audit names who asked (issue 26)
+    ("x" * 5000, None, [TRANSCRIPT, ("error", {"code", "message"}), REPLY]),
     ("cancel all my alarms", None, [TRANSCRIPT, TIMING, CONFIRM_REQUEST, REPLY]),
     ("no", None, [TRANSCRIPT, CONFIRM_ANSWER, REPLY]),
     ("cancel all my alarms", None, [TRANSCRIPT, TIMING, CONFIRM_REQUEST, REPLY]),

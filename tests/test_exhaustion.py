@@ -15,7 +15,6 @@ import json
 import os
 import resource
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,15 +36,6 @@ CROWD = 1_100
 DAEMON_FILES = 1_024  # systemd's default LimitNOFILE soft limit, which the run had
 TIME_REPLY = "It's"  # how every English "what time is it" answer starts (the time itself changes)
 
-
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[Broker]:
-    broker = Broker(tmp_path)
-    if broker.binary is None:
-        pytest.skip("mosquitto is not installed")
-    broker.start()
-    yield broker
-    broker.stop(kill=True)
 
 
 def _enough_files_here() -> None:

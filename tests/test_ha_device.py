@@ -10,7 +10,6 @@ import json
 import logging
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,15 +38,6 @@ from .services import Broker
 
 PREFIX = "homeassistant/device"
 
-
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[Broker]:
-    broker = Broker(tmp_path)
-    if broker.binary is None:
-        pytest.skip("mosquitto is not installed")
-    broker.start()
-    yield broker
-    broker.stop()
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from hearthd.spoken import say_count
 from .conversation import Conversation
 from .mqtt_sim import DeviceSimulator
 from .services import Broker
-from .test_mqtt import broker, home, mqtt_config  # noqa: F401 — the broker and simulator fixtures
+from .test_mqtt import home, mqtt_config  # noqa: F401 — the simulator fixtures (the broker: conftest)
 
 # -- how people talk to a home, against the device simulator ---------------------------------------------------
 

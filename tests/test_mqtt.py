@@ -7,7 +7,7 @@ import asyncio
 import copy
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,15 +55,6 @@ def state_of(catalogue: Catalogue, name: str) -> dict[str, Any]:
     """The tracked state of the entity called `name` ({} while none arrived)."""
     return next((catalogue.states.get(key, {}) for key, e in catalogue.entities.items() if e.name == name), {})
 
-
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[Broker]:
-    broker = Broker(tmp_path)
-    if broker.binary is None:
-        pytest.skip("mosquitto is not installed")
-    broker.start()
-    yield broker
-    broker.stop(kill=True)
 
 
 @pytest.fixture

@@ -217,11 +217,12 @@ async def test_a_sentence_is_spoken_through_the_remote(remote: str, remote_compo
     assert there.rate == here.rate
     assert abs(there.seconds - here.seconds) < 0.25 * here.seconds and there.seconds > 1.0
     assert np.abs(there.audio.astype(np.int32)).max() > 1000  # speech, not silence
-    # a voice named for the remote (tts.voice), and one the remote does not have: the typed error, with its reason
+    # a voice named for the remote (tts.voice); one hearthd as the remote lacks is spoken by the text's language's
+    # voice (a Home Assistant pipeline left on another voice name must not go silent: issue 27)
     named = await asyncio.to_thread(WyomingVoices(remote, "piper-en-joe").synthesize, text, "en")
     assert named.rate == here.rate
-    with pytest.raises(TtsError, match="tts-voice-unknown"):
-        await asyncio.to_thread(WyomingVoices(remote, "no-such-voice").synthesize, text, "en")
+    lacking = await asyncio.to_thread(WyomingVoices(remote, "no-such-voice").synthesize, text, "en")
+    assert lacking.rate == here.rate and abs(lacking.seconds - here.seconds) < 0.25 * here.seconds
 
 
 @pytest.mark.models

@@ -195,15 +195,6 @@ def utterances(components: Components, tmp_path_factory: pytest.TempPathFactory)
 # -- hearthd -----------------------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[Broker]:
-    broker = Broker(tmp_path)
-    if broker.binary is None:
-        pytest.skip("mosquitto is not installed")
-    broker.start()
-    yield broker
-    broker.stop()
-
 
 @pytest.fixture
 async def home(broker: Broker, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[DeviceSimulator]:

@@ -295,8 +295,6 @@ class Pipeline:
     async def _run_text(self, text: str, language: str | None, speak: bool, dialogue: Dialogue) -> TurnResult:
         try:
             text = clean_text(text, self.cfg.agent.max_text_chars)
-            if not any(ch.isalnum() for ch in text):  # " ", "???": nothing to understand, and no model is asked
-                raise PipelineError("no-words", "the text has no letter or digit", "agent.not_understood")
         except PipelineError as e:  # refused before anything reads it; the audit keeps only its start
             said = language_of_text(text[:TEXT_SAMPLE], self.cfg.stt.languages, dialogue.lang or
                                     self.cfg.general.language)  # said in the language it is written in
@@ -341,7 +339,8 @@ class Pipeline:
                 return
             decision, confirmed = Decision("call", calls=calls, source="confirmed"), True
         else:
-            picked = self._chosen(result, dialogue) or _unasked(result, dialogue, self.c.router().fast_path, dropped)
+            picked = _wordless(result) or self._chosen(result, dialogue) \
+                or _unasked(result, dialogue, self.c.router().fast_path, dropped)
             try:
                 decision = picked if picked is not None else await self._blocking(
                     Stage.AGENT, self.c.router().decide, result.transcript, result.lang, dialogue)
@@ -513,6 +512,14 @@ def _in_room(dialogue: Dialogue) -> Iterator[None]:
     finally:
         if token is not None:
             turn_area.reset(token)
+
+
+def _wordless(result: TurnResult) -> Decision | None:
+    """" ", "???", "…!": no letter or digit, nothing to understand: declined at once, and no model is asked (Home
+    Assistant's blank texts ran it to the turn's budget)."""
+    if any(ch.isalnum() for ch in result.transcript):
+        return None
+    return Decision("abstain", reason="the text has no letter or digit", source="text", say="agent.not_understood")
 
 
 def _unasked(result: TurnResult, dialogue: Dialogue, fast_path: Any = None, dropped: bool = False
