@@ -27,7 +27,6 @@ import contextlib
 import json
 import os
 import random
-import signal
 import sqlite3
 import string
 import sys
@@ -45,6 +44,8 @@ from hearthd.config import Config
 from hearthd.daemon.pipeline import clean_text
 from hearthd.daemon.service import ERROR_LANGUAGE, ERROR_TEXT, ERROR_UNAVAILABLE, NAME, PATH, conversation_of
 from hearthd.locale import phrase
+
+from . import test_hostile as hostile
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 26
@@ -335,18 +336,16 @@ def mixed(rng: random.Random, limit: int) -> Call:
 # -- the daemon ---------------------------------------------------------------------------------------------------
 
 
-class Daemon:
-    """`hearthd run --headless --json` in its own process: its trace read as it comes, its log (stderr) in a file."""
+class Daemon(hostile.Daemon):
+    """`hearthd run --headless --json` in its own process (tests/test_hostile.py's runner, whose stop it keeps): its
+    trace read as it comes and counted, its log (stderr) in a file."""
 
     def __init__(self, env: dict[str, str], log: Path, rings: Path) -> None:
-        self.env, self.log_path, self.rings = env, log, rings
-        self.proc: asyncio.subprocess.Process | None = None
+        super().__init__(env, rings, log)
         self.kinds: Counter[str] = Counter()  # trace events by type
         self.errors: list[dict[str, Any]] = []
         self.ready: dict[str, Any] = {}
         self.model_texts: list[str] = []  # the texts of the turns that reached the model
-        self._ready = asyncio.Event()
-        self._reader: asyncio.Task[None] | None = None
 
     async def start(self, timeout: float = 90) -> dict[str, Any]:
         with self.log_path.open("ab") as log:
@@ -377,24 +376,6 @@ class Daemon:
                     if event.get("type") == "ready":
                         self.ready = event
                         self._ready.set()
-
-    @property
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.returncode is None
-
-    async def stop(self) -> int:
-        assert self.proc is not None
-        if self.proc.returncode is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(self.proc.wait(), 30)
-            except TimeoutError:
-                self.proc.kill()
-                await self.proc.wait()
-                return -9
-        if self._reader is not None:
-            await asyncio.wait([self._reader], timeout=5)
-        return self.proc.returncode if self.proc.returncode is not None else -1
 
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
