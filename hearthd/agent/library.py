@@ -264,7 +264,8 @@ class Library:
         """(the words `text` names a room or floor with, folded; that room as the home spells it), or ("", "")."""
         from ..numbers import words_of
 
-        said = " " + " ".join(words_of(_folded(text))) + " "
+        # "In the kitchen.": whisper ends a sentence with a full stop, which words_of keeps (it is a digit's "7.30")
+        said = " " + " ".join(w.rstrip(".…") for w in words_of(_folded(text))) + " "
         best = ("", "")
         lists = self.slot_lists()
         for value in [*getattr(lists["area"], "values", []), *getattr(lists["floor"], "values", [])]:
