@@ -86,6 +86,10 @@ class VadConfig:
     max_speech_s: float = 15.0
     no_speech_timeout_s: float = 8.0
     speculate_ms: int = 150  # silence after which speech to text starts on the utterance so far (0: off)
+    # the silence that ends an utterance whose words, heard in the pause, already make a whole command (every detail
+    # said, nothing it could go on with: hearthd.agent.fastpath.Router.complete); 0: every utterance waits
+    # end_silence_ms. Below speculate_ms it is speculate_ms plus the time to hear and decide.
+    complete_silence_ms: int = 250
     follow_up_s: float = 8.0  # after a question, speech within this window needs no wake word
 
 
@@ -537,6 +541,7 @@ _RANGES: tuple[tuple[str, float, float | None, bool], ...] = (
     ("vad.min_speech_ms", 0, None, False), ("vad.end_silence_ms", 0, None, True), ("vad.pre_roll_ms", 0, None, False),
     ("vad.max_speech_s", 0, None, True), ("vad.no_speech_timeout_s", 0, None, True),
     ("vad.speculate_ms", 0, None, False), ("vad.follow_up_s", 0, None, False),
+    ("vad.complete_silence_ms", 0, None, False),
     ("stt.beam_size", 1, None, False), ("stt.temperature", 0, None, False), ("stt.max_new_tokens", 1, None, False),
     ("stt.min_language_probability", 0, 1, False), ("stt.threads", 0, None, False),
     ("agent.n_ctx", 256, None, False), ("agent.threads", 0, None, False), ("agent.max_tokens", 1, None, False),

@@ -136,6 +136,7 @@ class SpeechEndEvent(Event):
     type = EventType.SPEECH_END
     at_s: float  # seconds into the audio
     satellite: str | None = optional()  # said to this satellite
+    complete: bool | None = optional()  # ended on vad.complete_silence_ms: the words made a whole command
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -123,6 +123,8 @@ class Agent:
         self._turns_waiting = 0
         self._holder = ""  # who has the llama context: "", "turn" or "warm-up"
         self._stop = threading.Event()
+        self._here = threading.local()  # `cancelled`: decisions made in this thread are speculative (`speculating`)
+        self._holding: threading.Event | None = None  # the speculative decision that has the llama context
         self._among: frozenset[str] = frozenset()  # this turn's domain (decide's `among`); empty: every tool
 
     @property
@@ -216,6 +218,9 @@ class Agent:
         domain the templates pointed at; the prompt, and so its cached prefix, still shows the whole catalogue."""
         self._among = frozenset(among or ())
         began, evaluated = time.monotonic(), self.model.evaluated_total
+        cancelled: threading.Event | None = getattr(self._here, "cancelled", None)
+        if cancelled is not None and cancelled.is_set():
+            return Decision("abstain", reason="stale: the speaker went on", say="agent.too_slow")
         prepared: dict[str, str] = {}
         if not self.prepared_in_background:
             try:
@@ -224,7 +229,7 @@ class Agent:
                 return Decision("abstain", reason=str(e), say="agent.too_much", seconds=time.monotonic() - began)
             prepared = self.prepare([lang])
         started = time.monotonic()
-        with self.gate() as since, self._model_for_turn():
+        with self.gate() as since, self._model_for_turn(cancelled):
             budget_from = min(started, since) if since is not None else started
             if prepared.get(lang) in ("evaluated", "loaded"):
                 budget_from = started  # this turn just prepared its prefix: the budget starts after that
@@ -234,6 +239,8 @@ class Agent:
             text = digits_for_times(text, lang)  # "साढ़े छह" → "6:30": small models read digits far better
             try:
                 with self.model.budget(self._deadline):
+                    if cancelled is not None and cancelled.is_set():  # cancelled before the deadline was set
+                        raise OutOfTime
                     self._in_time()
                     self.model.fit_threads()
                     if only:
@@ -241,7 +248,9 @@ class Agent:
                     else:
                         decision = self._decide(text, lang, now)
             except (TurnTooLong, OutOfTime):
-                decision = Decision("abstain", reason=f"over the {self.max_turn_s:g} s budget", say="agent.too_slow")
+                decision = Decision("abstain", reason="stale: the speaker went on" if cancelled is not None and
+                                    cancelled.is_set() else f"over the {self.max_turn_s:g} s budget",
+                                    say="agent.too_slow")
             except RequestTooLong as e:
                 decision = Decision("abstain", reason=str(e), say="agent.too_much")
             decision.seconds = time.monotonic() - began  # what the user waited for, the preparation too
@@ -253,7 +262,24 @@ class Agent:
             return decision
 
     @contextlib.contextmanager
-    def _model_for_turn(self) -> Iterator[None]:
+    def speculating(self, cancelled: threading.Event) -> Iterator[None]:
+        """Decisions made in this thread meanwhile are speculative (made in the pause, while the speaker may go on):
+        `cancel(cancelled)` ends one at its next token or chunk, and frees the model at once."""
+        self._here.cancelled = cancelled
+        try:
+            yield
+        finally:
+            self._here.cancelled = None
+
+    def cancel(self, cancelled: threading.Event) -> None:
+        """The speculative decision `cancelled` marks is stale: it stops between tokens (or never starts)."""
+        cancelled.set()
+        with self._busy:
+            if self._holder == "speculation" and self._holding is cancelled:
+                self.model.cut()
+
+    @contextlib.contextmanager
+    def _model_for_turn(self, cancelled: threading.Event | None = None) -> Iterator[None]:
         """The llama context for this turn: a warm-up in progress is cut at its next chunk (what it evaluated stays
         cached) and resumes after the turn."""
         with self._busy:
@@ -265,12 +291,12 @@ class Agent:
                     self._busy.wait()
             finally:
                 self._turns_waiting -= 1
-            self._holder = "turn"
+            self._holder, self._holding = ("speculation", cancelled) if cancelled is not None else ("turn", None)
         try:
             yield
         finally:
             with self._busy:
-                self._holder = ""
+                self._holder, self._holding = "", None
                 self._busy.notify_all()
 
     def stop_preparing(self) -> None:

@@ -12,7 +12,7 @@ from functools import cache
 from typing import Any, Protocol
 
 from .. import locale
-from ..numbers import parse_clock, words_of
+from ..numbers import parse_clock, parse_number, words_of
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from ..tools.smarthome import KINDS, keep_area
 from .agent import Agent, Decision
@@ -20,7 +20,7 @@ from .checks import about_alarm, asks, negated, review, says_many, time_said, wi
 from .declines import decline_kind, decline_phrase
 from .library import ROOM, Library
 from .parsing import ToolCall
-from .split import clauses, split_requests, statement, tells_not_to, without_courtesy
+from .split import clauses, goes_on, split_requests, statement, tells_not_to, without_courtesy
 from .tolerant import TolerantMatcher
 from .when import absolute_times
 
@@ -495,6 +495,9 @@ class FastPath:
         return Decision("call", calls=[ToolCall(intent, arguments)], source="fastpath", name_probs={intent: 1.0})
 
 
+_BARE_NUMBER = re.compile(r"[\d०-९]+(?:[.:,][\d०-९]+)*")  # "7", "7.30", "7:30" (not "6am": its unit is said)
+
+
 @dataclass
 class Pending:
     """A call waiting for one argument the user has been asked for."""
@@ -573,6 +576,31 @@ class Router:
         if asks(text, lang):  # a question stays one: "Is the front door lock?" is never "the front door lock"
             offered = [s for s in offered if asks(s, lang)]
         return offered
+
+    def complete(self, text: str, lang: str, decision: Decision) -> bool:
+        """Whether `text` is a whole command already, so that the utterance may end on a short silence
+        (vad.complete_silence_ms): the templates or the tolerant tier read it as calls with every argument filled, and
+        what the speaker could add after a pause would change them in no way this reading can see — it does not stop
+        on a number ("set an alarm for seven" may go on "… thirty"), nor on a word that leads into more ("… in the",
+        "… and"), nor is it a device command that names no room ("turn on the light" may go on "… in the kitchen").
+        Anything else waits the whole vad.end_silence_ms."""
+        if decision.kind != "call" or decision.source not in ("fastpath", "tolerant") or not decision.calls:
+            return False
+        words = words_of(text.rstrip(".!?…"))
+        if not words or goes_on(text, lang) or len(split_requests(text, lang)) != 1:
+            return False
+        last = words[-1]
+        if _BARE_NUMBER.fullmatch(last) or parse_number(last, lang) is not None:
+            return False
+        registry = self._registry()
+        library = self.fast_path.library if self.fast_path is not None else None
+        for call in decision.calls:
+            if registry is None or call.name not in registry:
+                return False
+            props = registry.get(call.name).model_parameters.get("properties", {})
+            if "area" in props and not (library is not None and library.room_said(text)[1]):
+                return False
+        return True
 
     def _registry(self) -> ToolRegistry | None:
         if self.fast_path is not None:

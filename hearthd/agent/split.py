@@ -42,6 +42,19 @@ def _courtesy_after(lang: str) -> tuple[tuple[str, ...], ...]:
                         reverse=True))
 
 
+@cache
+def _goes_on(lang: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _table(lang).get("goes_on", []))
+
+
+def goes_on(text: str, lang: str) -> bool:
+    """Whether `text` stops where more must follow: its last word joins, or leads into, what comes next ("turn on
+    the light in the", "set an alarm for", "выключи свет и"), in the language's list (split.toml `goes_on`)."""
+    words = [w.strip(".,;:!?…-—\"'«»“”").lower() for w in text.split()]
+    words = [w for w in words if w]
+    return bool(words) and words[-1] in _goes_on(lang)
+
+
 def without_courtesy(text: str, lang: str) -> str:
     """The utterance without a courtesy said before the request and cut from it by a joining word or a comma ("could
     you be a dear and wake me at six" → "wake me at six"; "будь другом, выключи свет" → "выключи свет"), or said after

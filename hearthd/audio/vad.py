@@ -94,6 +94,7 @@ class Endpointer:
         self._voiced_run = 0  # voiced samples since the speech may have begun (before it is confirmed)
         self._gap = 0  # unvoiced samples since the last voiced window, while waiting
         self.segment: Segment | None = None
+        self.ended_after_ms = 0.0  # the silence heard after the last voiced window when the utterance ended
 
     def _ms(self, samples: int) -> float:
         return samples * 1000.0 / SAMPLE_RATE
@@ -150,6 +151,13 @@ class Endpointer:
         pre = int(self.cfg.pre_roll_ms * SAMPLE_RATE / 1000)
         return Segment(max(0, self._speech_start - pre), min(self._pos, self._last_voiced + int(0.15 * SAMPLE_RATE)))
 
+    def end_now(self) -> EndpointState:
+        """The utterance ends here (its words already make a whole command: vad.complete_silence_ms), cut as
+        `speech_so_far` cut it."""
+        if self.state == EndpointState.SPEAKING:
+            self._finish()
+        return self.state
+
     def flush(self) -> EndpointState:
         """The input ended: an utterance in progress ends here."""
         if self.state == EndpointState.SPEAKING:
@@ -162,4 +170,5 @@ class Endpointer:
         pre = int(self.cfg.pre_roll_ms * SAMPLE_RATE / 1000)
         tail = int(0.15 * SAMPLE_RATE)  # keep the decay of the last syllable
         self.segment = Segment(max(0, self._speech_start - pre), min(self._pos, self._last_voiced + tail))
+        self.ended_after_ms = self._ms(self._pos - self._last_voiced)
         self.state = EndpointState.DONE

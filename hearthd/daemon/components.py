@@ -147,6 +147,11 @@ class Components:
             out["audit"] = f"{self.audit.lost} turn(s) not recorded: {self.audit.last_loss}"
         return out
 
+    def built(self, name: str) -> Any:
+        """The component `name` if it has been built (never builds it), else None."""
+        with self._lock:
+            return self._cache.get(name)
+
     def _once(self, name: str, build: Callable[[], T]) -> T:
         with self._lock:
             if name not in self._cache:

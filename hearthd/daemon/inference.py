@@ -4,7 +4,9 @@ Whisper and the model each size their thread pools to the free cores; run at onc
 twice and both crawl (measured on 2 cores: a model turn of 1.8 s became 12.8 s beside speculative STT). So a
 speculative job waits while a turn runs or waits, never overlaps another speculative job, and one cancelled
 before it started never runs; a turn waits only for the speculative job already running (whisper cannot be
-stopped mid-decode). Turns do not exclude each other here (`turns`, the asyncio lock, orders them), so a turn
+stopped mid-decode; a speculative model decision is cut between tokens when it becomes stale: Agent.cancel). A
+speculative job may ask the model as a turn does (a decision made in the pause): the gate it holds is its turn's.
+Turns do not exclude each other here (`turns`, the asyncio lock, orders them), so a turn
 held by the live loop may call the agent, which holds it again.
 """
 
@@ -32,6 +34,7 @@ class InferenceGate:
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
+        self._here = threading.local()  # `held`: this thread runs a speculative job (its own turns pass through)
         self._speculating = False
         self._turns = 0  # turns running
         self._waiting = 0  # turns waiting for the speculative job to end
@@ -41,6 +44,8 @@ class InferenceGate:
         """Begin a turn (blocking until a running speculative job ends); returns when its budget starts: the
         earliest start of the turns running, e.g. the end of speech when the live loop holds one."""
         began = time.monotonic() if started is None else started
+        if getattr(self._here, "held", False):
+            return began  # a speculative decision asking the model: it already holds the gate
         with self._cond:
             self._waiting += 1
             try:
@@ -54,6 +59,8 @@ class InferenceGate:
 
     def leave(self, started: float | None = None) -> None:
         """End a turn begun with `enter`."""
+        if getattr(self._here, "held", False):
+            return
         with self._cond:
             self._turns -= 1
             if self._started:
@@ -81,9 +88,11 @@ class InferenceGate:
             if cancelled is not None and cancelled.is_set():
                 raise Skipped
             self._speculating = True
+        self._here.held = True
         try:
             return fn(*args)
         finally:
+            self._here.held = False
             with self._cond:
                 self._speculating = False
                 self._cond.notify_all()

@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import re
-import threading
 import time
 from collections import deque
+from collections.abc import Awaitable
 from enum import StrEnum
 from typing import Any
 
@@ -51,8 +50,9 @@ from ..events import (
 from ..locale import phrase
 from .components import Components
 from .dialogue import LOCAL
-from .pipeline import Pipeline, TurnResult, stage_error
+from .pipeline import Guess, Pipeline, TurnResult, stage_error
 from .policy import is_stop
+from .speculation import Speculation, done
 
 STOP_MAX_S = 1.6  # "stop" is short: longer speech heard while hearthd talks is (most likely) its own voice
 
@@ -92,9 +92,7 @@ class LiveLoop:
         self.follow_up_until = 0.0  # loop time until which speech needs no wake word
         self._refractory_until = 0.0
         self._utterance: list[np.ndarray] = []
-        self._speculation: asyncio.Future[Any] | None = None
-        self._speculation_stale = threading.Event()  # set: the speculation in `_speculation` is no longer wanted
-        self._speculated_to = 0  # where the speech it decodes ends (speech after that makes it stale)
+        self._speculation: Speculation | None = None  # the utterance so far, heard and decided in the pause
         self._tasks: set[asyncio.Task[Any]] = set()
         self._turn: asyncio.Task[None] | None = None
         self._listen_started = 0.0
@@ -230,20 +228,24 @@ class LiveLoop:
     def _listen(self, block: np.ndarray) -> None:
         endpointer = self.c.endpointer()
         state = endpointer.feed(block)
+        complete = False
         if state == EndpointState.SPEAKING:
             quiet = endpointer.trailing_silence_ms
-            if self._speculation is not None and endpointer.speech_so_far().end != self._speculated_to:
+            if self._speculation is not None and endpointer.speech_so_far().end != self._speculation.to:
                 self._cancel_speculation()  # speech again (even within one block with a pause after): stale
             if self._speculation is None and quiet >= self.cfg.vad.speculate_ms > 0:
                 self._speculate()
+            elif self._speculation is not None and self._speculation.ends(endpointer):
+                state, complete = EndpointState.DONE, True  # a whole command: no need to wait out end_silence_ms
         if state == EndpointState.DONE and endpointer.segment is not None:
             audio = np.concatenate(self._utterance)
             seg = endpointer.segment
-            if self._speculation is not None and seg.end != self._speculated_to:
+            if self._speculation is not None and seg.end != self._speculation.to:
                 self._cancel_speculation()  # speech came after it within the last block
             self.trace.emit(SpeechStartEvent(at_s=round(seg.start / SAMPLE_RATE, 3)))
-            self.trace.emit(SpeechEndEvent(at_s=round(seg.end / SAMPLE_RATE, 3)))
-            self._begin_turn(audio[seg.start:seg.end])
+            self.trace.emit(SpeechEndEvent(at_s=round(seg.end / SAMPLE_RATE, 3), complete=complete or None))
+            # the last word was heard this long ago (the blocks are read as they are captured): what the user feels
+            self._begin_turn(audio[seg.start:seg.end], time.monotonic() - endpointer.ended_after_ms / 1000)
         elif state == EndpointState.TIMEOUT:
             self.trace.emit(ErrorEvent(code="stt-no-speech", message="no speech after the wake word"))
             self.follow_up_until = 0.0
@@ -290,46 +292,44 @@ class LiveLoop:
             return
         # an alarm rings: the "stop" the fast path knows stops the alarm itself, not just its sound
         self._set(LoopState.THINKING)
-        self._turn = asyncio.create_task(self._run_turn(audio, _done(transcript), time.monotonic()))
+        self._turn = asyncio.create_task(self._run_turn(audio, done(Guess(transcript)), time.monotonic()))
 
     # -- speculative speech to text -------------------------------------------------------------------
 
     def _speculate(self) -> None:
         audio = np.concatenate(self._utterance)
         seg = self.c.endpointer().speech_so_far()
-        self._speculation_stale, self._speculated_to = threading.Event(), seg.end
-        job = functools.partial(self.c.inference.speculative, self.c.stt().transcribe, audio[seg.start:seg.end],
-                                None, self.c.dialogues.get(LOCAL).lang, cancelled=self._speculation_stale)
-        self._speculation = asyncio.get_running_loop().run_in_executor(None, job)
+        self._speculation = Speculation(self.c, self.pipeline, LOCAL, audio[seg.start:seg.end], seg.end, None,
+                                        self.c.dialogues.get(LOCAL).lang)
 
     def _cancel_speculation(self) -> None:
         if self._speculation is not None:
-            # A decode under way cannot be stopped (the gate makes the next inference wait for it); one that has
-            # not started never runs.
-            self._speculation_stale.set()
             self._speculation.cancel()
             self._speculation = None
 
     # -- turns ----------------------------------------------------------------------------------------
 
-    def _begin_turn(self, speech: np.ndarray) -> None:
+    def _begin_turn(self, speech: np.ndarray, last_voice: float | None = None) -> None:
         self._set(LoopState.THINKING)
         self.follow_up_until = 0.0
         speculation, self._speculation = self._speculation, None
-        self._turn = asyncio.create_task(self._run_turn(speech, speculation, time.monotonic()))
+        heard = speculation.task if speculation is not None else None
+        self._turn = asyncio.create_task(self._run_turn(speech, heard, time.monotonic(), last_voice))
 
-    async def _run_turn(self, speech: np.ndarray, speculation: Any, end_of_speech: float) -> None:
+    async def _run_turn(self, speech: np.ndarray, heard: Awaitable[Guess] | None, end_of_speech: float,
+                        last_voice: float | None = None) -> None:
         async with self.turns:
-            transcript = None
-            if speculation is not None:
+            guess: Guess | None = None
+            if heard is not None:  # heard (and decided) in the pause, on the same words
                 with contextlib.suppress(Exception):
-                    transcript = await speculation
+                    guess = await heard
                 self.trace.emit(TimingEvent(stage="stt_speculative", ms=round(
-                    (time.monotonic() - end_of_speech) * 1000, 1), used=transcript is not None))
+                    (time.monotonic() - end_of_speech) * 1000, 1), used=guess is not None))
             try:
                 await self._enter_gate(end_of_speech)
                 try:
-                    result = await self.pipeline.run_utterance(speech, transcript=transcript)
+                    result = await self.pipeline.run_utterance(
+                        speech, transcript=guess.transcript if guess else None, guess=guess)
                 finally:
                     self.c.inference.leave(end_of_speech)
             except Exception as e:  # whatever a stage let escape ends this turn only: the loop goes back to waiting
@@ -342,7 +342,9 @@ class LiveLoop:
                     self._set(LoopState.IDLE)
                 return
             self.trace.timing("end_of_speech_to_action", time.monotonic() - end_of_speech)
-            await self._speak_reply(result, end_of_speech)
+            if last_voice is not None:
+                self.trace.timing("last_voice_to_action", time.monotonic() - last_voice)
+            await self._speak_reply(result, end_of_speech, last_voice)
             self.turns_done += 1
         asked = self.c.dialogues.get(LOCAL).is_open()
         if asked:  # the answer needs no wake word
@@ -361,13 +363,15 @@ class LiveLoop:
             entered.add_done_callback(lambda _: gate.leave(end_of_speech))
             raise
 
-    async def _speak_reply(self, result: TurnResult, end_of_speech: float | None = None) -> None:
+    async def _speak_reply(self, result: TurnResult, end_of_speech: float | None = None,
+                           last_voice: float | None = None) -> None:
         if result.error and not result.reply:
             await self._play_chime(ERROR_NOTES)
             return
-        await self.say(result.reply, result.lang, end_of_speech)
+        await self.say(result.reply, result.lang, end_of_speech, last_voice)
 
-    async def say(self, text: str, lang: str, end_of_speech: float | None = None) -> bool:
+    async def say(self, text: str, lang: str, end_of_speech: float | None = None,
+                  last_voice: float | None = None) -> bool:
         """Speak `text` sentence by sentence (the next one is synthesised while this one plays); False when cut
         by a barge-in."""
         parts = sentences(text)
@@ -389,6 +393,8 @@ class LiveLoop:
                 upcoming = loop.run_in_executor(None, self.c.voices.synthesize, parts[i + 1], lang)
             if i == 0 and end_of_speech is not None:
                 self.trace.timing("end_of_speech_to_reply_audio", time.monotonic() - end_of_speech)
+            if i == 0 and last_voice is not None:
+                self.trace.timing("last_voice_to_reply_audio", time.monotonic() - last_voice)
             self.trace.emit(AudioOutEvent(seconds=round(speech.seconds, 2), rate=speech.rate, sentence=i))
             if self.state != LoopState.SPEAKING or not await self._play(speech.audio, speech.rate):
                 completed = False
@@ -417,7 +423,3 @@ class LiveLoop:
         task.add_done_callback(self._tasks.discard)
 
 
-def _done(value: Any) -> asyncio.Future[Any]:
-    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-    future.set_result(value)
-    return future

@@ -8,19 +8,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import logging
+import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, TypeVar
 
 import numpy as np
 
 from ..agent.agent import AgentError, Decision
+from ..agent.checks import without_tag
 from ..agent.declines import refusal_phrase
+from ..agent.fastpath import Pending
 from ..agent.library import turn_area
 from ..agent.parsing import ToolCall
+from ..agent.split import without_courtesy
 from ..audio.pcm import SAMPLE_RATE
 from ..audio.rescoring import Rescored, rescored
 from ..audio.stt import SpeechToText, SttError
@@ -222,15 +227,17 @@ class Pipeline:
         return result
 
     async def _hear(self, result: TurnResult, speech: np.ndarray, language: str | None, dialogue: Dialogue,
-                    transcript: Any = None) -> None:
-        """The transcript of one endpointed utterance (`transcript`: one already made, e.g. speculatively)."""
+                    transcript: Any = None, guess: Guess | None = None) -> None:
+        """The transcript of one endpointed utterance (`transcript`: one already made, e.g. speculatively; `guess`:
+        what was read from it in the pause, the rescoring's choice with it)."""
         if transcript is None:
             try:  # a model that cannot load, a remote that is down, a decoder that breaks: this turn's apology
                 stt: SpeechToText = self.c.stt()
                 transcript = await self._blocking(Stage.STT, stt.transcribe, speech, language, dialogue.lang)
             except Exception as e:
                 raise stage_error(Stage.STT, e, SttError, "stt-failed") from e
-        found = await self._rescored(speech, transcript, dialogue)
+        found = guess.found if guess is not None and guess.transcript is transcript and guess.read \
+            else await self._rescored(speech, transcript, dialogue)
         chosen, lang = found if found is not None else (None, transcript.lang)
         self.trace.emit(TranscriptEvent(text=chosen.text if chosen else transcript.text, lang=lang,
                                         prob=transcript.prob, lang_source=transcript.source, conversation=dialogue.id,
@@ -241,8 +248,8 @@ class Pipeline:
             raise PipelineError("stt-no-text-recognized", "speech was heard but no words recognised",
                                 "agent.not_understood")
 
-    async def _rescored(self, speech: np.ndarray, transcript: Any,
-                        dialogue: Dialogue) -> tuple[Rescored, str] | None:
+    async def _rescored(self, speech: np.ndarray, transcript: Any, dialogue: Dialogue,
+                        run: Callable[..., Awaitable[Any]] | None = None) -> tuple[Rescored, str] | None:
         """The template sentence that fits the audio better than what whisper wrote (hearthd.audio.rescoring), and its
         language, when the templates cannot read the transcript; never while this conversation's question waits for
         its answer. When whisper was unsure of the language (below `stt.rescore_languages_below`: "बस, रुक जाओ" heard
@@ -265,9 +272,9 @@ class Pipeline:
                 candidates = self.c.router().candidates(transcript.text, lang, foreign=foreign)
                 if not candidates:
                     continue
-                found = await self._blocking(Stage.STT, rescored, transcript.text, candidates,
-                                             lambda texts, lang=lang: fit(speech, lang, texts),
-                                             self.cfg.stt.rescore_margin, self.cfg.stt.rescore_floor, foreign)
+                found = await (run or functools.partial(self._blocking, Stage.STT))(
+                    rescored, transcript.text, candidates, lambda texts, lang=lang: fit(speech, lang, texts),
+                    self.cfg.stt.rescore_margin, self.cfg.stt.rescore_floor, foreign)
             except Exception:  # the transcript as whisper wrote it stands
                 log.exception("weighing the templates' sentences against the audio failed")
                 continue
@@ -276,15 +283,19 @@ class Pipeline:
         return best
 
     async def run_utterance(self, speech: np.ndarray, language: str | None = None, transcript: Any = None,
-                            conversation: str = LOCAL) -> TurnResult:
+                            conversation: str = LOCAL, guess: Guess | None = None) -> TurnResult:
         """One turn from an utterance the live loop has already cut out (wake word and endpointing done); the
-        reply is not synthesised here: the loop speaks it sentence by sentence."""
+        reply is not synthesised here: the loop speaks it sentence by sentence. `guess`: the decision made in the
+        pause on `transcript` (`guess`), acted on now when the words and the conversation are as they were then."""
         first_event = len(self.trace.events)
         dialogue = self.c.dialogues.get(conversation)
         result = TurnResult(lang=language or dialogue.lang or self.cfg.general.language)
         try:
-            await self._hear(result, speech, language, dialogue, transcript)
-            await self._respond(result, dialogue, speak=False)
+            await self._hear(result, speech, language, dialogue, transcript, guess)
+            usable = guess is not None and guess.transcript is transcript and guess.decision is not None \
+                and guess.text == result.transcript and guess.lang == result.lang and not dialogue.is_open() \
+                and not dialogue.dropped
+            await self._respond(result, dialogue, speak=False, guess=guess if usable else None)
         except Exception as e:
             await self._fail(result, stage_error("turn", e, HearthdError, "internal"), speak=False)
         self._audit(result, first_event)
@@ -320,7 +331,54 @@ class Pipeline:
 
     # -- shared tail ----------------------------------------------------------------------------------------
 
-    async def _respond(self, result: TurnResult, dialogue: Dialogue, speak: bool = True) -> None:
+    async def guess(self, speech: np.ndarray, transcript: Any, conversation: str, stale: threading.Event) -> Guess:
+        """What the turn would decide on `transcript` (the utterance so far, heard in the pause before the end of
+        speech is confirmed), decided now and not acted on: the templates' reading (rescored as `_hear` does), the
+        decision of the fast path, the tolerant tier or the model, and whether the words already make a whole
+        command (Router.complete: the utterance may then end on vad.complete_silence_ms). Nothing is emitted, asked,
+        said or done here. Each step holds the inference gate as a speculative job (turns go first), and `stale`
+        set (the speaker went on) skips the steps not begun and stops the model between tokens. A conversation with a
+        question open is left to the turn: its answer is read against what is open then."""
+        dialogue = self.c.dialogues.get(conversation)
+        guess = Guess(transcript)
+        if dialogue.is_open() or stale.is_set() or not transcript.text.strip():
+            return guess
+        loop = asyncio.get_running_loop()
+        context = contextvars.copy_context()
+
+        async def run(fn: Callable[..., T], *args: Any) -> T:
+            job = functools.partial(self.c.inference.speculative, fn, *args, cancelled=stale)
+            return await loop.run_in_executor(None, context.run, job)
+
+        try:
+            with _in_room(dialogue):
+                context = contextvars.copy_context()
+                guess.found = await self._rescored(speech, transcript, dialogue, run)
+                guess.read = True
+                chosen, lang = guess.found if guess.found is not None else (None, transcript.lang)
+                guess.text, guess.lang = chosen.text if chosen else transcript.text, lang
+                if not any(ch.isalnum() for ch in guess.text):
+                    return guess
+                scratch = _Scratch()
+                router = self.c.router()
+                agent = self.c.built("agent")
+
+                def decide() -> Decision:
+                    with agent.speculating(stale) if agent is not None else contextlib.nullcontext():
+                        return router.decide(guess.text, guess.lang, scratch)
+
+                decision = await run(decide)
+            if stale.is_set() or "stale" in decision.reason:
+                return guess
+            guess.decision, guess.pending = decision, scratch.pending
+            text = without_tag(without_courtesy(guess.text, guess.lang), guess.lang)
+            guess.complete = self.c.router().complete(text, guess.lang, decision)
+        except Exception:  # noqa: BLE001 — the turn decides again, and reports what fails then
+            log.debug("the decision in the pause failed; the turn decides", exc_info=True)
+        return guess
+
+    async def _respond(self, result: TurnResult, dialogue: Dialogue, speak: bool = True,
+                       guess: Guess | None = None) -> None:
         policy = self.c.policy
         confirmed = False
         dropped, dialogue.dropped = dialogue.dropped, False  # told once, at the turn after its question was closed
@@ -341,6 +399,11 @@ class Pipeline:
         else:
             picked = _wordless(result) or self._chosen(result, dialogue) \
                 or _unasked(result, dialogue, self.c.router().fast_path, dropped)
+            if picked is None and guess is not None and guess.decision is not None:
+                picked = guess.decision  # decided in the pause, on these same words
+                if guess.pending is not None:  # the question it asks, open from now
+                    dialogue.pending = replace(guess.pending,
+                                               deadline=self.c.ticks() + self.cfg.agent.clarify_timeout_s)
             try:
                 decision = picked if picked is not None else await self._blocking(
                     Stage.AGENT, self.c.router().decide, result.transcript, result.lang, dialogue)
@@ -512,6 +575,27 @@ def _in_room(dialogue: Dialogue) -> Iterator[None]:
     finally:
         if token is not None:
             turn_area.reset(token)
+
+
+@dataclass
+class Guess:
+    """A decision made in the pause (Pipeline.guess), not acted on until the end of speech is confirmed."""
+
+    transcript: Any  # what speech to text heard of the utterance so far
+    found: tuple[Rescored, str] | None = None  # the template sentence rescoring chose, and its language
+    read: bool = False  # rescoring ran (`found` is its answer)
+    text: str = ""  # the words the turn will read, and their language
+    lang: str = ""
+    decision: Decision | None = None  # None: left to the turn
+    pending: Pending | None = None  # the question `decision` opens (a missing detail)
+    complete: bool = False  # a whole command: the utterance may end on vad.complete_silence_ms
+
+
+@dataclass
+class _Scratch:
+    """A conversation of the decision's own, so a question it would open stays unasked until the turn asks it."""
+
+    pending: Pending | None = None
 
 
 def _wordless(result: TurnResult) -> Decision | None:

@@ -12,7 +12,9 @@ satellite and its own area), then `run-satellite`. From then on the satellite st
 
 The audio (any rate, width and channels) becomes 16 kHz mono int16 and goes through hearthd's endpointer; the
 end of speech (or the satellite's `audio-stop`) ends the utterance. Whisper starts on it in the pause before the
-end of speech is confirmed (`vad.speculate_ms`, speculatively, as the live loop does); under the daemon's turn lock
+end of speech is confirmed (`vad.speculate_ms`, speculatively, as the live loop does), and decided (hearthd.daemon.
+speculation: acted on only once the end of speech is confirmed; a whole command ends on `vad.complete_silence_ms`);
+under the daemon's turn lock
 (one turn at a time, whoever asks) and the CPU gate, that transcript is used (or whisper transcribes it then); the
 hub answers with `transcript`, runs the turn in the satellite's own conversation (`satellite:<name>`,
 daemon/dialogue.py) *in the satellite's room* (`library.turn_area`: "turn on the light" said in the kitchen is the
@@ -41,11 +43,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -82,8 +82,9 @@ from ..events import (
     WakeEvent,
 )
 from .components import Components
-from .pipeline import Pipeline, stage_error
+from .pipeline import Guess, Pipeline, stage_error
 from .policy import is_stop
+from .speculation import Speculation
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +121,7 @@ class Utterance:
 
     audio: np.ndarray
     pipeline: RunPipeline
-    speculation: asyncio.Future[Any] | None = None  # its transcript, begun in the pause before the end of speech
+    speculation: Awaitable[Guess] | None = None  # heard and decided in the pause before the end of speech
 
 
 class SatelliteLink:
@@ -147,8 +148,7 @@ class SatelliteLink:
         self._wake: Any = None
         self._utterance: list[np.ndarray] = []
         self._voice_started = False
-        self._speculation: asyncio.Future[Any] | None = None  # speech to text begun before the end of speech
-        self._speculation_stale: threading.Event | None = None
+        self._speculation: Speculation | None = None  # the utterance so far, heard and decided in the pause
         self._continuous = False  # listening without a wake word (no trigger before the request)
         self._quiet_until = 0.0  # the reply plays until then: the microphone hears hearthd itself
         self._resampler: tuple[int, Resampler] | None = None
@@ -416,14 +416,19 @@ class SatelliteLink:
         if state == EndpointState.SPEAKING and not self._voice_started:
             self._voice_started = True
             self._send(VoiceStarted().event())
-        if state == EndpointState.SPEAKING:  # as the live loop: a pause long enough, and STT starts on it
+        complete = False
+        if state == EndpointState.SPEAKING:  # as the live loop: a pause long enough, and it is heard and decided
             quiet = self._endpointer.trailing_silence_ms
+            if self._speculation is not None and self._endpointer.speech_so_far().end != self._speculation.to:
+                self._cancel_speculation()  # speech again: that guess is stale
             if self._speculation is None and quiet >= self.c.cfg.vad.speculate_ms > 0:
                 self._speculate()
-            elif self._speculation is not None and quiet == 0:  # speech again: that transcript is stale
-                self._cancel_speculation()
+            elif self._speculation is not None and self._speculation.ends(self._endpointer):
+                state, complete = EndpointState.DONE, True  # a whole command: no need to wait out end_silence_ms
         if state == EndpointState.DONE and self._endpointer.segment is not None:
-            self._utterance_done()
+            if self._speculation is not None and self._endpointer.segment.end != self._speculation.to:
+                self._cancel_speculation()  # speech came after it within the last block
+            self._utterance_done(complete)
         elif state == EndpointState.TIMEOUT:
             if self._continuous:
                 self._listen(continuous=True)
@@ -437,18 +442,14 @@ class SatelliteLink:
         assert self._endpointer is not None
         audio = np.concatenate(self._utterance)
         seg = self._endpointer.speech_so_far()
-        stale = self._speculation_stale = threading.Event()
-        job = functools.partial(self.c.inference.speculative, self.c.stt().transcribe, audio[seg.start:seg.end],
-                                None, self.c.dialogues.get(self.conversation).lang, cancelled=stale)
-        future = asyncio.get_running_loop().run_in_executor(None, job)
-        future.add_done_callback(lambda f: f.cancelled() or f.exception())  # a skipped one is no error
-        self._speculation = future
+        dialogue = self.c.dialogues.get(self.conversation)
+        dialogue.area = self.area  # decided in the satellite's room, as its turn is
+        self._speculation = Speculation(self.c, self.hub.pipeline, self.conversation, audio[seg.start:seg.end],
+                                        seg.end, None, dialogue.lang)
 
     def _cancel_speculation(self) -> None:
         if self._speculation is not None:
-            if self._speculation_stale is not None:
-                self._speculation_stale.set()  # not started: it never runs (one under way finishes unused)
-            self._speculation.cancel()
+            self._speculation.cancel()  # a step not begun never runs; the model stops between tokens
             self._speculation = None
 
     def _on_audio_stop(self) -> None:
@@ -462,20 +463,22 @@ class SatelliteLink:
             self.mode = Mode.IDLE
             self.pipeline = None
 
-    def _utterance_done(self) -> None:
+    def _utterance_done(self, complete: bool = False) -> None:
         assert self._endpointer is not None and self._endpointer.segment is not None and self.pipeline is not None
         seg = self._endpointer.segment
         audio = np.concatenate(self._utterance)[seg.start:seg.end]
         self._utterance = []
         self._send(VoiceStopped().event())
-        self.hub.trace.emit(SpeechEndEvent(at_s=round(seg.end / SAMPLE_RATE, 3), satellite=self.name))
+        self.hub.trace.emit(SpeechEndEvent(at_s=round(seg.end / SAMPLE_RATE, 3), satellite=self.name,
+                                           complete=complete or None))
         self.mode = Mode.BUSY
         if self.hub.stopping is not None and self.hub.stopping.is_set():  # hearthd stops: no new turn begins
             self.mode = Mode.IDLE
             return
         speculation, self._speculation = self._speculation, None
+        heard = speculation.task if speculation is not None else None
         self._turn = asyncio.get_running_loop().create_task(
-            self._run_turn(Utterance(audio, self.pipeline, speculation), time.monotonic()), name=f"turn {self.name}")
+            self._run_turn(Utterance(audio, self.pipeline, heard), time.monotonic()), name=f"turn {self.name}")
 
     # -- the turn -----------------------------------------------------------------------------------------
 
@@ -508,9 +511,11 @@ class SatelliteLink:
         dialogue = c.dialogues.get(self.conversation)
         dialogue.area = self.area  # this conversation's "here" is the satellite's room (its turns run in it)
         transcript: Any = None
+        guess: Guess | None = None
         if utterance.speculation is not None:  # (awaited outside the gate: it runs only while no turn holds it)
             with contextlib.suppress(Exception):
-                transcript = await utterance.speculation
+                guess = await utterance.speculation
+            transcript = guess.transcript if guess is not None else None
             trace.emit(TimingEvent(stage="stt_speculative", ms=round((time.monotonic() - end_of_speech) * 1000, 1),
                                    used=transcript is not None))
         await self._enter_gate(end_of_speech)
@@ -533,8 +538,10 @@ class SatelliteLink:
                 return None
             origin = turn_origin.set(self.name)  # an alarm or a timer set now rings here
             try:
-                result = await self.hub.pipeline.run_text(transcript.text, language=transcript.lang,
-                                                          conversation=self.conversation)
+                # as the live loop's turn: the templates' sentence that fits the audio better (rescoring), and the
+                # decision made in the pause when the words are the same
+                result = await self.hub.pipeline.run_utterance(utterance.audio, transcript=transcript,
+                                                               conversation=self.conversation, guess=guess)
             finally:
                 turn_origin.reset(origin)
         finally:
