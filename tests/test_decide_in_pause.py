@@ -248,3 +248,38 @@ def test_a_whole_command_ends_on_the_short_silence(live_home: tuple[Components, 
     assert ("kl/set", "OFF") in set(sent.sent)
     (call,) = trace.of_type(EventType.TOOL_CALL)
     assert call.source in ("fastpath", "tolerant")
+
+
+@pytest.mark.models
+def test_a_stale_decision_frees_the_model_between_tokens(components: Components) -> None:
+    agent = components.agent()
+    agent.prepare(["en"])  # the catalogue ready, as the daemon has it
+    # a long request, so that the model is still reading it when the speaker goes on
+    said = "please remember that " + " and ".join(f"the {w} in the garden needs water" for w in
+                                                  ("rose", "tulip", "daisy", "fern", "lily", "orchid") * 8)
+    words = len(agent.model.tokens_plain(said))
+    stale = threading.Event()
+    decided: list[Decision] = []
+
+    def speculate() -> None:
+        with agent.speculating(stale):
+            decided.append(agent.decide(said, "en"))
+
+    worker = threading.Thread(target=speculate)
+    worker.start()
+    for _ in range(2000):  # until the model is the speculation's
+        if agent._holder == "speculation" or not worker.is_alive():
+            break
+        threading.Event().wait(0.005)
+    agent.cancel(stale)  # the speaker went on
+    worker.join(60)
+    assert not worker.is_alive()
+    (decision,) = decided
+    assert decision.kind == "abstain" and decision.reason.startswith("stale")
+    assert decision.evaluated < words  # cut part-way: the request was not read to its end
+    after = agent.decide("set an alarm for 6 am", "en")  # the model is free for the turn at once
+    assert [(c.name, c.arguments.get("time")) for c in after.calls] == [("set_alarm", "06:00")]
+    skipped = threading.Event()
+    skipped.set()
+    with agent.speculating(skipped):  # stale before it began: the model is not even asked
+        assert agent.decide("set an alarm for 6 am", "en").reason.startswith("stale")
