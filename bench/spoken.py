@@ -120,6 +120,8 @@ async def in_process(args: argparse.Namespace, flags: Flags, suites: dict[str, l
     empty = Path(tempfile.mkdtemp(prefix="hearthd-spoken-cfg-")) / "config.toml"
     empty.write_text("")
     cfg = load_config(empty, environ={})
+    if args.stt_window is not None:
+        cfg.stt.window_s = args.stt_window
     runner = SpokenRunner(cfg, load_home(Path(args.home)), SpokenVoices(), flags, args.seed)
     runner.load()
     results: dict[str, list[Heard]] = {}
@@ -163,6 +165,7 @@ def main() -> None:
     parser.add_argument("--no-rescore", action="store_true", help="stt.rescore = false")
     parser.add_argument("--no-tolerant", action="store_true", help="agent.tolerant = false")
     parser.add_argument("--no-domain-hint", action="store_true", help="agent.domain_hint = false")
+    parser.add_argument("--stt-window", type=float, help="stt.window_s: the seconds whisper's encoder looks at")
     parser.add_argument("--lang-forced", action="store_true", help="tell whisper the suite's language")
     parser.add_argument("--cli", action="store_true", help="shell each utterance out to `hearthd run` instead")
     parser.add_argument("--suites", default=str(SUITES), help="directory of <lang>.yaml spoken suites")

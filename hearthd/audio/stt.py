@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ from ..config import SttConfig
 from ..errors import HearthdError
 from ..language import rules
 from .bias import Bias, HomeNames, RecognitionBias, looped, unbiased
+from .pcm import SAMPLE_RATE
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +48,12 @@ def _reusing_encoder(base: type) -> type:
 
     class ReusingWhisperModel(base):
         _last: tuple[np.ndarray, Any] | None = None
+        frames = 0  # the encoder's window for the utterance being decoded, in feature frames (0: whisper's 3,000)
 
         def encode(self, features: np.ndarray) -> Any:
+            if 0 < self.frames < features.shape[-1]:
+                # the 30-second window cut to `frames`: what is cut off is the padding (silence) after the speech
+                features = np.ascontiguousarray(features[..., : self.frames])
             last = self._last
             if last is not None and last[0].shape == features.shape and np.array_equal(last[0], features):
                 return last[1]
@@ -102,14 +108,24 @@ class WhisperSpeechToText:
         floats = np.asarray(audio, dtype=np.float32) / 32768.0
         self.model._last = None  # reuse within one utterance only, never a stale output across utterances
         language = language or self.cfg.language or None
+        short = self._window(len(floats))
+        self.model.frames = short if language is None or language in self.cfg.window_languages else 0
         source = "forced"
         if language:
             prob = 1.0
         else:
             language, prob = self.detect_language(floats)
+            if self.model.frames and (language not in self.cfg.window_languages
+                                      or prob < self.cfg.rescore_languages_below):
+                # not a language read as well in the short window, or one heard unsure there ("बस, रुक जाओ" as English
+                # "Bus Rukcau"): whisper's own 30 s, the language chosen again in it
+                self.model.frames, self.model._last = 0, None
+                language, prob = self.detect_language(floats)
             source = "detected"
             if prob < self.cfg.min_language_probability and fallback and fallback != language:
                 language, source = fallback, "fallback"
+        if language not in self.cfg.window_languages:
+            self.model.frames = 0
         plain = unbiased(language)
         bias = self.bias.for_language(language) if self.bias is not None else plain
         text = self._decode(floats, language, bias)
@@ -125,6 +141,15 @@ class WhisperSpeechToText:
         text = rules(language).transcript(text)  # Whisper writes Hindi in Urdu script at times
         return Transcript(text, language, round(prob, 3), source)
 
+    def _window(self, samples: int, language: str | None = None) -> int:
+        """The encoder's window for `samples` of audio, in feature frames (100 a second): stt.window_s, or the
+        utterance and a second of silence rounded up to 5 s when it is longer; 0 (whisper's 30 s) past that, and for
+        a `language` not in stt.window_languages."""
+        if language is not None and language not in self.cfg.window_languages:
+            return 0
+        seconds = max(float(self.cfg.window_s), math.ceil((samples / SAMPLE_RATE + 1.0) / 5.0) * 5.0)
+        return 0 if seconds >= 30.0 else int(seconds * 100)
+
     def fit(self, audio: np.ndarray, language: str, texts: list[str]) -> list[tuple[float, float]]:
         """How well each of `texts` fits the audio: the mean log-probability whisper gives its tokens, read against the
         audio (CTranslate2's forced alignment, the decoder's cross-attention over the speech), and how far into the
@@ -139,6 +164,7 @@ class WhisperSpeechToText:
         if not texts:
             return []
         floats = np.asarray(audio, dtype=np.float32) / 32768.0
+        self.model.frames = self._window(len(floats), language)  # the transcription's: its encoder output is reused
         features = self.model.feature_extractor(floats)[..., :-1]
         frames = min(features.shape[-1], 3000)
         encoded = self.model.encode(pad_or_trim(features))  # the transcription's, when it is the same audio
