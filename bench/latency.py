@@ -38,7 +38,6 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
-import functools
 import json
 import math
 import os
@@ -94,20 +93,21 @@ def utterances(components: Components) -> list[tuple[str, np.ndarray]]:
 LEAD_S = 0.5  # quiet before each utterance
 
 
-@functools.cache
-def _last_voiced(key: bytes, vad: Any) -> int:
-    audio = np.frombuffer(key, dtype=np.int16)
-    from hearthd.audio.vad import Endpointer, SpeechProbability
-
-    endpointer = Endpointer(dataclasses.replace(vad, end_silence_ms=100_000, max_speech_s=1_000.0), SpeechProbability())
-    endpointer.feed(audio)
-    return int(endpointer._last_voiced)
+_LAST_VOICED: dict[bytes, int] = {}
 
 
 def last_voiced(components: Components, audio: np.ndarray) -> int:
     """The sample at which the last voiced VAD window of `audio` ends (the command's last word), as the daemon's VAD
     sees it: measured here, by the bench, so that a tree that does not report it is measured the same way."""
-    return _last_voiced(np.ascontiguousarray(audio, dtype=np.int16).tobytes(), components.cfg.vad)
+    from hearthd.audio.vad import Endpointer, SpeechProbability
+
+    key = np.ascontiguousarray(audio, dtype=np.int16).tobytes()
+    if key not in _LAST_VOICED:
+        vad = dataclasses.replace(components.cfg.vad, end_silence_ms=100_000, max_speech_s=1_000.0)
+        endpointer = Endpointer(vad, SpeechProbability())
+        endpointer.feed(audio)
+        _LAST_VOICED[key] = int(endpointer._last_voiced)
+    return _LAST_VOICED[key]
 
 
 async def one_turn(components: Components, audio: np.ndarray) -> dict[str, float | str]:
