@@ -5,15 +5,16 @@ ring buffer keeps capturing while a model runs, and its `dropped` counter (repor
 was lost. Turns run as tasks beside the reader, so during a reply the reader still hears the wake word or "stop"
 (barge-in). After a question (a missing detail, a confirmation) the next utterance needs no wake word.
 
-Speech to text starts speculatively: once the speaker has been silent for `vad.speculate_ms` the utterance so
-far is transcribed while the endpointer waits out the rest of `vad.end_silence_ms`; if no more speech comes, the
-transcript is ready (or nearly) when the endpoint is confirmed. Replies are spoken sentence by sentence:
-playback starts once the first sentence is synthesised.
+The utterance is heard and decided in the pause (hearthd.daemon.speculation): once the speaker has been silent for
+`vad.speculate_ms`, the utterance so far is transcribed and decided while the endpointer waits out the rest of
+`vad.end_silence_ms`; the turn acts on that decision when the end of speech is confirmed and the words are the same,
+and a whole command ends the utterance on `vad.complete_silence_ms`. Nothing is done, asked or said before the end of
+speech. Replies are spoken sentence by sentence: playback starts once the first sentence is synthesised.
 
-Whisper and the model never run at once (`components.inference`): speculative transcriptions run one at a time,
-one made stale by more speech is skipped if it has not started, and a turn (its speech to text when the
-speculation was not usable, then the model) starts once the running one is done. The turn's budget
-(`agent.max_turn_s`) runs from the end of speech.
+Whisper and the model never run at once (`components.inference`): speculative jobs run one at a time, one made
+stale by more speech is skipped if it has not started (a model decision under way stops between tokens), and a
+turn (its speech to text when the speculation was not usable, then the model) starts once the running one is done.
+The turn's budget (`agent.max_turn_s`) runs from the end of speech.
 """
 
 from __future__ import annotations
