@@ -285,8 +285,8 @@ class Pipeline:
     async def run_utterance(self, speech: np.ndarray, language: str | None = None, transcript: Any = None,
                             conversation: str = LOCAL, guess: Guess | None = None) -> TurnResult:
         """One turn from an utterance the live loop has already cut out (wake word and endpointing done); the
-        reply is not synthesised here: the loop speaks it sentence by sentence. `guess`: the decision made in the
-        pause on `transcript` (`guess`), acted on now when the words and the conversation are as they were then."""
+        reply is not synthesised here: the loop speaks it sentence by sentence. `guess`: what was heard and
+        decided in the pause (Pipeline.guess), acted on now when the words and the conversation are as they were."""
         first_event = len(self.trace.events)
         dialogue = self.c.dialogues.get(conversation)
         result = TurnResult(lang=language or dialogue.lang or self.cfg.general.language)
