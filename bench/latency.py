@@ -207,6 +207,65 @@ async def loaded_run(components: Components, samples: list[tuple[str, np.ndarray
               f"{sum(int(r['cut']) for r in runs)} | {within}/{len(runs)} |")
 
 
+# -- every caller's budget ----------------------------------------------------------------------------------------
+
+CALLER_TEXTS = [("en", MODEL_PATH_TEXTS[0]), ("en", MODEL_PATH_TEXTS[1]),
+                ("ru", "Разбуди меня, когда будет без четверти семь."), ("hi", "मुझे पौने सात बजे उठा देना, ठीक है?")]
+
+
+def ask_once(lang: str, text: str) -> tuple[float, float]:
+    """`hearthd ask` as a process: (its turn, from the transcript to the reply, by its own trace; the whole
+    process, start-up and model load included), in seconds."""
+    env = dict(os.environ, HEARTHD__MQTT__ENABLED="false", HEARTHD__DBUS__ENABLED="false")
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "hearthd", "ask", "--json", "--lang", lang, text], env=env,
+                          capture_output=True, text=True, timeout=600)
+    wall = time.monotonic() - started
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    heard = next((e["t"] for e in events if e.get("type") == "transcript"), float("nan"))
+    replied = next((e["t"] for e in events if e.get("type") == "reply"), float("nan"))
+    return replied - heard, wall
+
+
+async def callers_run(components: Components, n: int) -> None:
+    """A text turn (what D-Bus Ask, MQTT and Wyoming `handle` run: Pipeline.run_text) in process, and the one-shot
+    `hearthd ask`, on the model path, idle and with two busy loops per core: each turn against agent.max_turn_s + 1."""
+    from hearthd.daemon.pipeline import Pipeline
+
+    cores = len(allowed_cores())
+    budget = components.cfg.agent.max_turn_s
+    rows: list[tuple[str, str, list[float]]] = []
+    for label, hogs in (("idle", 0), (f"{2 * cores} hogs", 2 * cores)):
+        with cpu_hogs(hogs):
+            await asyncio.sleep(1.5)
+            turns: list[float] = []
+            asked: list[float] = []
+            walls: list[float] = []
+            for _ in range(n):
+                for lang, text in CALLER_TEXTS:
+                    began = time.monotonic()
+                    await Pipeline(components, Trace()).run_text(text, language=lang)
+                    turns.append(time.monotonic() - began)
+                    await components.tools.get("cancel_all_alarms").handler({})
+                    await components.tools.get("cancel_timer").handler({})
+                    turn, wall = await asyncio.get_running_loop().run_in_executor(None, ask_once, lang, text)
+                    asked.append(turn)
+                    walls.append(wall)
+            rows += [(label, "text turn (D-Bus, MQTT, Wyoming handle)", turns),
+                     (label, "hearthd ask: its turn", asked), (label, "hearthd ask: the whole process", walls)]
+            print(f"  {label}: " + ", ".join(f"{t:.1f}/{a:.1f}/{w:.1f}" for t, a, w in zip(turns, asked, walls,
+                                                                                         strict=True)), flush=True)
+    print(f"\nevery caller, model path, {n} runs × {len(CALLER_TEXTS)} requests (en, ru, hi), {cores} cores, "
+          f"agent.max_turn_s {budget:g} (s)\n")
+    print("| load | caller | turns | p50 | p95 | worst | within max_turn_s + 1 s |")
+    print("|---|---|---|---|---|---|---|")
+    for label, caller, got in rows:
+        clean = [g for g in got if g == g]
+        within = sum(g <= budget + 1 for g in clean)
+        print(f"| {label} | {caller} | {len(got)} | {statistics.median(clean):.1f} | {p95(clean):.1f} | "
+              f"{max(clean):.1f} | {within}/{len(got)} |")
+
+
 # -- the satellite hop --------------------------------------------------------------------------------------------
 
 FAST_SAMPLES = ("en_alarm_0730", "en_wakeup_0600", "ru_alarm_0700")  # the fast path: the hop is a large share there
@@ -387,6 +446,8 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-n", type=int, default=3, help="runs per sample and mode")
     parser.add_argument("--idle-s", type=float, default=10.0)
+    parser.add_argument("--callers", action="store_true",
+                        help="only every caller's turn (text, one-shot ask) on the model path, idle and at 2x cores")
     parser.add_argument("--hog", action="store_true", help="the live-loop table again with a CPU hog per core")
     parser.add_argument("--loaded", action="store_true", help="also the model path with a CPU hog per core")
     parser.add_argument("--loaded-only", action="store_true", help="only the loaded run")
@@ -410,6 +471,9 @@ async def main() -> None:
     await one_turn(components, samples[0][1])  # warm-up: caches, first-call costs
     if args.satellite:
         await satellite_run(components, samples, args.n)
+        return
+    if args.callers:
+        await callers_run(components, args.n)
         return
     if args.loaded or args.loaded_only:
         budgets = [cfg.agent.max_turn_s] + [float(b) for b in args.budgets.split(",") if b.strip()]
