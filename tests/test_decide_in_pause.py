@@ -287,3 +287,32 @@ def test_a_stale_decision_frees_the_model_between_tokens(components: Components)
     skipped.set()
     with agent.speculating(skipped):  # stale before it began: the model is not even asked
         assert agent.decide("set an alarm for 6 am", "en").reason.startswith("stale")
+
+
+class Heard:
+    """A transcript as speech to text gives it."""
+
+    def __init__(self, text: str, lang: str = "en") -> None:
+        self.text, self.lang, self.prob, self.source = text, lang, 0.99, "detected"
+
+
+@pytest.mark.parametrize("text", ["", "…?!", "\x00\ufffd" * 50, "turn " * 400, "выключи свет на кухне"])
+def test_a_guess_on_garbage_or_a_failing_router_is_left_to_the_turn(home: Components, text: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from hearthd.daemon.dialogue import LOCAL
+    from hearthd.daemon.pipeline import Pipeline
+
+    pipeline = Pipeline(home, Trace())
+    audio = np.zeros(SAMPLE_RATE, dtype=np.int16)
+    guess = asyncio.run(pipeline.guess(audio, Heard(text), LOCAL, threading.Event()))
+    assert not guess.complete or guess.decision is not None  # whatever it made of it, nothing was done or said
+    assert pipeline.trace.events == [] and home.mqtt_link().sent == []
+
+    def broken(*args: Any, **kwargs: Any) -> Decision:
+        raise RuntimeError("the templates broke")
+
+    monkeypatch.setattr(home.router(), "decide", broken)
+    failed = asyncio.run(pipeline.guess(audio, Heard("turn off the kitchen light"), LOCAL, threading.Event()))
+    assert failed.decision is None and not failed.complete  # the turn decides again, and reports what fails
+    result = asyncio.run(pipeline.run_utterance(audio, transcript=Heard("turn off the kitchen light"), guess=failed))
+    assert result.error  # the turn's own apology, said by the loop; the loop itself goes on
