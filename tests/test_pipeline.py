@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from hearthd.agent.relevance import SIDE_CONTEXT_TOKENS
 from hearthd.audio.wavio import read_wav
 from hearthd.daemon.pipeline import Pipeline
 from hearthd.events import EventType, Trace
@@ -157,24 +158,35 @@ def test_cli_run_writes_trace_and_reply_wav(tmp_path: Path) -> None:
 
 
 def fresh_process(model: Any) -> None:
-    """The model as a new process finds it: an empty cache and no prefix state kept in memory."""
-    model.llm.reset()
-    model._snapshots.clear()
+    """The model as a new process finds it: an empty cache and no prefix state kept in memory (the relevance
+    check's side context too)."""
+    for context in (model, model.side(SIDE_CONTEXT_TOKENS)):
+        context.llm.reset()
+        context._snapshots.clear()
 
 
 def test_saved_prompt_prefix_gives_the_same_decision(components, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """The system prompt + tool catalogue state saved to disk and loaded back decides exactly as a fresh one."""
+    """The system prompt + tool catalogue state, and the relevance check's examples, saved to disk and loaded back
+    (what a one-shot `hearthd ask` does) decide exactly as fresh ones, with neither evaluated again."""
     agent = components.agent()
     saved_dir = agent.state_dir
     try:
         agent.state_dir = tmp_path
         fresh_process(agent.model)
-        assert agent.prepare(["en"])["en"] == "evaluated" and list(tmp_path.glob("*.kv"))
+        assert agent.prepare(["en"]) == {"relevance": "evaluated", "en": "evaluated"}
+        assert len(list(tmp_path.glob("*.kv"))) == 2
         first = agent.decide("set an alarm for 6 am", "en")
-        fresh_process(agent.model)  # a restart: the saved file is all that is left
-        assert agent.prepare(["en"])["en"] == "loaded"
+        fresh_process(agent.model)  # a restart: the saved files are all that is left
+        assert agent.prepare(["en"]) == {"relevance": "loaded", "en": "loaded"}
         again = agent.decide("set an alarm for 6 am", "en")
         assert [(c.name, c.arguments) for c in again.calls] == [(c.name, c.arguments) for c in first.calls]
+        assert first.relevance is not None and again.relevance == first.relevance
+        fresh_process(agent.model)  # no warm-up at all (a one-shot ask): the turn loads both instead
+        side = agent.model.side(SIDE_CONTEXT_TOKENS)
+        before, before_side = agent.model.evaluated, side.evaluated
+        agent.decide("set an alarm for 6 am", "en")
+        # the request and its answer in each context: not the catalogue (~3,700 tokens) nor the examples (~600)
+        assert agent.model.evaluated - before < 200 and 0 < side.evaluated - before_side < 200
         agent.decide("cancel my alarm at 6 am", "en")
         assert agent.prefix_status == "warm"
     finally:

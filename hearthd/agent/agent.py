@@ -205,7 +205,7 @@ class Agent:
         """P(tool `name` does what `text` asks), or None when the check is off."""
         if self._relevance is None:
             return None
-        return self._relevance.probability(self.registry.get(name), text)
+        return self._relevance.probability(self.registry.get(name), text, self.state_dir)
 
     def decide(self, text: str, lang: str, now: datetime | None = None, only: str | None = None,
                among: list[str] | None = None) -> Decision:
@@ -321,7 +321,7 @@ class Agent:
             side = self.model.side(SIDE_CONTEXT_TOKENS)
             marker = "\u0000Q\u0000"
             head = side.render(RelevanceCheck._messages(marker), None)
-            steps.append(("relevance", lambda: side.ensure_prefix(head[: head.index(marker)], None)))
+            steps.append(("relevance", lambda: side.ensure_prefix(head[: head.index(marker)], self.state_dir)))
         for lang in langs:
             steps.append((lang, lambda lang=lang: self.model.ensure_prefix(self.prefix(lang), self.state_dir)))  # type: ignore[misc]
         for name, step in steps:

@@ -12,6 +12,7 @@ context of its own (the main context keeps the tool catalogue); a check costs th
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -97,7 +98,9 @@ class RelevanceCheck:
         if len(side.tokens_special(text)) > side.room() - SIGNATURE_ROOM:
             raise RequestTooLong(f"the request does not fit the relevance check's context ({side.room()} tokens)")
 
-    def probability(self, tool: Tool, text: str) -> float:
+    def probability(self, tool: Tool, text: str, state_dir: Path | None = None) -> float:
+        """P(yes); the examples' evaluated prefix is saved in `state_dir` (the agent's prompt cache) and loaded from
+        there by the next process: a one-shot `hearthd ask` otherwise evaluated them first, ~3 s on 2 cores."""
         side = self.model.side(SIDE_CONTEXT_TOKENS)
         marker = "\u0000Q\u0000"
         head = side.render(self._messages(marker), None)
@@ -107,7 +110,7 @@ class RelevanceCheck:
         room = side.room() - len(side.prefix_tokens(prefix)) - 8
         if len(side.tokens_special(rest)) > room:
             raise RequestTooLong(f"the request does not fit the relevance check's context ({room} tokens)")
-        _, tokens = side.prompt_tokens(prefix, rest, None)
+        _, tokens = side.prompt_tokens(prefix, rest, state_dir)
         logprobs = side.logprobs_after(tokens)
         yes = float(np.exp(logprobs[self._yes]).sum())
         no = float(np.exp(logprobs[self._no]).sum())
