@@ -1,6 +1,6 @@
 """The hearthd agent against the naive baseline, on the same model and the same system prompts.
 
-    .venv/bin/python bench/agent.py [-n 1] [--stride K] [--model PATH]
+    .venv/bin/python bench/agent.py [-n 1] [--stride K] [--model PATH] [--tokens-only | --catalogue]
 
 naive:   llama-cpp-python `create_chat_completion(tools=...)` with the GGUF's own template, the answer
          parsed leniently (tool_calls, <tool_call> blocks, fenced or bare JSON);
@@ -71,9 +71,13 @@ def main() -> int:
     ap.add_argument("--model", type=Path, help="a GGUF (default: the configured agent model)")
     ap.add_argument("--stride", type=int, default=1, help="every K-th case of each suite")
     ap.add_argument("--tokens-only", action="store_true", help="only the tokens-per-turn table")
+    ap.add_argument("--catalogue", action="store_true",
+                    help="only the whole catalogue against the requested tool's family alone (a smaller prompt)")
     args = ap.parse_args()
     if args.tokens_only:
         return tokens_per_turn(args)
+    if args.catalogue:
+        return catalogue_size(args)
     with tempfile.NamedTemporaryFile("w", suffix=".toml") as empty:
         cfg = load_config(empty.name, environ={})
     path = args.model or make_store(cfg).resolve(cfg.agent.model)
@@ -151,6 +155,52 @@ def tokens_per_turn(args: argparse.Namespace) -> int:
                   f"{firsts.get('en', 0):>8}{statistics.median(counts):>11.0f}{max(counts):>11}{model.restores:>10}"
                   f"{statistics.median(times):>13.0f}")
             model.llm.close()
+    return 0
+
+
+def catalogue_size(args: argparse.Namespace) -> int:
+    """The model path with the whole catalogue in its prompt (what hearthd does) against a prompt showing only the
+    tools of the requested family (a domain prompt, as if the domain were known before the model ran): prefix
+    tokens, tokens per turn, turn time with each prefix cached, and how many decisions are right and the same."""
+    with tempfile.NamedTemporaryFile("w", suffix=".toml") as empty:
+        cfg = load_config(empty.name, environ={})
+    path = args.model or make_store(cfg).resolve(cfg.agent.model)
+    model = ChatModel(path, cfg.agent)
+    home = load_home(ROOT / "tests" / "data" / "commands" / "home.yaml")
+    registry = home.registry
+    families = {t.name: t.family for t in registry}
+    agent = Agent(model, registry, min_relevance=cfg.agent.min_relevance)
+    cases = [c for lang in ("en", "ru", "hi")
+             for c in load_suite(ROOT / "tests" / "data" / "commands" / f"{lang}.yaml", lang)[::max(args.stride, 4)]
+             if c.tool is not None and families.get(c.tool)]
+    whole = registry.offered
+    arms: dict[str, list[tuple[int, int, float, bool, tuple[str, ...]]]] = {"whole catalogue": [], "its family": []}
+    for _ in range(args.n):
+        for case in cases:
+            for arm in arms:
+                family = families[case.tool or ""]
+                registry.offered = whole if arm == "whole catalogue" else (  # type: ignore[method-assign]
+                    lambda f=family: [t for t in whole() if t.family == f])
+                agent.prepare([case.lang])  # each prefix cached before the turn: the turn's own cost
+                started = time.monotonic()
+                d = agent.decide(case.text, case.lang)
+                ms = (time.monotonic() - started) * 1000
+                arms[arm].append((len(model.prefix_tokens(agent.prefix(case.lang))), d.evaluated, ms,
+                                  case.judge_decision(d, home), (d.kind, *(c.name for c in d.calls))))
+    registry.offered = whole  # type: ignore[method-assign]
+    print(f"model path, {path.name}, {len(cases)} requests with a call (en, ru, hi, every {max(args.stride, 4)}th), "
+          f"{args.n} pass(es); each prefix cached before its turn\n")
+    print("| prompt | prefix tokens p50 | tokens per turn p50 | turn ms p50 | turn ms p95 | right | same decision |")
+    print("|---|---|---|---|---|---|---|")
+    base = arms["whole catalogue"]
+    for arm, rows in arms.items():
+        ms = sorted(r[2] for r in rows)
+        same = sum(a[4] == b[4] for a, b in zip(rows, base, strict=True))
+        print(f"| {arm} | {statistics.median(r[0] for r in rows):.0f} | {statistics.median(r[1] for r in rows):.0f} | "
+              f"{statistics.median(ms):.0f} | {ms[int(0.95 * (len(ms) - 1))]:.0f} | {sum(r[3] for r in rows)}/"
+              f"{len(rows)} | {same}/{len(rows)} |")
+    ratio = statistics.median(r[2] for r in arms["its family"]) / statistics.median(r[2] for r in base)
+    print(f"\nturn time, family prompt / whole catalogue: {ratio:.2f}x")
     return 0
 
 
