@@ -195,13 +195,36 @@ def cmd_models(args: argparse.Namespace, cfg: Config) -> int:
             print(f"{name}: {path}")
             for hint in _fetch_hints(cfg, store, name, path):
                 print(f"  {hint}")
+            if name == "kokoro-82m":
+                failed += _fetch_kokoro_voices(store, explicit=bool(args.names))
         else:
             problems = store.verify(name)
             print(f"{name}: {'ok' if not problems else '; '.join(problems)}")
             failed += bool(problems)
     if args.action == "list":
         print(_agent_model_line(cfg, store))
+        if cfg.tts.engine != "wyoming":
+            from .doctor import voice_choices
+
+            for choice in voice_choices(cfg, store):
+                print(f"voice {choice.lang}: {choice.spec} — {choice.why}")
     return EXIT_FAIL if failed else EXIT_OK
+
+
+def _fetch_kokoro_voices(store: Any, explicit: bool) -> int:
+    """Kokoro's voices beside its model (npm pack of kokoro-js, sha256-checked): 1 when that failed and the model
+    was asked for by name; without a name (the set-up) a missing npm is said, and the language speaks with
+    espeak-ng meanwhile."""
+    from .audio import kokoro
+    from .audio.tts import TtsError
+
+    try:
+        print(f"kokoro voices: {kokoro.fetch_voices(store.cache_dir)}")
+    except TtsError as e:
+        print(f"hearthd: {e.code}: {e.message}" + ("" if explicit else "; until then the languages whose voice is "
+                                                   "Kokoro speak with espeak-ng"), file=sys.stderr)
+        return 1 if explicit else 0
+    return 0
 
 
 def _agent_model_line(cfg: Config, store: Any) -> str:
@@ -231,13 +254,17 @@ def _fetch_hints(cfg: Config, store: Any, name: str, path: Path) -> list[str]:
             hints.append("the config's agent.model already names it")
         else:
             hints.append(f'to use it: [agent] model = "{name}" in the config (or model_path = "{path}")')
+    elif name == "kokoro-82m":
+        users = [lang for lang, voice in sorted(cfg.tts.voices.items()) if voice.startswith("kokoro:")]
+        hints.append(f"speaks {', '.join(users)} (tts.voices)" if users
+                     else 'to use it: [tts.voices] hi = "kokoro:hf_alpha" (or en = "kokoro:af_heart")')
     elif spec.kind == "tts" and spec.config_key.startswith("tts.voices."):
         lang = spec.config_key.rsplit(".", 1)[1]
         voice = cfg.tts.voices.get(lang, "")
         if voice == f"piper:{name}":
             hints.append(f"tts.voices.{lang} uses it")
-        elif voice.startswith("espeak:") and voice == TtsConfig().voices.get(lang):
-            hints.append(f"speaks {lang} in place of espeak-ng (tts.voices.{lang} is the default)")
+        elif voice == TtsConfig().voices.get(lang):
+            hints.append(f"speaks {lang} in place of {voice} (tts.voices.{lang} is the default)")
         else:
             hints.append(f'tts.voices.{lang} is "{voice}"; set it to "piper:{name}" to use this voice')
     return hints
@@ -249,6 +276,8 @@ def _default_models(cfg: Config) -> list[str]:
         engine, _, name = voice.partition(":")
         if engine == "piper" and not name.endswith(".onnx"):
             names.append(name)
+        elif engine == "kokoro" and "kokoro-82m" not in names:
+            names.append("kokoro-82m")
     return names
 
 

@@ -166,12 +166,18 @@ class AgentConfig:
         return 0 if self.thinking.strip().lower() == "off" else int(self.thinking)
 
 
+TTS_ENGINES = ("piper", "kokoro", "festival", "espeak")  # the local voices (hearthd.audio.tts.tts_engines)
+
+
 @dataclass
 class TtsConfig:
-    """Text to speech: one voice per language, `piper:<asset or path>` or `espeak:<voice>`."""
+    """Text to speech: one voice per language, `piper:<asset or path>`, `kokoro:<voice>` (hf_alpha, af_heart …),
+    `festival:<voice>` or `espeak:<voice>`. The defaults are the best offline voice of each language; a Piper voice
+    fetched for a language (`hearthd models fetch voices`) speaks instead, and espeak-ng where a voice cannot."""
 
     voices: dict[str, str] = field(
-        default_factory=lambda: {"en": "piper:piper-en-joe", "hi": "espeak:hi", "ru": "espeak:ru"}
+        default_factory=lambda: {"en": "piper:piper-en-joe", "hi": "kokoro:hf_alpha",
+                                 "ru": "festival:msu_ru_nsh_clunits"}
     )
     length_scale: float = 1.0
     engine: str = "local"  # "local" (the voices above) or "wyoming" (a Wyoming tts service at `uri`)
@@ -417,9 +423,9 @@ def _validate(cfg: Config) -> None:
         if not satellite.uri:
             raise ConfigError("a satellite needs its uri (tcp://HOST:PORT)", f"satellites[{i}].uri")
     for lang, voice in cfg.tts.voices.items():
-        if ":" not in voice or voice.split(":", 1)[0] not in ("piper", "espeak"):
-            raise ConfigError(f"expected 'piper:<asset or path>' or 'espeak:<voice>', got {voice!r}",
-                              f"tts.voices.{lang}")
+        if ":" not in voice or voice.split(":", 1)[0] not in TTS_ENGINES or not voice.split(":", 1)[1]:
+            raise ConfigError(f"expected 'piper:<asset or path>', 'kokoro:<voice>', 'festival:<voice>' or "
+                              f"'espeak:<voice>', got {voice!r}", f"tts.voices.{lang}")
     if not 0.0 < cfg.vad.threshold < 1.0:
         raise ConfigError("must be between 0 and 1", "vad.threshold")
     if not 0 < cfg.mqtt.port < 65536:

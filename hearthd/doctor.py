@@ -83,8 +83,9 @@ def check_agent_model(cfg: Config, store: AssetStore) -> Finding:
     return Finding("models", "agent model", True, detail + (f"; thinking up to {thinking} tokens" if thinking else ""))
 
 
-def check_engines(cfg: Config) -> list[Finding]:
-    """The local engines: the wake word model, espeak-ng where a voice needs it (a remote stage: check_remote)."""
+def check_engines(cfg: Config, store: AssetStore | None = None) -> list[Finding]:
+    """The local engines: the wake word model, espeak-ng where a voice needs it, the voice of each language (a remote
+    stage: check_remote)."""
     out = []
     if cfg.wake.engine != "wyoming":
         try:
@@ -98,16 +99,33 @@ def check_engines(cfg: Config) -> list[Finding]:
             out.append(Finding("models", "wake word", False, str(e), "pip install pymicro-wakeword"))
     if cfg.tts.engine == "wyoming":
         return out
-    espeak_needed = any(v.startswith("espeak:") for v in cfg.tts.voices.values())
+    espeak_needed = any(v.partition(":")[0] in ("espeak", "kokoro") for v in cfg.tts.voices.values())
     espeak = shutil.which("espeak-ng")
     out.append(Finding("tts", "espeak-ng", bool(espeak), espeak or "not installed",
-                       "" if espeak else "apt-get install espeak-ng (voices for hi/ru until Piper voices are set)",
+                       "" if espeak else "apt-get install espeak-ng (Kokoro reads its phonemes; the fallback voice)",
                        required=espeak_needed))
-    for lang, voice in sorted(cfg.tts.voices.items()):
-        if voice.startswith("espeak:"):
-            out.append(Finding("tts", f"voice {lang}", True,
-                               f"{voice} (robotic fallback; a Piper voice sounds far better: tts.voices.{lang})",
-                               required=False))
+    out += check_voices(cfg, store)
+    return out
+
+
+def voice_choices(cfg: Config, store: AssetStore) -> list[Any]:
+    """The voice each language speaks with, and why, judged without loading any (the daemon's own rules)."""
+    from .daemon.components import voice_bank
+
+    bank = voice_bank(cfg, store)
+    return [bank.choice(lang) for lang in sorted(cfg.tts.voices)]
+
+
+def check_voices(cfg: Config, store: AssetStore | None) -> list[Finding]:
+    """One line per language: the voice it gets and why; a robotic fallback is a warning that says what to do."""
+    if store is None:
+        return []
+    out = []
+    for choice in voice_choices(cfg, store):
+        fix = "" if choice.natural else ("see why above" if "cannot speak" in choice.why
+                                         else f"a natural voice: tts.voices.{choice.lang} (README: Voices)")
+        out.append(Finding("tts", f"voice {choice.lang}", choice.natural, f"{choice.spec} — {choice.why}", fix,
+                           required=False))
     return out
 
 
@@ -341,6 +359,6 @@ def check_state(cfg: Config) -> list[Finding]:
 
 def run_checks(cfg: Config, store: AssetStore) -> list[Finding]:
     """Every check, in display order."""
-    return (check_models(cfg, store) + check_engines(cfg) + check_remote(cfg) + check_audio() + check_volume(cfg)
+    return (check_models(cfg, store) + check_engines(cfg, store) + check_remote(cfg) + check_audio() + check_volume(cfg)
             + check_dbus(cfg) + check_mqtt(cfg) + check_state(cfg))
 

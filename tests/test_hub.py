@@ -658,7 +658,8 @@ def test_cli_fetch_botpsy_and_voices(
     lines = out.splitlines()
     assert [line.split(":")[0] for line in lines if not line.startswith(" ")] == [
         "piper-en-joe", "piper-ru-irina", "piper-hi-pratham"]
-    assert "speaks ru in place of espeak-ng" in out and "speaks hi in place of espeak-ng" in out
+    # a fetched Piper voice speaks in place of each language's default offline voice
+    assert "speaks ru in place of festival:msu_ru_nsh_clunits" in out and "speaks hi in place of kokoro:hf_alpha" in out
     code, out, err = run_cli(capsys, config, "list")
     rows = {line.split()[0]: line for line in out.splitlines()}
     assert rows["botpsy-0.8b"].split()[4] == "cache" and rows["botpsy-0.8b-bf16"].split()[4] == "missing"

