@@ -172,3 +172,23 @@ def test_round_trip_the_default_voice_is_understood_better_than_espeak(component
     print(f"{lang}: default {default:.0%}, espeak-ng {espeak:.0%} over {scores['default'][1]} keywords")
     assert default >= ROUND_TRIP[lang], f"{lang}: the default voice's keywords read back {default:.0%}"
     assert default > espeak, f"{lang}: {default:.0%} against espeak-ng's {espeak:.0%}"
+
+
+@espeak_here
+def test_the_voices_are_warmed_before_the_first_reply_and_a_broken_one_does_not_stop_it(
+        base_config: Config, caplog: pytest.LogCaptureFixture) -> None:
+    """What the daemon runs after READY (prepare_model → warm_voices): each language's voice is loaded and has
+    spoken once; one that cannot speak at all is logged and left for its reply to report."""
+    import copy
+
+    from hearthd.daemon.components import Components
+
+    cfg = copy.deepcopy(base_config)
+    cfg.stt.languages = ["en", "ru"]
+    cfg.tts.voices = {"en": "espeak:en", "ru": "espeak:zz-no-such-voice"}
+    components = Components(cfg)
+    with caplog.at_level(logging.WARNING):
+        components.warm_voices()
+    assert set(components.voices._voices) == {"en", "ru"}  # type: ignore[attr-defined]  # both built, loaded once
+    assert "the ru voice was not warmed" in caplog.text
+    assert components.voices.synthesize("Ready.", "en").seconds > 0.2

@@ -290,9 +290,11 @@ class Components:
         """Blocking (an executor thread): load the model and make the prompt prefixes ready (evaluated, or restored
         from their saved states), so a first model turn pays for neither; turns that come meanwhile go first. A
         model that cannot load is left for the turn that needs it to report. The sentence templates are compiled
-        first (a few hundred ms per language, once per process), so no first turn pays for them either."""
+        first (a few hundred ms per language, once per process), then each language's voice is loaded and run once
+        (`warm_voices`), so no first turn or first reply pays for them either."""
         if not self._warmed:  # the live loop warmed them before the microphone opened: not again beside it
             self.warm_templates()
+        self.warm_voices()
         if (not self.cfg.agent.model and not self.cfg.agent.model_path) or self._stop_preparing.is_set():
             return {}
         try:
@@ -304,6 +306,21 @@ class Components:
 
             logging.getLogger(__name__).warning("the model's prompt was not prepared: %s", e)
             return {}
+
+    def warm_voices(self) -> None:
+        """Blocking: build the voice of each language listened for and have it say one short word, so a first reply
+        pays neither the load (Kokoro: ~1 s) nor the first run of its network (~2-4 s more on 2 cores). A voice that
+        cannot speak is left for the reply that needs it to report (and fall back)."""
+        if not isinstance(self.voices, VoiceBank):
+            return  # a remote engine's voices: nothing to load here
+        for lang in self.prefix_languages():
+            if self._stop_preparing.is_set():
+                return
+            if lang in self.cfg.tts.voices:
+                try:
+                    self.voices.synthesize("1", lang)
+                except Exception as e:  # noqa: BLE001 — the reply that needs the voice says what is wrong
+                    log.warning("the %s voice was not warmed: %s", lang, e)
 
     def load_model(self) -> None:
         """Blocking: load the agent model now (not its prompt prefixes), or leave a model that cannot load to the
