@@ -11,11 +11,13 @@ A language with no code of its own gets the defaults, never another language's r
 from __future__ import annotations
 
 import functools
+import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .locale import languages, table
+from .locale import ENV, folder, languages, table
 
 # Unicode blocks of the scripts text input is told apart by; any other ASCII letter is "latin".
 SCRIPTS = {"devanagari": (0x0900, 0x097F), "cyrillic": (0x0400, 0x04FF)}
@@ -68,8 +70,8 @@ def _rules(lang: str, supported: bool) -> LanguageRules:
 
 def language_of_text(text: str, allowed: list[str] | tuple[str, ...], default: str = "en") -> str:
     """The allowed language written in the text's script (Devanagari → hi, Cyrillic → ru), Latin letters → a language
-    that reads them as its own (romanised Hindi, "Hinglish" → hi), else the first Latin-script one (en); else the
-    default."""
+    that reads them as its own (romanised Hindi, "Hinglish" → hi), else the Latin-script one (en; among several, the
+    one whose words the text uses, `_by_words`); else the default."""
     counts = dict.fromkeys((*SCRIPTS, "latin"), 0)
     for ch in text:
         code = ord(ch)
@@ -87,9 +89,41 @@ def language_of_text(text: str, allowed: list[str] | tuple[str, ...], default: s
             if reads is not None and reads(text):
                 return lang
     own = [lang for lang in allowed if rules(lang).script == script]
+    if n and len(own) > 1:
+        return _by_words(text, own, default)
     if n and own:
         return own[0]
     return default if default in allowed else allowed[0]
+
+
+def _by_words(text: str, candidates: list[str], default: str) -> str:
+    """Among languages written in the same script, the one whose own words (its locale files) the text uses most;
+    on a tie the default (the conversation's or general.language), then the first allowed: never a language only
+    because its code sorts first (a copy of English added as "de" once took every English sentence)."""
+    words = {w.casefold() for w in _WORD.findall(text)}
+    scores = {lang: len(words & _vocabulary(os.environ.get(ENV, ""), lang)) for lang in candidates}
+    best = max(scores.values())
+    tied = [lang for lang in candidates if scores[lang] == best]
+    return default if default in tied else tied[0]
+
+
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+@functools.cache
+def _vocabulary(extra: str, lang: str) -> frozenset[str]:
+    """Every word of a language's locale files (templates, phrases, word tables), casefolded; `extra` is the
+    HEARTHD_LOCALES the folders were found under (another set of folders, another vocabulary)."""
+    found: set[str] = set()
+    pending = [folder(lang)]
+    while pending:
+        entry = pending.pop()
+        for child in entry.iterdir():
+            if child.is_dir():
+                pending.append(child)
+            elif child.name.endswith((".toml", ".yaml", ".txt")):
+                found.update(w.casefold() for w in _WORD.findall(child.read_text(encoding="utf-8")))
+    return frozenset(found)
 
 
 # Russian: three noun forms after a number, and number words that agree with the noun's gender.

@@ -64,6 +64,19 @@ def test_a_language_with_no_code_of_its_own_gets_the_defaults(tmp_path: Path, mo
     assert language_of_text("wecker 7:30", ["xx"]) == "xx"
 
 
+def test_a_new_latin_script_language_does_not_take_english_sentences(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A copy of English added as "de" (its code sorts before "en"): English is still read as English, and the new
+    language's own word as the new language, whatever order the languages are listed in."""
+    _new_language(tmp_path, "de")
+    monkeypatch.setenv(locale.ENV, str(tmp_path))
+    for allowed in (["de", "en", "hi", "ru"], ["en", "de"]):
+        assert language_of_text("turn off the kitchen light", allowed, "en") == "en"
+        assert language_of_text("set an alarm for 6 am", allowed, "en") == "en"
+        assert language_of_text("wecker 7:30", allowed, "en") == "de"  # only the new language has the word
+    # the conversation goes on in the new language: a sentence both read alike stays in it
+    assert language_of_text("turn off the kitchen light", ["de", "en"], "de") == "de"
+
+
 def test_a_fast_path_turn_in_a_language_made_from_files_alone(tmp_path: Path) -> None:
     _new_language(tmp_path / "locales")
     env = {**os.environ, locale.ENV: str(tmp_path / "locales"), "XDG_STATE_HOME": str(tmp_path / "state")}
