@@ -192,3 +192,39 @@ def test_the_voices_are_warmed_before_the_first_reply_and_a_broken_one_does_not_
     assert set(components.voices._voices) == {"en", "ru"}  # type: ignore[attr-defined]  # both built, loaded once
     assert "the ru voice was not warmed" in caplog.text
     assert components.voices.synthesize("Ready.", "en").seconds > 0.2
+
+
+@espeak_here
+def test_a_sentence_said_before_is_spoken_from_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """"Done." needs no second trip through the voice (Kokoro: 1-2 s a sentence); the oldest go when the memory is
+    full; another language's same text is its own."""
+    import hearthd.audio.tts as tts
+
+    cfg = load_config(None, environ={})
+    cfg.tts.voices = {"en": "espeak:en", "ru": "espeak:ru"}
+    bank = voice_bank(cfg, AssetStore())
+    made: list[str] = []
+    engine = bank.engines["espeak"]
+
+    def counting(name: str, lang: str) -> Any:
+        voice = engine.make(name, lang)
+
+        class Counting:
+            def synthesize(self, text: str) -> Any:
+                made.append(text)
+                return voice.synthesize(text)
+
+        return Counting()
+
+    bank.engines = {**bank.engines, "espeak": tts.Engine(counting, engine.problem, natural=False)}
+    first = bank.synthesize("Done.", "en")
+    again = bank.synthesize("Done.  ", "en")  # the same sentence, spaced differently
+    assert made == ["Done."] and np.array_equal(first.audio, again.audio)
+    with pytest.raises(ValueError):
+        again.audio[0] = 1  # shared: nobody may change it in place
+    bank.synthesize("Done.", "ru")
+    assert made == ["Done.", "Done."]
+    monkeypatch.setattr(tts, "SAID_SECONDS", first.seconds * 2.5)
+    bank.synthesize("Yes or no?", "en")  # the memory is now over its bound: the oldest ("Done." in English) goes
+    bank.synthesize("Done.", "en")
+    assert made == ["Done.", "Done.", "Yes or no?", "Done."]

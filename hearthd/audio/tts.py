@@ -7,7 +7,9 @@ import logging
 import re
 import shutil
 import subprocess
+import threading
 import wave
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,6 +143,10 @@ class EspeakTextToSpeech:
         return Speech(audio.copy(), rate)
 
 
+SAID_SECONDS = 300.0  # reply audio kept in memory per voice bank (~15 MB at 24 kHz): see VoiceBank.synthesize
+SAID_ONE_SECONDS = 20.0  # a longer piece (a read-out list) is not kept
+
+
 @dataclass(frozen=True)
 class Engine:
     """A local TTS engine as the voice bank uses it: `make(name, lang)` builds a voice (TtsError when it cannot);
@@ -179,6 +185,9 @@ class VoiceBank:
         self._installed_piper = installed_piper
         self._voices: dict[str, TextToSpeech] = {}
         self._chosen: dict[str, VoiceChoice] = {}
+        self._said: OrderedDict[tuple[str, str], Speech] = OrderedDict()  # (lang, sentence) → its audio, oldest first
+        self._said_s = 0.0
+        self._said_lock = threading.Lock()
 
     def choice(self, lang: str) -> VoiceChoice:
         """The voice `lang` gets (what was built, or what would be, judged without loading anything)."""
@@ -236,7 +245,26 @@ class VoiceBank:
         return self.engines[engine].make(name, chosen.lang)
 
     def synthesize(self, text: str, lang: str) -> Speech:
-        return self.voice(lang).synthesize(text)
+        """`text` in `lang`'s voice; a sentence said before comes from memory (`SAID_SECONDS` of audio, the most
+        recent kept): "Done.", "Yes or no?" and the like start at once instead of waiting for the voice again (a
+        Kokoro sentence takes 1-2 s on 2 cores). The audio is shared and read-only."""
+        key = (lang, " ".join(text.split()))
+        with self._said_lock:
+            hit = self._said.get(key)
+            if hit is not None:
+                self._said.move_to_end(key)
+                return Speech(hit.audio, hit.rate)
+        speech = self.voice(lang).synthesize(text)
+        if 0 < speech.seconds <= SAID_ONE_SECONDS:
+            speech.audio.flags.writeable = False
+            with self._said_lock:
+                if key not in self._said:
+                    self._said[key] = speech
+                    self._said_s += speech.seconds
+                while self._said_s > SAID_SECONDS:
+                    _, old = self._said.popitem(last=False)
+                    self._said_s -= old.seconds
+        return speech
 
 
 def tts_engines(cfg: Any, store: Any, piper_path: Callable[[str], Path]) -> dict[str, Engine]:
