@@ -159,6 +159,13 @@ def test_replies_are_cut_into_sentences() -> None:
     assert sentences("Alarm set for 7:30. It's Monday!  Ok?") == ["Alarm set for 7:30.", "It's Monday!", "Ok?"]
     assert sentences("अलार्म लग गया। कल सुबह।") == ["अलार्म लग गया।", "कल सुबह।"]
     assert sentences("") == []
+    # a long first sentence gives its first clause on its own (what the listener waits for is only that)
+    assert sentences("Хорошо, будильник на семь тридцать поставлен. Спокойной ночи.") == [
+        "Хорошо,", "будильник на семь тридцать поставлен.", "Спокойной ночи."]
+    assert sentences("माफ़ कीजिए, मैं यह नहीं समझ पाया। क्या आप फिर से कह सकते हैं?") == [
+        "माफ़ कीजिए,", "मैं यह नहीं समझ पाया।", "क्या आप फिर से कह सकते हैं?"]
+    assert sentences("Done, ok.") == ["Done, ok."]  # short: one piece
+    assert sentences("Turn on the light in the kitchen, please.") == ["Turn on the light in the kitchen, please."]
 
 
 async def test_okay_nabu_stop_silences_a_ringing_alarm(live_components: Components) -> None:
