@@ -19,10 +19,10 @@ from .locale import languages
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
-def _trace(args: argparse.Namespace) -> Any:
+def _trace(args: argparse.Namespace, keep: int | None = None) -> Any:
     from .events import Trace, json_printer, text_printer
 
-    trace = Trace()
+    trace = Trace(keep)
     trace.listen(json_printer(sys.stdout) if args.json else text_printer(sys.stdout))
     return trace
 
@@ -41,10 +41,13 @@ def _write_speech(path: str, speech: Any) -> None:
     write_wav(path, speech.audio, speech.rate)
 
 
+DAEMON_TRACE_KEEP = 2000
+
+
 def _run_daemon(args: argparse.Namespace, cfg: Config, audio: Any = None) -> int:
     from .daemon.run import run_daemon
 
-    trace = _trace(args)
+    trace = _trace(args, keep=DAEMON_TRACE_KEEP)  # it runs for days: the recent events only (each turn's are audited)
     asyncio.run(run_daemon(_components(cfg, trace), trace, args.ring_output, config_path=args.config, audio=audio))
     return EXIT_OK
 

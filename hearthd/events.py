@@ -390,12 +390,25 @@ Listener = Callable[[Event], None]
 
 
 class Trace:
-    """Timestamps events against one start time and hands them to every listener."""
+    """Timestamps events against one start time and hands them to every listener.
 
-    def __init__(self) -> None:
+    `keep`: how many recent events a long-lived trace holds (the daemon's: it emits for days); None keeps all (a
+    one-shot command, a test). `mark()` and `since(mark)` give the events of a turn whatever was dropped before."""
+
+    def __init__(self, keep: int | None = None) -> None:
         self.start = time.monotonic()
         self.events: list[Event] = []
+        self.keep = keep
+        self.dropped = 0  # events no longer held (the oldest, past `keep`)
         self._listeners: list[Listener] = []
+
+    def mark(self) -> int:
+        """How many events were ever emitted: where the next one will be for `since`."""
+        return self.dropped + len(self.events)
+
+    def since(self, mark: int) -> list[Event]:
+        """The events emitted after `mark` that are still held."""
+        return self.events[max(0, mark - self.dropped):]
 
     def listen(self, listener: Listener) -> None:
         self._listeners.append(listener)
@@ -404,6 +417,10 @@ class Trace:
         """Stamp `event` with the time since the start, keep it and tell every listener; the stamped event."""
         event = dataclasses.replace(event, t=time.monotonic() - self.start)
         self.events.append(event)
+        if self.keep is not None and len(self.events) > 2 * self.keep:  # dropped in batches: amortised O(1)
+            cut = len(self.events) - self.keep
+            del self.events[:cut]
+            self.dropped += cut
         for listener in self._listeners:
             listener(event)
         return event

@@ -217,3 +217,28 @@ def test_the_satellite_event_keeps_the_fields_listening_carried() -> None:
     down = SatelliteEvent(satellite="kitchen", area="", uri="tcp://k:10700", available=False, reason="refused",
                           retry_s=1.0)
     assert wire(down)["reason"] == "refused" and wire(down)["retry_s"] == 1.0
+
+
+def test_a_long_lived_trace_keeps_the_recent_events_and_each_turn_finds_its_own() -> None:
+    trace = Trace(keep=3)
+    for i in range(10):
+        trace.emit(TimingEvent(stage=f"s{i}", ms=float(i)))
+    assert len(trace.events) <= 6 and trace.events[-1].stage == "s9"  # type: ignore[attr-defined]
+    assert trace.mark() == 10 and [e.stage for e in trace.since(8)] == ["s8", "s9"]  # type: ignore[attr-defined]
+    assert trace.since(0) == trace.events  # what was dropped is gone; what is held is all there is
+    assert Trace().keep is None  # a one-shot command keeps everything
+
+
+async def test_the_audit_records_each_turn_from_a_trace_that_drops_old_events(fresh: Components) -> None:
+    """The daemon's trace keeps the recent events only: the audit still gets every turn, each with its own events."""
+    trace = Trace(keep=5)  # about what one turn emits: old events go during every turn
+    pipeline = Pipeline(fresh, trace)
+    await pipeline.run_text("set an alarm for 6 am")
+    await pipeline.run_text("what time is it")
+    assert trace.dropped > 0
+    assert fresh.audit is not None
+    lines = [json.loads(line) for line in fresh.audit.path.read_text(encoding="utf-8").splitlines()]
+    assert [entry.get("utterance") for entry in lines[-2:]] == ["set an alarm for 6 am", "what time is it"]
+    assert [p["name"] for p in lines[-2]["proposed"]] == ["set_alarm"]  # each turn its own calls, not the other's
+    assert [p["name"] for p in lines[-1]["proposed"]] == ["get_time"]
+    assert lines[-2]["results"] == [{"name": "set_alarm", "ok": True}] and lines[-1]["reply"]

@@ -178,14 +178,14 @@ class Pipeline:
     def _audit(self, result: TurnResult, first_event: int) -> None:
         audit = self.c.audit
         if audit is not None and not audit.write(audit.turn(result.transcript, result.lang,
-                                                            self.trace.events[first_event:])):
+                                                            self.trace.since(first_event))):
             self.trace.emit(ErrorEvent(code="audit-not-recorded", message=f"{audit.last_loss} ({audit.lost} turn(s) "
                                        "not recorded, told in the next record)"))
 
     async def run_audio(self, audio: np.ndarray, language: str | None = None, conversation: str = LOCAL
                         ) -> TurnResult:
         """One turn from 16 kHz int16 audio (a WAV file or a captured utterance) in `conversation`."""
-        first_event = len(self.trace.events)
+        first_event = self.trace.mark()
         dialogue = self.c.dialogues.get(conversation)
         with _in_room(dialogue):
             result = await self._run_audio(audio, language, dialogue)
@@ -198,7 +198,7 @@ class Pipeline:
         idempotent: sent again, its actions do not run twice. `conversation` is who asks ("local", "dbus:<sender>",
         "mqtt:<id>"): only its own next turn answers a question this one asks."""
         self.request_id = request_id
-        first_event = len(self.trace.events)
+        first_event = self.trace.mark()
         dialogue = self.c.dialogues.get(conversation)
         with _in_room(dialogue):
             result = await self._run_text(text, language, speak, dialogue)
@@ -287,7 +287,7 @@ class Pipeline:
         """One turn from an utterance the live loop has already cut out (wake word and endpointing done); the
         reply is not synthesised here: the loop speaks it sentence by sentence. `guess`: what was heard and
         decided in the pause (Pipeline.guess), acted on now when the words and the conversation are as they were."""
-        first_event = len(self.trace.events)
+        first_event = self.trace.mark()
         dialogue = self.c.dialogues.get(conversation)
         result = TurnResult(lang=language or dialogue.lang or self.cfg.general.language)
         try:
