@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import logging
-import re
 import shutil
 import subprocess
 import threading
@@ -18,6 +17,11 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import HearthdError
+
+# Piper's memory grows with the length of one sentence and onnxruntime keeps the peak (1,000 characters without a
+# break: 1.4 GB; 6,000: 12 GB), so no voice is handed more than PIECE_CHARS at once (re-exported for the voices).
+from ..sentences import PIECE_CHARS as PIECE_CHARS
+from ..sentences import pieces as pieces
 
 
 class TtsError(HearthdError):
@@ -90,34 +94,6 @@ class _ShrinkingSession:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._session, name)
-
-
-# Piper's memory grows with the length of one sentence and onnxruntime keeps the peak (1,000
-# characters without a break: 1.4 GB; 6,000: 12 GB), so no voice is handed more than this at once.
-PIECE_CHARS = 200
-_SENTENCE_END = re.compile(r"(?<=[.!?;:।…])\s+")
-
-
-def pieces(text: str, limit: int = PIECE_CHARS) -> list[str]:
-    """`text` in pieces of at most `limit` characters: cut at sentence ends, else between words, else anywhere."""
-    out: list[str] = []
-    for sentence in _SENTENCE_END.split(text.strip()):
-        piece = ""
-        for word in sentence.split():
-            while len(word) > limit:  # one "word" longer than a piece (a URL, a run of symbols)
-                if piece:
-                    out.append(piece)
-                    piece = ""
-                out.append(word[:limit])
-                word = word[limit:]
-            if piece and len(piece) + 1 + len(word) > limit:
-                out.append(piece)
-                piece = word
-            else:
-                piece = f"{piece} {word}" if piece else word
-        if piece:
-            out.append(piece)
-    return out
 
 
 class EspeakTextToSpeech:

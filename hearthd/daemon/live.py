@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import time
 from collections import deque
 from collections.abc import Awaitable
@@ -49,6 +48,7 @@ from ..events import (
     WakeEvent,
 )
 from ..locale import phrase
+from ..sentences import spoken_sentences
 from .components import Components
 from .dialogue import LOCAL
 from .pipeline import Guess, Pipeline, TurnResult, stage_error
@@ -68,31 +68,9 @@ class LoopState(StrEnum):
 WAKE_NOTES = (880.0, 1318.5)
 DONE_NOTES = (1318.5, 880.0)
 ERROR_NOTES = (440.0, 330.0)
-_SENTENCE = re.compile(r"(?<=[.!?।])\s+")
-_CLAUSE = re.compile(r"(?<=[,;:—])\s+")
-FIRST_PIECE_CHARS = 30  # a longer first sentence is spoken clause first: the listener waits only for that
-
-
 def sentences(text: str) -> list[str]:
-    """A reply cut into sentences (English/Russian punctuation and the Devanagari danda), each spoken as soon as it
-    is made. A long first sentence gives its first clause on its own ("Sorry, I did not catch the room — …"): the
-    wait before the first sound is the time to make the first piece (a Kokoro sentence of 60 characters: ~2 s on 2
-    cores; its first clause: ~0.7 s)."""
-    parts = [s for s in (p.strip() for p in _SENTENCE.split(text)) if s]
-    if parts and len(parts[0]) > FIRST_PIECE_CHARS:
-        clause, _, rest = _first_clause(parts[0])
-        if rest:
-            parts[:1] = [clause, rest]
-    return parts
-
-
-def _first_clause(sentence: str) -> tuple[str, str, str]:
-    """(the first clause with its mark, "", the rest) where it leaves at least 2 words; (sentence, "", "") where it
-    has no such clause."""
-    pieces = _CLAUSE.split(sentence, maxsplit=1)
-    if len(pieces) == 2 and len(pieces[1].split()) >= 2:
-        return pieces[0], "", pieces[1]
-    return sentence, "", ""
+    """A reply cut as it is spoken (hearthd.sentences.spoken_sentences)."""
+    return spoken_sentences(text)
 
 
 class LiveLoop:

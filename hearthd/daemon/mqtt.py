@@ -32,6 +32,7 @@ from typing import Any
 
 from ..config import MqttConfig
 from ..locale import phrase
+from ..sentences import BETWEEN_SENTENCES, MARKS
 from ..tools.discovery import DiscoveryError, JunkName, LongName, UnsafeJson, load_json, parse_discovery
 from ..tools.smarthome import Catalogue, CatalogueFull, CommandNotSent
 from .ha_device import HaDevice
@@ -571,14 +572,13 @@ def _subscribable(topic: str) -> bool:
         return False
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?…。।])\s+")
 
 
 def pieces(text: str, limit: int) -> list[str]:
     """`text` in pieces of at most `limit` characters: whole sentences where they fit, else cut between words
     (a word longer than `limit` is cut too)."""
     out: list[str] = []
-    for sentence in _SENTENCE_END.split(text):
+    for sentence in BETWEEN_SENTENCES.split(text):
         current = ""
         for word in sentence.split():
             while len(word) > limit:
@@ -593,7 +593,7 @@ def pieces(text: str, limit: int) -> list[str]:
             else:
                 current = f"{current} {word}" if current else word
         if current:
-            if out and len(out[-1]) + 1 + len(current) <= limit and out[-1][-1:] in ".!?…。।":
+            if out and len(out[-1]) + 1 + len(current) <= limit and out[-1][-1:] in MARKS:
                 out[-1] = f"{out[-1]} {current}"  # short sentences stay together: one utterance
             else:
                 out.append(current)

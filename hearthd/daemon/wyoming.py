@@ -67,6 +67,7 @@ from ..errors import HearthdError
 from ..events import ErrorEvent, TimingEvent, Trace, WakeEvent
 from ..language import language_of_text
 from ..locale import phrase
+from ..sentences import ENDS_SENTENCE
 from ..tools.discovery import UnsafeJson, load_json
 from .components import Components
 from .live import sentences
@@ -85,7 +86,6 @@ MAX_HANDOFFS = 256  # peers whose last connection left a question open (one each
 STOP_GRACE_S = 10.0  # shutting down: requests in flight get this long to answer
 BIG_CHUNK_S = 1.0  # audio chunks longer than this are converted in a worker thread, not on the event loop
 REFUSED_LOG_S = 60.0  # connections refused as too many: logged at most once per this interval
-_SENTENCE_END = re.compile(r"[.!?।]\s+$")
 
 
 class BadEvent(HearthdError):
@@ -745,7 +745,7 @@ class WyomingHandler(AsyncEventHandler):
         parts = sentences(speech.text)
         if not parts:
             return
-        if _SENTENCE_END.search(speech.text):  # the text so far ends a sentence: all of it can be spoken
+        if ENDS_SENTENCE.search(speech.text):  # the text so far ends a sentence: all of it can be spoken
             done, speech.text = parts, ""
         else:  # the last part may go on in the next chunk: kept as it came (its spaces too)
             done, speech.text = parts[:-1], speech.text[speech.text.rfind(parts[-1]):]
