@@ -376,6 +376,30 @@ async def test_satellites_that_never_answer_load_no_model(components: Components
     assert all(link._endpointer is None and link._barge is None for link in hub.links.values())
 
 
+async def test_a_satellite_that_claims_a_huge_event_is_dropped_not_believed(components: Components) -> None:
+    """A satellite's events are read with every length bounded (the server's own reader): one that announces a 2 GB
+    payload is disconnected at once with the reason, not waited on (the library's reader would try to read it)."""
+    async def liar(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\n")  # describe
+        writer.write(json.dumps({"type": "info", "data": {}, "payload_length": 2_000_000_000}).encode() + b"\n")
+        await writer.drain()
+        await asyncio.sleep(30)
+
+    server = await asyncio.start_server(liar, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    trace = Trace()
+    hub = SatelliteHub(components, trace, satellites=[SatelliteConfig(uri=f"tcp://127.0.0.1:{port}", name="liar")])
+    await hub.start()
+    try:
+        await _until(lambda: any(e.available is False for e in trace.of_type(EventType.SATELLITE)), 4,
+                     "the satellite is dropped")
+    finally:
+        await hub.stop()
+        server.close()
+    reasons = [e.reason for e in trace.of_type(EventType.SATELLITE) if e.available is False]
+    assert "BadStream" in reasons[0] and "at most" in reasons[0], reasons
+
+
 # -- rings, "stop", Home Assistant --------------------------------------------------------------------------------
 
 # Long enough (~25 s spoken) that "stop", heard through a satellite on a 2-core machine with a busy loop on every

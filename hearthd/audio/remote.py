@@ -38,6 +38,7 @@ from wyoming.wake import Detect, Detection, NotDetected
 
 from ..config import SttConfig
 from ..language import rules
+from ..wyoming_reader import read_client_event
 from .pcm import SAMPLE_RATE, mono16
 from .stt import SttError, Transcript
 from .tts import Speech, TtsError
@@ -141,12 +142,7 @@ async def _disconnect(client: AsyncClient) -> None:
 async def _read(client: AsyncClient) -> Event:
     """The remote's next event, every length in it bounded before it is read (the server's own reader); a closed
     connection is a ConnectionError."""
-    from ..daemon.wyoming import read_event  # imported here: the daemon's modules import this one
-
-    reader = client._reader  # noqa: SLF001 - the library's client reads unbounded lengths
-    if reader is None:
-        raise ConnectionError("not connected")
-    event = await read_event(reader)
+    event = await read_client_event(client)
     if event is None:
         raise ConnectionError("the remote closed the connection")
     return event

@@ -81,6 +81,7 @@ from ..events import (
     Trace,
     WakeEvent,
 )
+from ..wyoming_reader import read_client_event
 from .components import Components
 from .pipeline import Guess, Pipeline, stage_error
 from .policy import is_stop
@@ -244,7 +245,7 @@ class SatelliteLink:
         await self._write(Describe().event())
         async with asyncio.timeout(DESCRIBE_TIMEOUT_S):
             while True:
-                event = await self._client.read_event()
+                event = await read_client_event(self._client)
                 if event is None:
                     raise ConnectionError("the satellite closed the connection before describing itself")
                 if Info.is_type(event.type):
@@ -257,7 +258,7 @@ class SatelliteLink:
     async def _serve(self) -> None:
         assert self._client is not None
         while True:
-            event = await self._client.read_event()
+            event = await read_client_event(self._client)
             if event is None:
                 return
             self._on_event(event)

@@ -68,7 +68,7 @@ from ..events import ErrorEvent, TimingEvent, Trace, WakeEvent
 from ..language import language_of_text
 from ..locale import phrase
 from ..sentences import ENDS_SENTENCE
-from ..tools.discovery import UnsafeJson, load_json
+from ..wyoming_reader import BadStream, read_event
 from .components import Components
 from .live import sentences
 from .pipeline import Pipeline, PipelineError, clean_text
@@ -77,9 +77,6 @@ log = logging.getLogger(__name__)
 
 ATTRIBUTION = Attribution(name="hearthd", url="https://github.com/hearthd/hearthd")
 SAMPLES_PER_CHUNK = 1024  # audio sent back in chunks of this many samples
-MAX_LINE_BYTES = 64 * 1024  # an event's JSON header line
-MAX_DATA_BYTES = 1024 * 1024  # its separate data part
-MAX_PAYLOAD_BYTES = 16 * 1024 * 1024  # one audio chunk (a second of 8-channel 32-bit 192 kHz audio is 6 MB)
 MAX_TTS_CHARS = 10_000  # text to speak per request; Piper sees at most tts.PIECE_CHARS of it at once
 MAX_CONVERSATION_ID = 128
 MAX_HANDOFFS = 256  # peers whose last connection left a question open (one each), the oldest forgotten first
@@ -95,61 +92,6 @@ class BadEvent(HearthdError):
 
     def __init__(self, message: str, code: str = "bad-event") -> None:
         super().__init__(message, code)
-
-
-class BadStream(HearthdError):
-    """Bytes on the connection that are not Wyoming events: the connection ends (after an Error event)."""
-
-    code = "bad-stream"
-
-
-# -- reading events, bounded ---------------------------------------------------------------------------------------
-
-
-async def read_event(reader: asyncio.StreamReader) -> Event | None:
-    """The next event, as wyoming.event.async_read_event reads it, but with every length bounded before anything is
-    read into memory (the library would read any data or payload length it is told); None at the end of the stream."""
-    try:
-        line = await reader.readuntil(b"\n")
-    except asyncio.IncompleteReadError as e:
-        if e.partial.strip():
-            raise BadStream("the stream ended inside an event") from None
-        return None
-    except asyncio.LimitOverrunError:
-        raise BadStream(f"an event header longer than {MAX_LINE_BYTES} bytes") from None
-    try:  # nesting bounded before parsing, a lone surrogate refused (no reply or record could be written with it)
-        header = load_json(line.decode("utf-8"))
-    except (ValueError, UnsafeJson) as e:  # UnicodeDecodeError is a ValueError
-        raise BadStream(f"not a JSON event header: {e}") from None
-    if not isinstance(header, dict) or not isinstance(header.get("type"), str):
-        raise BadStream("an event header without a type")
-    data = header.get("data") or {}
-    if not isinstance(data, dict):
-        raise BadStream("event data that is not an object")
-    data_length = _length(header.get("data_length"), MAX_DATA_BYTES, "data")
-    payload_length = _length(header.get("payload_length"), MAX_PAYLOAD_BYTES, "payload")
-    try:
-        if data_length:
-            more = load_json((await reader.readexactly(data_length)).decode("utf-8"))
-            if not isinstance(more, dict):
-                raise BadStream("event data that is not an object")
-            data.update(more)
-        payload = await reader.readexactly(payload_length) if payload_length else None
-    except asyncio.IncompleteReadError:
-        raise BadStream("the stream ended inside an event") from None
-    except (ValueError, UnsafeJson) as e:
-        raise BadStream(f"event data that is not JSON: {e}") from None
-    return Event(type=header["type"], data=data, payload=payload)
-
-
-def _length(value: Any, limit: int, what: str) -> int:
-    if value is None:
-        return 0
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise BadStream(f"an invalid {what} length {value!r}")
-    if value > limit:
-        raise BadStream(f"a {what} of {value} bytes (at most {limit})")
-    return value
 
 
 # -- audio in ------------------------------------------------------------------------------------------------------
