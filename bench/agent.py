@@ -65,6 +65,16 @@ def hearthd(agent: Agent | Router, case: Command, home: SuiteHome) -> bool:
     return case.judge_decision(agent.decide(case.text, case.lang), home)
 
 
+def suites_agent(args: argparse.Namespace) -> tuple[Path, ChatModel, SuiteHome, Agent]:
+    """The configured (or --model) model, the suites' home and an agent over its tools, as the daemon's bars set it."""
+    with tempfile.NamedTemporaryFile("w", suffix=".toml") as empty:
+        cfg = load_config(empty.name, environ={})
+    path = args.model or make_store(cfg).resolve(cfg.agent.model)
+    model = ChatModel(path, cfg.agent)
+    home = load_home(ROOT / "tests" / "data" / "commands" / "home.yaml")
+    return path, model, home, Agent(model, home.registry, min_relevance=cfg.agent.min_relevance)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, default=1, help="passes over the suites (latency is the median of all)")
@@ -78,13 +88,8 @@ def main() -> int:
         return tokens_per_turn(args)
     if args.catalogue:
         return catalogue_size(args)
-    with tempfile.NamedTemporaryFile("w", suffix=".toml") as empty:
-        cfg = load_config(empty.name, environ={})
-    path = args.model or make_store(cfg).resolve(cfg.agent.model)
-    model = ChatModel(path, cfg.agent)
-    home = load_home(ROOT / "tests" / "data" / "commands" / "home.yaml")
+    path, model, home, agent = suites_agent(args)
     registry = home.registry
-    agent = Agent(model, registry, min_relevance=cfg.agent.min_relevance)
     router = home.router(lambda: agent)
     print(f"model: {path.name}; tools: {', '.join(t.name for t in registry)}")
     arms = [("naive", lambda c: judge_naive(c, naive(model, registry, c), home)),
@@ -162,14 +167,9 @@ def catalogue_size(args: argparse.Namespace) -> int:
     """The model path with the whole catalogue in its prompt (what hearthd does) against a prompt showing only the
     tools of the requested family (a domain prompt, as if the domain were known before the model ran): prefix
     tokens, tokens per turn, turn time with each prefix cached, and how many decisions are right and the same."""
-    with tempfile.NamedTemporaryFile("w", suffix=".toml") as empty:
-        cfg = load_config(empty.name, environ={})
-    path = args.model or make_store(cfg).resolve(cfg.agent.model)
-    model = ChatModel(path, cfg.agent)
-    home = load_home(ROOT / "tests" / "data" / "commands" / "home.yaml")
+    path, model, home, agent = suites_agent(args)
     registry = home.registry
     families = {t.name: t.family for t in registry}
-    agent = Agent(model, registry, min_relevance=cfg.agent.min_relevance)
     cases = [c for lang in ("en", "ru", "hi")
              for c in load_suite(ROOT / "tests" / "data" / "commands" / f"{lang}.yaml", lang)[::max(args.stride, 4)]
              if c.tool is not None and families.get(c.tool)]

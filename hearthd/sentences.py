@@ -32,10 +32,11 @@ def spoken_sentences(text: str) -> list[str]:
     return parts
 
 
-def pieces(text: str, limit: int = PIECE_CHARS) -> list[str]:
-    """`text` in pieces of at most `limit` characters: cut at sentence ends, else between words, else anywhere."""
+def pieces(text: str, limit: int = PIECE_CHARS, at_clauses: bool = True) -> list[str]:
+    """`text` in pieces of at most `limit` characters: cut at sentence ends (and a semicolon or colon, `at_clauses`),
+    else between words, else anywhere."""
     out: list[str] = []
-    for sentence in _PIECE_END.split(text.strip()):
+    for sentence in (_PIECE_END if at_clauses else BETWEEN_SENTENCES).split(text.strip()):
         piece = ""
         for word in sentence.split():
             while len(word) > limit:  # one "word" longer than a piece (a URL, a run of symbols)

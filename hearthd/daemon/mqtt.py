@@ -33,6 +33,7 @@ from typing import Any
 from ..config import MqttConfig
 from ..locale import phrase
 from ..sentences import BETWEEN_SENTENCES, MARKS
+from ..sentences import pieces as sentence_pieces
 from ..tools.discovery import DiscoveryError, JunkName, LongName, UnsafeJson, load_json, parse_discovery
 from ..tools.smarthome import Catalogue, CatalogueFull, CommandNotSent
 from .ha_device import HaDevice
@@ -575,28 +576,15 @@ def _subscribable(topic: str) -> bool:
 
 
 def pieces(text: str, limit: int) -> list[str]:
-    """`text` in pieces of at most `limit` characters: whole sentences where they fit, else cut between words
-    (a word longer than `limit` is cut too)."""
+    """`text` in pieces of at most `limit` characters for one announcement each: whole sentences where they fit
+    (short ones together: one utterance), else cut between words (hearthd.sentences.pieces)."""
     out: list[str] = []
     for sentence in BETWEEN_SENTENCES.split(text):
-        current = ""
-        for word in sentence.split():
-            while len(word) > limit:
-                if current:
-                    out.append(current)
-                    current = ""
-                out.append(word[:limit])
-                word = word[limit:]
-            if current and len(current) + 1 + len(word) > limit:
-                out.append(current)
-                current = word
-            else:
-                current = f"{current} {word}" if current else word
-        if current:
-            if out and len(out[-1]) + 1 + len(current) <= limit and out[-1][-1:] in MARKS:
-                out[-1] = f"{out[-1]} {current}"  # short sentences stay together: one utterance
-            else:
-                out.append(current)
+        parts = sentence_pieces(sentence, limit, at_clauses=False)
+        if len(parts) == 1 and out and len(out[-1]) + 1 + len(parts[0]) <= limit and out[-1][-1:] in MARKS:
+            out[-1] = f"{out[-1]} {parts[0]}"  # short sentences stay together: one utterance
+        else:
+            out += parts
     return out
 
 
