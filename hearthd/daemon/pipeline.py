@@ -368,7 +368,7 @@ class Pipeline:
                         return router.decide(guess.text, guess.lang, scratch)
 
                 decision = await run(decide)
-            if stale.is_set() or "stale" in decision.reason:
+            if stale.is_set():  # the agent cut its decision for this very event: nothing of it is kept
                 return guess
             guess.decision, guess.pending = decision, scratch.pending
             text = without_tag(without_courtesy(guess.text, guess.lang), guess.lang)
