@@ -228,3 +228,18 @@ def test_a_sentence_said_before_is_spoken_from_memory(monkeypatch: pytest.Monkey
     bank.synthesize("Yes or no?", "en")  # the memory is now over its bound: the oldest ("Done." in English) goes
     bank.synthesize("Done.", "en")
     assert made == ["Done.", "Done.", "Yes or no?", "Done."]
+
+
+@espeak_here
+def test_an_english_kokoro_voice_can_be_chosen_and_is_understood(components: Any) -> None:
+    import copy
+
+    cfg = copy.deepcopy(components.cfg)
+    cfg.tts.voices["en"] = "kokoro:af_heart"
+    bank = voice_bank(cfg, components.store)
+    if not bank.choice("en").spec.startswith("kokoro:"):
+        pytest.skip(f"Kokoro cannot speak here: {bank.choice('en').why}")
+    speech = bank.synthesize("The kitchen light is on.", "en")
+    assert speech.rate == 24000
+    heard = components.stt().transcribe(to_16k([speech]), "en").text.casefold()
+    assert "kitchen" in heard and "light" in heard, heard
