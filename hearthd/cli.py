@@ -205,12 +205,12 @@ def cmd_models(args: argparse.Namespace, cfg: Config) -> int:
             print(f"{name}: {'ok' if not problems else '; '.join(problems)}")
             failed += bool(problems)
     if args.action == "list":
-        print(_agent_model_line(cfg, store))
         if cfg.tts.engine != "wyoming":
             from .doctor import voice_choices
 
             for choice in voice_choices(cfg, store):
                 print(f"voice {choice.lang}: {choice.spec} — {choice.why}")
+        print(_agent_model_line(cfg, store))
     return EXIT_FAIL if failed else EXIT_OK
 
 

@@ -426,6 +426,14 @@ def _validate(cfg: Config) -> None:
         if ":" not in voice or voice.split(":", 1)[0] not in TTS_ENGINES or not voice.split(":", 1)[1]:
             raise ConfigError(f"expected 'piper:<asset or path>', 'kokoro:<voice>', 'festival:<voice>' or "
                               f"'espeak:<voice>', got {voice!r}", f"tts.voices.{lang}")
+        engine, name = voice.split(":", 1)
+        if engine == "kokoro":
+            from .audio.kokoro import VOICES
+
+            if name not in VOICES:
+                raise ConfigError(f"no Kokoro voice {name!r} (known: {', '.join(VOICES)})", f"tts.voices.{lang}")
+        if engine == "festival" and not name.replace("_", "").isalnum():
+            raise ConfigError(f"not a festival voice name: {name!r}", f"tts.voices.{lang}")
     if not 0.0 < cfg.vad.threshold < 1.0:
         raise ConfigError("must be between 0 and 1", "vad.threshold")
     if not 0 < cfg.mqtt.port < 65536:

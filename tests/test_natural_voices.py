@@ -84,9 +84,9 @@ def test_config_accepts_every_engine_and_refuses_others(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text('[tts.voices]\nen = "kokoro:af_heart"\nru = "festival:msu_ru_nsh_clunits"\nhi = "espeak:hi"\n')
     assert load_config(config, environ={}).tts.voices["en"] == "kokoro:af_heart"
-    for bad in ('"flite:kal"', '"kokoro:"', '"hf_alpha"'):
+    for bad in ('"flite:kal"', '"kokoro:"', '"hf_alpha"', '"kokoro:no_such_voice"', '"festival:../../x"'):
         config.write_text(f"[tts.voices]\nhi = {bad}\n")
-        with pytest.raises(ConfigError, match="tts.voices.hi|kokoro"):
+        with pytest.raises(ConfigError, match="tts.voices.hi|kokoro|festival"):
             load_config(config, environ={})
 
 
