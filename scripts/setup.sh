@@ -37,7 +37,7 @@ fi
 # Reinstall only when the project's dependencies changed. llama-cpp-python compiles llama.cpp (about
 # 5 minutes on 2 cores, once: pip caches the wheel); GGML_NATIVE=OFF keeps the build portable.
 stamp=.venv/.hearthd-installed
-want=$(cat pyproject.toml | sha256sum | cut -d' ' -f1)
+want=$(cat pyproject.toml setup.py | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing Python packages into .venv (first time: several minutes)"
   .venv/bin/python -m pip install -q --upgrade pip
