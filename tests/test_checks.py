@@ -41,7 +41,9 @@ def _catalogue() -> ToolRegistry:
                           "additionalProperties": False}),
         ("open_cover", cover), ("close_cover", cover),
     ]:
-        registry.add(Tool(name, name.replace("_", " "), params, _never, family="test"))
+        sides = {"open_cover": ("open", "close"), "close_cover": ("close", "open")}.get(name)
+        registry.add(Tool(name, name.replace("_", " "), params, _never, family="test", sides=sides,
+                          read_only=name in ("sensor_value", "device_state")))
     return registry
 
 
@@ -344,9 +346,9 @@ def real_router(components: Any, base_config: Any) -> Router:
 def test_the_real_model_sets_no_alarm_and_changes_nothing(real_router: Router, lang: str, text: str) -> None:
     real_router.reset()
     decision = real_router.decide(text, lang)
-    from hearthd.agent.checks import READ_ONLY
-
-    acted = [c.name for c in decision.calls if c.name not in READ_ONLY] if decision.kind == "call" else []
+    registry = real_router.fast_path.registry if real_router.fast_path is not None else None
+    assert registry is not None
+    acted = [c.name for c in decision.calls if not registry.reads_only(c.name)] if decision.kind == "call" else []
     assert acted == [] and decision.kind != "clarify", (decision.kind, decision.calls, decision.reason)
 
 
@@ -386,3 +388,28 @@ def test_the_model_cancels_no_alarm_from_a_sentence_about_none(lang: str, text: 
 
     decision = review(Decision("call", calls=[ToolCall("cancel_all_alarms", {})], source=source), text, lang, None)
     assert (decision.kind == "call") is kept, decision.reason
+
+
+def test_a_new_family_is_checked_by_what_its_tools_declare() -> None:
+    """A tool family the checks have never heard of (issue 30: a new family is its module and its locale files, no
+    edit in agent/checks.py): its declarations alone — paired sides, read-only — give it the opposite-action check
+    and the question check, in every language."""
+    from hearthd.agent.checks import review
+
+    empty = {"type": "object", "properties": {}, "additionalProperties": False}
+    kettle = ToolRegistry([
+        Tool("kettle_on", "Boil the kettle.", empty, _never, family="kettle", sides=("on", "off")),
+        Tool("kettle_off", "Stop the kettle.", empty, _never, family="kettle", sides=("off", "on")),
+        Tool("kettle_state", "Say whether the kettle is boiling.", empty, _never, family="kettle", read_only=True),
+    ])
+
+    def reviewed(name: str, text: str, lang: str) -> Decision:
+        return review(Decision("call", calls=[ToolCall(name, {})], source="model"), text, lang, kettle)
+
+    for lang, off in [("en", "switch the kettle off"), ("ru", "выключи чайник"), ("hi", "केतली बंद करो")]:
+        assert reviewed("kettle_on", off, lang).say == "check.opposite", (lang, off)
+        assert reviewed("kettle_off", off, lang).kind == "call", (lang, off)
+    assert reviewed("kettle_on", "put the kettle on", "en").kind == "call"
+    assert reviewed("kettle_off", "is the kettle on?", "en").say == "check.question"
+    assert reviewed("kettle_state", "is the kettle on?", "en").kind == "call"
+    assert reviewed("kettle_state", "чайник включён?", "ru").kind == "call"

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from hearthd.agent.checks import READ_ONLY
 from hearthd.evaluation.evaluate import Command, NoModel, SuiteHome, load_suite
 
 from .test_suites import LANGS, SUITES, home  # noqa: F401  (the suites' home, built once per module)
@@ -451,7 +450,7 @@ NEVER_ACTS: list[tuple[str, str]] = [
 def test_never_an_action(home: SuiteHome, lang: str, text: str) -> None:  # noqa: F811
     decision, _ = _decide(home, text, lang)
     # a reading held as a question ("Did you mean …?", Decision.confirm) runs nothing until a yes: not an action
-    acting = [c.name for c in decision.calls if c.name not in READ_ONLY] \
+    acting = [c.name for c in decision.calls if not home.registry.reads_only(c.name)] \
         if decision.kind == "call" and not decision.confirm else []
     assert not acting, (text, [(c.name, c.arguments) for c in decision.calls])
 
@@ -463,7 +462,7 @@ QUESTIONS = [(lang, text) for lang, text, tool, _ in READ if tool == "device_sta
 @pytest.mark.parametrize(("lang", "text"), QUESTIONS, ids=[t for _, t in QUESTIONS])
 def test_a_question_is_only_read(home: SuiteHome, lang: str, text: str) -> None:  # noqa: F811
     decision, _ = _decide(home, text, lang)
-    assert decision.kind == "call" and all(c.name in READ_ONLY for c in decision.calls), decision
+    assert decision.kind == "call" and all(home.registry.reads_only(c.name) for c in decision.calls), decision
 
 
 def test_none_of_these_is_a_suite_case() -> None:

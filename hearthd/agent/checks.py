@@ -23,32 +23,10 @@ from typing import Any
 from ..dates import impossible_date
 from ..locale import table
 from ..numbers import words_of
-from ..tools.registry import ToolRegistry
+from ..tools.registry import Tool, ToolRegistry
 from .agent import Decision
 from .grounding import GROUND_KEY
 from .when import relative_duration
-
-# Tools that only read state: what a question may lead to. Any other tool changes something.
-READ_ONLY = frozenset({"list_alarms", "timer_remaining", "battery_status", "network_status", "now_playing",
-                       "device_state", "sensor_value", "get_time"})
-
-# Paired actions: the tool, the side of the pair it is, and the other side (word lists in checks.toml [polarity]).
-POLARITY: dict[str, tuple[str, str]] = {
-    "turn_on": ("on", "off"), "turn_off": ("off", "on"),
-    "wifi_on": ("on", "off"), "wifi_off": ("off", "on"),
-    "open_cover": ("open", "close"), "close_cover": ("close", "open"),
-    "lock_door": ("lock", "unlock"), "unlock_door": ("unlock", "lock"),
-    "arm_alarm": ("arm", "disarm"), "disarm_alarm": ("disarm", "arm"),
-    "mute": ("mute", "unmute"), "unmute": ("unmute", "mute"),
-    "set_alarm": ("set", "unset"), "set_timer": ("set", "unset"),
-    "cancel_alarm": ("unset", "set"), "cancel_all_alarms": ("unset", "set"), "cancel_timer": ("unset", "set"),
-}
-
-# Paired values of one argument: (tool, argument) → value → (its side, the other side).
-ARGUMENT_POLARITY: dict[tuple[str, str], dict[str, tuple[str, str]]] = {
-    ("change_volume", "direction"): {"up": ("volume_up", "volume_down"), "down": ("volume_down", "volume_up")},
-    ("media", "action"): {"play": ("play", "pause"), "pause": ("pause", "play")},
-}
 
 Pattern = tuple[str, ...]
 
@@ -181,18 +159,10 @@ def said_side(text: str, lang: str, side: str) -> bool:
     return _anywhere(_tokens(text), _words(lang).polarity.get(side, ()))
 
 
-def _sides(tool: str, arguments: dict[str, Any]) -> list[tuple[str, str]]:
-    sides = [POLARITY[tool]] if tool in POLARITY else []
-    for (name, key), values in ARGUMENT_POLARITY.items():
-        if name == tool and str(arguments.get(key)) in values:
-            sides.append(values[str(arguments[key])])
-    return sides
-
-
-def opposite_said(tool: str, text: str, lang: str, arguments: dict[str, Any] | None = None) -> str:
-    """For a paired action (or a paired argument value): the opposite side, when it was said and the chosen side
-    was not; else ""."""
-    for chosen, other in _sides(tool, arguments or {}):
+def opposite_said(tool: Tool | None, text: str, lang: str, arguments: dict[str, Any] | None = None) -> str:
+    """For a paired action (or a paired argument value), as the tool declares it (`Tool.sides`,
+    `Tool.argument_sides`): the opposite side, when it was said and the chosen side was not; else ""."""
+    for chosen, other in tool.sides_of(arguments or {}) if tool is not None else ():
         if said_side(text, lang, other) and not said_side(text, lang, chosen):
             return other
     return ""
@@ -301,7 +271,10 @@ def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | No
     if decision.kind not in ("call", "clarify") or not decision.calls:
         return decision
     names = [c.name for c in decision.calls]
-    acting = [n for n in names if n not in READ_ONLY]
+    def reads_only(name: str) -> bool:
+        return registry is not None and registry.reads_only(name)
+
+    acting = [n for n in names if not reads_only(n)]
 
     def refuse(why: str, say: str) -> Decision:
         return Decision("abstain", reason=why, source=decision.source, say=say, name_probs=decision.name_probs,
@@ -313,7 +286,8 @@ def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | No
     if question and acting and asks(text, lang):
         return refuse(f"{acting[0]}: the sentence asks, it does not request", "check.question")
     for call in decision.calls if decision.kind == "call" else []:
-        if other := opposite_said(call.name, text, lang, call.arguments):
+        tool = registry.get(call.name) if registry is not None and call.name in registry else None
+        if other := opposite_said(tool, text, lang, call.arguments):
             return refuse(f"{call.name}: the user said {other}", "check.opposite")
     for call in decision.calls:
         keys = _time_keys(registry, call.name) & set(call.arguments)
@@ -321,9 +295,9 @@ def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | No
             continue
         if impossible_date(text, lang):
             return refuse(f"{call.name}: the date said does not exist", "check.no_such_date")
-        if not about_alarm(text, lang) and call.name not in READ_ONLY:  # "what day is the 22nd" only reads
+        if not about_alarm(text, lang) and not reads_only(call.name):  # "what day is the 22nd" only reads
             return refuse(f"{call.name}: a time said, but nothing about an alarm", "check.time_without_alarm")
-        if decision.source == "model" and "time" in call.arguments and call.name not in READ_ONLY \
+        if decision.source == "model" and "time" in call.arguments and not reads_only(call.name) \
                 and not time_said(text, lang):
             # the templates read only time expressions; the model may take any number beside an alarm word. An alarm
             # was asked for all the same: hearthd asks for its time ("будильник 3 %" → "For what time?")

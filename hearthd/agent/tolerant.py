@@ -633,7 +633,7 @@ class TolerantMatcher:
     def match(self, text: str, lang: str) -> Decision | None:
         """The call (or question) the nearest template reads, with its score; None when no intent is near enough, or
         an abstention pointing the model at the domain (`among`) when the tier is torn between tools."""
-        from .checks import READ_ONLY, negated
+        from .checks import negated
 
         try:
             reading = self.read(text, lang)
@@ -648,21 +648,22 @@ class TolerantMatcher:
             # one that changes it
             decision = self._decide(text, lang, reading, ranked) if self._says_the_not(reading, ranked, lang) \
                 else None
-            if decision is None or decision.kind != "call" or any(c.name not in READ_ONLY for c in decision.calls):
+            if decision is None or decision.kind != "call" \
+                    or any(not self.registry.reads_only(c.name) for c in decision.calls):
                 return None
             return decision
         return self._decide(text, lang, reading, ranked)
 
     def _says_the_not(self, reading: Reading, ranked: list[Match], lang: str) -> bool:
         """Whether the best reading's template says each negation word said, and reads state only."""
-        from .checks import READ_ONLY, negation_words
+        from .checks import negation_words
 
         denials = negation_words(lang)
         said = [p for p, o in enumerate(reading.options) if any(k in denials for k in o)]
         if not ranked or not said:
             return False
         top = ranked[0]
-        return top.score >= self.act and self._tool_of(top) in READ_ONLY \
+        return top.score >= self.act and self.registry.reads_only(self._tool_of(top) or "") \
             and all(top.used.get(p) in denials for p in said)
 
     def _decide(self, text: str, lang: str, reading: Reading, ranked: list[Match]) -> Decision | None:

@@ -364,8 +364,18 @@ def load_catalogue(path: Path) -> ToolRegistry:
     for entry in data["tools"]:
         params = dict(entry.get("parameters") or {"type": "object", "properties": {}})
         params.setdefault("additionalProperties", False)
+        sides = entry.get("sides")
+        if sides is not None and not (isinstance(sides, list) and len(sides) == 2
+                                      and all(isinstance(s, str) for s in sides)):
+            raise ValueError(f"{path}: {entry['name']}: sides must be two words (quote on/off: YAML reads them as "
+                             f"true/false), got {sides!r}")
+        argument_sides = {key: {str(v): (str(a), str(b)) for v, (a, b) in values.items()}
+                          for key, values in (entry.get("argument_sides") or {}).items()}
         tools.append(Tool(entry["name"], entry["description"], params, _not_executed, family="suite",
-                          consequential=bool(entry.get("consequential", False))))
+                          consequential=bool(entry.get("consequential", False)),
+                          read_only=bool(entry.get("read_only", False)),
+                          sides=(str(sides[0]), str(sides[1])) if sides else None,
+                          argument_sides=argument_sides or None))
     return ToolRegistry(tools)
 
 

@@ -644,6 +644,7 @@ class AlarmBook:
                  "required": ["time"], "additionalProperties": False},
                 self.set_alarm,
                 family="alarms",
+                sides=("set", "unset"),
             ),
             Tool(
                 "list_alarms",
@@ -651,6 +652,7 @@ class AlarmBook:
                 {"type": "object", "properties": {"time": _TIME, "day": _DAY}, "additionalProperties": False},
                 self.list_alarms,
                 family="alarms",
+                read_only=True,
             ),
             Tool(
                 "cancel_alarm",
@@ -658,6 +660,7 @@ class AlarmBook:
                 {"type": "object", "properties": {"time": _TIME, "label": _LABEL}, "additionalProperties": False},
                 self.cancel_alarm,
                 family="alarms",
+                sides=("unset", "set"),
                 counted=self.cancel_count,  # "the 7:30 alarm" may be nine: asked first above policy.confirm_many
             ),
             Tool(
@@ -666,19 +669,21 @@ class AlarmBook:
                 {"type": "object", "properties": {}, "additionalProperties": False},
                 self.cancel_all_alarms,
                 family="alarms",
+                sides=("unset", "set"),
                 consequential=True,  # asked back before it runs (the confirmation policy)
                 counted=self.cancel_all_count,
             ),
             Tool("set_timer", "Start a countdown timer for a duration, optionally named.",
                  {"type": "object", "properties": {"seconds": _SECONDS, "label": _TIMER_LABEL}, "required": ["seconds"],
-                  "additionalProperties": False}, self.set_timer, family="alarms"),
+                  "additionalProperties": False}, self.set_timer, family="alarms",
+                 sides=("set", "unset")),
             Tool("cancel_timer", "Cancel a timer (by its name), or all timers.",
                  {"type": "object", "properties": {"label": _TIMER_LABEL, "all": {"type": "boolean"}},
-                  "additionalProperties": False}, self.cancel_timer, family="alarms",
+                  "additionalProperties": False}, self.cancel_timer, family="alarms", sides=("unset", "set"),
                  counted=self.cancel_timer_count),  # "the pizza timer" may be five: asked first above confirm_many
             Tool("timer_remaining", "Say how much time is left on the timers.",
                  {"type": "object", "properties": {"label": _TIMER_LABEL}, "additionalProperties": False},
-                 self.timer_remaining, family="alarms"),
+                 self.timer_remaining, family="alarms", read_only=True),
             Tool("change_timer", "Add time to a running timer or take time off it.",
                  {"type": "object", "properties": {"seconds": _SECONDS, "direction": _DIRECTION, "label": _TIMER_LABEL},
                   "required": ["seconds", "direction"], "additionalProperties": False}, self.change_timer,

@@ -49,7 +49,7 @@ class Battery:
     def tools(self) -> list[Tool]:
         return [Tool("battery_status", "Say how much battery is left.",
                      {"type": "object", "properties": {}, "additionalProperties": False},
-                     on_bus("battery", self._status), family="battery")]
+                     on_bus("battery", self._status), family="battery", read_only=True)]
 
 
 def _minutes(seconds: int) -> int:

@@ -83,4 +83,4 @@ class Clock:
         return [Tool("get_time", "Say the time, today's date or weekday, or a date's weekday.",
                      {"type": "object", "properties": {"what": _WHAT, "date": _DATE, "place": _PLACE},
                       "additionalProperties": False},
-                     self.get_time, family="clock")]
+                     self.get_time, family="clock", read_only=True)]

@@ -102,8 +102,9 @@ class MediaPlayers:
             Tool("media", "Control the music or video player.",
                  {"type": "object", "properties": {"action": {"type": "string", "enum": list(ACTIONS)}},
                   "required": ["action"], "additionalProperties": False},
-                 on_bus("media", self._media), family="media"),
+                 on_bus("media", self._media), family="media",
+                 argument_sides={"action": {"play": ("play", "pause"), "pause": ("pause", "play")}}),
             Tool("now_playing", "Say which song or video is playing.",
                  {"type": "object", "properties": {}, "additionalProperties": False},
-                 on_bus("media", self._now_playing), family="media"),
+                 on_bus("media", self._now_playing), family="media", read_only=True),
         ]

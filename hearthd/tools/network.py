@@ -49,9 +49,10 @@ class NetworkManager:
     def tools(self) -> list[Tool]:
         empty = {"type": "object", "properties": {}, "additionalProperties": False}
         return [
-            Tool("wifi_on", "Turn Wi-Fi on.", empty, on_bus("network", self._wifi_on), family="network"),
+            Tool("wifi_on", "Turn Wi-Fi on.", empty, on_bus("network", self._wifi_on), family="network",
+                 sides=("on", "off")),
             Tool("wifi_off", "Turn Wi-Fi off.", empty, on_bus("network", self._wifi_off), family="network",
-                 consequential=True),
+                 consequential=True, sides=("off", "on")),
             Tool("network_status", "Say which network the computer is connected to.", empty,
-                 on_bus("network", self._status), family="network"),
+                 on_bus("network", self._status), family="network", read_only=True),
         ]

@@ -63,6 +63,22 @@ class Tool:
     counted: Callable[[dict[str, Any]], tuple[int, str]] | None = None
     # Consequential for some arguments only: opening a cover is harmless for blinds, not for a garage door or a gate.
     sensitive: Callable[[dict[str, Any]], bool] | None = None
+    # Only reads state ("is the door locked?", "how long is left?"): what a question may lead to. Any other tool
+    # changes something, and a sentence that asks is never read as asking it to.
+    read_only: bool = False
+    # A paired action: (the side of the pair this tool is, the other side), e.g. ("on", "off"). The words of each
+    # side are in locales/<lang>/checks.toml [polarity]; a call whose other side was said, and its own not, is refused.
+    sides: tuple[str, str] | None = None
+    # Paired values of one argument: {argument: {value: (its side, the other side)}}, e.g. a direction up or down.
+    argument_sides: dict[str, dict[str, tuple[str, str]]] | None = None
+
+    def sides_of(self, arguments: dict[str, Any]) -> list[tuple[str, str]]:
+        """The paired sides a call with `arguments` takes: the tool's own, and those of its paired argument values."""
+        out = [self.sides] if self.sides else []
+        for key, values in (self.argument_sides or {}).items():
+            if str(arguments.get(key)) in values:
+                out.append(values[str(arguments[key])])
+        return out
 
     def describe(self, lang: str) -> str:
         """The description in `lang` from locales/<lang>/tools.toml, else the declaration's own (English) one.
@@ -162,6 +178,11 @@ class ToolRegistry:
         tool = self.get(name)
         validate(arguments, tool.parameters)
         return dict(arguments)
+
+    def reads_only(self, name: str) -> bool:
+        """Whether the tool `name` is declared read-only (an unknown name is not: it could change anything)."""
+        tool = self._tools.get(name)
+        return tool is not None and tool.read_only
 
     def offered(self) -> list[Tool]:
         """The tools the model may choose from right now (every declared tool still validates and runs)."""
