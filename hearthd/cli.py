@@ -274,14 +274,13 @@ def _fetch_hints(cfg: Config, store: Any, name: str, path: Path) -> list[str]:
 
 
 def _default_models(cfg: Config) -> list[str]:
+    from .audio.tts import VOICE_ENGINES
+
     names = [cfg.stt.model, cfg.agent.model]
     for voice in cfg.tts.voices.values():
         engine, _, name = voice.partition(":")
-        if engine == "piper" and not name.endswith(".onnx"):
-            names.append(name)
-        elif engine == "kokoro" and "kokoro-82m" not in names:
-            names.append("kokoro-82m")
-    return names
+        names += VOICE_ENGINES[engine].assets(name) if engine in VOICE_ENGINES else []
+    return list(dict.fromkeys(names))
 
 
 def _eval_model(args: argparse.Namespace, cfg: Config) -> Any:

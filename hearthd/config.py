@@ -18,6 +18,13 @@ from .errors import HearthdError
 from .locale import languages as supported_languages
 
 
+def _language_rules() -> types.ModuleType:
+    """hearthd.language, where each language's own defaults (language.toml) are read."""
+    from . import language
+
+    return language
+
+
 class ConfigError(HearthdError):
     """A configuration problem, with the dotted key path that caused it."""
 
@@ -91,6 +98,7 @@ class VadConfig:
     # end_silence_ms. Below speculate_ms it is speculate_ms plus the time to hear and decide.
     complete_silence_ms: int = 250
     follow_up_s: float = 8.0  # after a question, speech within this window needs no wake word
+    engine: str = "silero"  # the voice-activity engine (hearthd.engines: "silero", shipped in faster-whisper)
 
 
 @dataclass
@@ -125,7 +133,7 @@ class SttConfig:
     # the languages whose commands whisper base reads as well in that window (the spoken suites, 10 s against 30 s:
     # English 57 of 65 right against 56; Russian 45 of 64 against 48 and Hindi 25 of 63 against 32): the others get
     # whisper's 30 s, their language detected in it too
-    window_languages: list[str] = field(default_factory=lambda: ["en"])
+    window_languages: list[str] = field(default_factory=lambda: _language_rules().short_window_languages())
 
 
 @dataclass
@@ -134,6 +142,16 @@ class AgentConfig:
 
     model: str = "qwen2.5-coder-0.5b"
     model_path: str = ""  # any Qwen-family tool-calling GGUF, e.g. BotPsy-0.8B
+    # where the model runs (hearthd.engines): "local", llama-cpp-python in this process; or "server", an inference
+    # server at `uri` (llama-cpp-python's llama_cpp.server) running the same GGUF (read here for its vocabulary only)
+    engine: str = "local"
+    uri: str = ""  # with engine = "server": http://HOST:PORT
+    # with engine = "server": a second server process for the relevance check's prompt (http://HOST:PORT; "" = the
+    # same server). One server keeps one prompt evaluated: the agent's and the check's then take turns evicting each
+    # other, and the catalogue is evaluated again every turn
+    check_uri: str = ""
+    server_timeout_s: float = 30.0  # the longest wait for one answer of the server (a turn's own limit comes first)
+    api_key: str = ""  # with engine = "server": the server's --api_key, sent as a bearer token ("" = none)
     n_ctx: int = 8192
     threads: int = 0  # 0 = the cores free now, looked at again each turn (prompt batches use the same number)
     max_tokens: int = 160
@@ -166,7 +184,6 @@ class AgentConfig:
         return 0 if self.thinking.strip().lower() == "off" else int(self.thinking)
 
 
-TTS_ENGINES = ("piper", "kokoro", "festival", "espeak")  # the local voices (hearthd.audio.tts.tts_engines)
 
 
 @dataclass
@@ -175,10 +192,7 @@ class TtsConfig:
     `festival:<voice>` or `espeak:<voice>`. The defaults are the best offline voice of each language; a Piper voice
     fetched for a language (`hearthd models fetch voices`) speaks instead, and espeak-ng where a voice cannot."""
 
-    voices: dict[str, str] = field(
-        default_factory=lambda: {"en": "piper:piper-en-joe", "hi": "kokoro:hf_alpha",
-                                 "ru": "festival:msu_ru_nsh_clunits"}
-    )
+    voices: dict[str, str] = field(default_factory=lambda: _language_rules().default_voices())  # language.toml
     length_scale: float = 1.0
     engine: str = "local"  # "local" (the voices above) or "wyoming" (a Wyoming tts service at `uri`)
     uri: str = ""  # with engine = "wyoming": tcp://HOST:PORT or unix:///PATH
@@ -422,18 +436,11 @@ def _validate(cfg: Config) -> None:
             raise ConfigError(f"must be \"here\" or \"all\", got {satellite.rings!r}", f"satellites[{i}].rings")
         if not satellite.uri:
             raise ConfigError("a satellite needs its uri (tcp://HOST:PORT)", f"satellites[{i}].uri")
-    for lang, voice in cfg.tts.voices.items():
-        if ":" not in voice or voice.split(":", 1)[0] not in TTS_ENGINES or not voice.split(":", 1)[1]:
-            raise ConfigError(f"expected 'piper:<asset or path>', 'kokoro:<voice>', 'festival:<voice>' or "
-                              f"'espeak:<voice>', got {voice!r}", f"tts.voices.{lang}")
-        engine, name = voice.split(":", 1)
-        if engine == "kokoro":
-            from .audio.kokoro import VOICES
+    from .audio.tts import voice_spec_problem
 
-            if name not in VOICES:
-                raise ConfigError(f"no Kokoro voice {name!r} (known: {', '.join(VOICES)})", f"tts.voices.{lang}")
-        if engine == "festival" and not name.replace("_", "").isalnum():
-            raise ConfigError(f"not a festival voice name: {name!r}", f"tts.voices.{lang}")
+    for lang, voice in cfg.tts.voices.items():
+        if problem := voice_spec_problem(voice):  # the voice engines registered (hearthd.audio.tts.VOICE_ENGINES)
+            raise ConfigError(problem, f"tts.voices.{lang}")
     if not 0.0 < cfg.vad.threshold < 1.0:
         raise ConfigError("must be between 0 and 1", "vad.threshold")
     if not 0 < cfg.mqtt.port < 65536:
@@ -456,14 +463,23 @@ def _validate(cfg: Config) -> None:
         raise ConfigError('must be "detect" or "pipeline"', "wyoming.language")
     if cfg.dbus.timeout_s <= 0:
         raise ConfigError("must be positive", "dbus.timeout_s")
-    for section, local in (("stt", "whisper"), ("tts", "local"), ("wake", "micro")):
+    from . import engines
+
+    for section in engines.STAGES:  # each stage's engine is one registered for it (hearthd.engines)
         part = getattr(cfg, section)
-        if part.engine not in (local, "wyoming"):
-            raise ConfigError(f"expected \"{local}\" or \"wyoming\", got {part.engine!r}", f"{section}.engine")
-        if part.engine == "wyoming" and not part.uri:
-            raise ConfigError("a Wyoming service needs its uri: tcp://HOST:PORT or unix:///PATH", f"{section}.uri")
-        if part.uri and (problem := wyoming_uri_problem(part.uri)):
-            raise ConfigError(f"{problem}, got {part.uri!r}", f"{section}.uri")
+        if part.engine not in engines.names(section):
+            raise ConfigError(f"expected one of {', '.join(map(repr, engines.names(section)))}, got {part.engine!r}",
+                              f"{section}.engine")
+        uri, chosen = getattr(part, "uri", ""), engines.engine(section, part.engine)
+        if chosen.remote and not uri:
+            raise ConfigError(f"the {part.engine} engine runs elsewhere and needs its uri", f"{section}.uri")
+        # the uri is checked as the chosen engine reads it, or (kept for later) as one of the stage's remote ones does
+        checks = [chosen.uri_problem] if chosen.uri_problem else [
+            e.uri_problem for e in map(lambda n: engines.engine(section, n), engines.names(section)) if e.uri_problem]
+        for key, value in vars(part).items():  # `uri`, and any other service address of the stage (`check_uri`)
+            if (key == "uri" or key.endswith("_uri")) and value and checks \
+                    and all(problems := [check(value) for check in checks]):
+                raise ConfigError(f"{problems[0]}, got {value!r}", f"{section}.{key}")
     # where hearthd serves Wyoming, and each satellite it serves: checked at load, not when the server starts
     for key, uri in [("wyoming.uri", cfg.wyoming.uri)] + [(f"satellites[{i}].uri", sat.uri)
                                                          for i, sat in enumerate(cfg.satellites)]:
@@ -703,7 +719,7 @@ def load_config(path: str | Path | None = None, environ: typing.Mapping[str, str
 
 
 MASK = "********"
-_SECRET = re.compile(r"password|passwd|secret|token|credential", re.IGNORECASE)
+_SECRET = re.compile(r"password|passwd|secret|token|credential|api_key", re.IGNORECASE)
 
 
 def masked_dict(cfg: Config) -> dict[str, Any]:

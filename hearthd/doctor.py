@@ -24,15 +24,8 @@ class Finding:
     required: bool = True
 
 
-def check_models(cfg: Config, store: AssetStore) -> list[Finding]:
-    wanted = [("agent", cfg.agent.model, cfg.agent.model_path)]
-    if cfg.stt.engine != "wyoming":  # a remote stage needs no model here (check_remote asks the remote instead)
-        wanted.append(("stt", cfg.stt.model, cfg.stt.model_path))
-    for lang, voice in cfg.tts.voices.items() if cfg.tts.engine != "wyoming" else ():
-        engine, _, name = voice.partition(":")
-        if engine == "piper":
-            is_path = name.endswith(".onnx") or os.sep in name
-            wanted.append((f"tts.{lang}", "" if is_path else name, name if is_path else ""))
+def _model_findings(store: AssetStore, wanted: list[tuple[str, str, str]]) -> list[Finding]:
+    """Whether each (role, catalogue name, explicit path) model is in place."""
     out = []
     for role, name, path in wanted:
         if path and not name and role.startswith("tts"):
@@ -47,8 +40,55 @@ def check_models(cfg: Config, store: AssetStore) -> list[Finding]:
                                "" if ok else status.detail))
         except AssetError as e:
             out.append(Finding("models", f"{role}: {name or path}", False, e.message, e.message))
-    out.append(check_agent_model(cfg, store))
     return out
+
+
+def check_stages(cfg: Config, store: AssetStore | None, remote: bool | None = None) -> list[Finding]:
+    """Each stage's engine checked by its own check (hearthd.engines): the local ones' models and voices, a remote
+    one's service; `remote` keeps only the remote (True) or the local (False) stages."""
+    from .engines import STAGES, selected
+
+    memo: dict[str, Any] = {}  # one describe per uri: one service often serves several stages
+    out = []
+    for stage in STAGES:
+        engine = selected(cfg, stage)
+        if remote is None or engine.remote == remote:
+            out += engine.check(cfg, store, memo)
+    return out
+
+
+def local_stt_findings(cfg: Config, store: AssetStore | None, memo: dict[str, Any]) -> list[Finding]:
+    """faster-whisper here: its model is in place."""
+    return _model_findings(store, [("stt", cfg.stt.model, cfg.stt.model_path)]) if store is not None else []
+
+
+def local_agent_findings(cfg: Config, store: AssetStore | None, memo: dict[str, Any]) -> list[Finding]:
+    """The model run here: in place, and what it is."""
+    if store is None:
+        return []
+    return _model_findings(store, [("agent", cfg.agent.model, cfg.agent.model_path)]) + [check_agent_model(cfg, store)]
+
+
+def server_agent_findings(cfg: Config, store: AssetStore | None, memo: dict[str, Any]) -> list[Finding]:
+    """The agent on an inference server: the GGUF whose vocabulary and chat template are read here is in place, and
+    the server answers with a model of that vocabulary."""
+    if store is None:
+        return []
+    out = _model_findings(store, [("agent", cfg.agent.model, cfg.agent.model_path)])
+    if not out[-1].ok:
+        return out
+    from .agent.model import ModelError
+    from .agent.server import ServerModel
+
+    name = f"agent: {cfg.agent.uri}"
+    try:
+        path = store.resolve(cfg.agent.model, explicit_path=cfg.agent.model_path or None)
+        served = ServerModel(path, cfg.agent, cfg.agent.uri).check_server()
+    except ModelError as e:
+        return out + [Finding("remote", name, False, e.message,
+                              "start the inference server there (README: The agent on another machine), or fix "
+                              "agent.uri / agent.model")]
+    return out + [Finding("remote", name, True, f"answers, serving {served}; same vocabulary as {path.name}")]
 
 
 def check_agent_model(cfg: Config, store: AssetStore) -> Finding:
@@ -83,29 +123,39 @@ def check_agent_model(cfg: Config, store: AssetStore) -> Finding:
     return Finding("models", "agent model", True, detail + (f"; thinking up to {thinking} tokens" if thinking else ""))
 
 
-def check_engines(cfg: Config, store: AssetStore | None = None) -> list[Finding]:
-    """The local engines: the wake word model, espeak-ng where a voice needs it, the voice of each language (a remote
-    stage: check_remote)."""
-    out = []
-    if cfg.wake.engine != "wyoming":
-        try:
-            from pymicro_wakeword import Model
+def local_wake_findings(cfg: Config, store: AssetStore | None, memo: dict[str, Any]) -> list[Finding]:
+    """microWakeWord here: the configured wake word is one of its built-in models."""
+    try:
+        from pymicro_wakeword import Model
 
-            names = [m.value for m in Model]
-            ok = cfg.wake.model in names
-            out.append(Finding("models", f"wake word: {cfg.wake.model}", ok, "built into pymicro-wakeword" if ok
-                               else f"not a built-in model ({', '.join(names)})", "" if ok else "set wake.model"))
-        except ImportError as e:
-            out.append(Finding("models", "wake word", False, str(e), "pip install pymicro-wakeword"))
-    if cfg.tts.engine == "wyoming":
-        return out
-    espeak_needed = any(v.partition(":")[0] in ("espeak", "kokoro") for v in cfg.tts.voices.values())
+        names = [m.value for m in Model]
+        ok = cfg.wake.model in names
+        return [Finding("models", f"wake word: {cfg.wake.model}", ok, "built into pymicro-wakeword" if ok
+                        else f"not a built-in model ({', '.join(names)})", "" if ok else "set wake.model")]
+    except ImportError as e:
+        return [Finding("models", "wake word", False, str(e), "pip install pymicro-wakeword")]
+
+
+def local_voice_findings(cfg: Config, store: AssetStore | None, memo: dict[str, Any]) -> list[Finding]:
+    """The voices here: each Piper voice named by tts.voices in place, espeak-ng where a voice needs it, and the voice
+    each language gets and why."""
+    from .audio.tts import VOICE_ENGINES
+
+    wanted = []
+    for lang, voice in cfg.tts.voices.items():
+        engine, _, name = voice.partition(":")
+        if engine == "piper" and (name.endswith(".onnx") or os.sep in name):
+            wanted.append((f"tts.{lang}", "", name))  # a Piper voice given by its path
+        elif engine in VOICE_ENGINES:
+            wanted += [(f"tts.{lang}", asset, "") for asset in VOICE_ENGINES[engine].assets(name)]
+    out = _model_findings(store, wanted) if store is not None else []
+    espeak_needed = any(VOICE_ENGINES[v.partition(":")[0]].uses_espeak for v in cfg.tts.voices.values()
+                        if v.partition(":")[0] in VOICE_ENGINES)
     espeak = shutil.which("espeak-ng")
     out.append(Finding("tts", "espeak-ng", bool(espeak), espeak or "not installed",
                        "" if espeak else "apt-get install espeak-ng (Kokoro reads its phonemes; the fallback voice)",
                        required=espeak_needed))
-    out += check_voices(cfg, store)
-    return out
+    return out + check_voices(cfg, store)
 
 
 def voice_choices(cfg: Config, store: AssetStore) -> list[Any]:
@@ -130,29 +180,29 @@ def check_voices(cfg: Config, store: AssetStore | None) -> list[Finding]:
 
 
 def check_remote(cfg: Config) -> list[Finding]:
-    """Each stage given to a Wyoming service (`<stage>.engine = "wyoming"`): the service answers `describe` and offers
+    """Each stage given to a service elsewhere: whether it answers and offers what hearthd will ask of it."""
+    return check_stages(cfg, None, remote=True)
+
+
+def remote_findings(cfg: Config, store: AssetStore | None, memo: dict[str, Any], stage: str) -> list[Finding]:
+    """A stage given to a Wyoming service (`<stage>.engine = "wyoming"`): the service answers `describe` and offers
     what hearthd will ask of it (speech to text; a voice, the one named if any; the configured wake word)."""
     from .audio.remote import describe
 
-    stages = [("stt", cfg.stt.engine, cfg.stt.uri), ("tts", cfg.tts.engine, cfg.tts.uri),
-              ("wake", cfg.wake.engine, cfg.wake.uri)]
-    out = []
-    asked: dict[str, Any] = {}  # one describe per uri: one service often serves all three
-    for stage, engine, uri in stages:
-        if engine != "wyoming" or (stage == "wake" and not cfg.wake.enabled):
-            continue
-        if uri not in asked:
-            try:
-                asked[uri] = describe(uri)
-            except Exception as e:  # noqa: BLE001 - whatever the remote did, doctor says it and goes on
-                asked[uri] = e
-        info = asked[uri]
-        if isinstance(info, Exception):
-            out.append(Finding("remote", f"{stage}: {uri}", False, f"not answering: {info}",
-                               f"start the Wyoming service there, or fix {stage}.uri"))
-            continue
-        out.append(_offered(cfg, stage, uri, info))
-    return out
+    if stage == "wake" and not cfg.wake.enabled:
+        return []
+    uri = getattr(cfg, stage).uri
+    key = f"wyoming:{uri}"
+    if key not in memo:
+        try:
+            memo[key] = describe(uri)
+        except Exception as e:  # noqa: BLE001 - whatever the remote did, doctor says it and goes on
+            memo[key] = e
+    info = memo[key]
+    if isinstance(info, Exception):
+        return [Finding("remote", f"{stage}: {uri}", False, f"not answering: {info}",
+                        f"start the Wyoming service there, or fix {stage}.uri")]
+    return [_offered(cfg, stage, uri, info)]
 
 
 def _offered(cfg: Config, stage: str, uri: str, info: Any) -> Finding:
@@ -359,6 +409,6 @@ def check_state(cfg: Config) -> list[Finding]:
 
 def run_checks(cfg: Config, store: AssetStore) -> list[Finding]:
     """Every check, in display order."""
-    return (check_models(cfg, store) + check_engines(cfg, store) + check_remote(cfg) + check_audio() + check_volume(cfg)
-            + check_dbus(cfg) + check_mqtt(cfg) + check_state(cfg))
+    return (check_stages(cfg, store) + check_audio() + check_volume(cfg) + check_dbus(cfg) + check_mqtt(cfg)
+            + check_state(cfg))
 

@@ -2,8 +2,9 @@
 gets Whisper's restricted detection).
 
 A language is data first (locales/<lang>/, read through hearthd.locale): `rules(lang)` gives every language the
-defaults its files drive (language.toml: the script it is typed in, whether month names are capitalised; one/many
-plurals; numbers spoken as digits). Only what data cannot say is code, registered here by language code with
+defaults its files drive (language.toml: the script it is typed in, whether month names are capitalised, its
+default voice, whether Home Assistant's sentence library has it, whether whisper reads it from a short window;
+one/many plurals; numbers spoken as digits). Only what data cannot say is code, registered here by language code with
 `register` (Russian plural classes and number words, Hindi number words, romanised Hindi, Urdu-script transcripts).
 A language with no code of its own gets the defaults, never another language's rules.
 """
@@ -38,6 +39,9 @@ class LanguageRules:
     code: str
     script: str = "latin"  # language.toml `script`: latin, cyrillic or devanagari ("" for an unknown language)
     capitalize_months: bool = False  # language.toml: "December 5" (English), "5 декабря"
+    voice: str = ""  # language.toml `voice`: the default of tts.voices for it ("" : none, espeak-ng speaks it)
+    sentence_library: bool = False  # language.toml: Home Assistant's sentence library has it (hearthd.agent.library)
+    short_window: bool = False  # language.toml: whisper reads it from a short window (stt.window_languages default)
     plural: Callable[[int], int] = _one_many  # n → the index of the noun form in spoken.toml `forms`
     number_words: Callable[[int, str], str] | None = None  # (0-9999, gender) → words; None: digits
     reads_latin: Callable[[str], bool] | None = None  # Latin-letter text that is this language (romanised Hindi)
@@ -45,11 +49,12 @@ class LanguageRules:
 
 
 _CODE: dict[str, dict[str, Any]] = {}
+DECLARED = ("code", "script", "capitalize_months", "voice", "sentence_library", "short_window")  # language.toml's
 
 
 def register(lang: str, **code: Any) -> None:
     """Give `lang` code of its own (any LanguageRules field: plural, number_words, reads_latin, transcript)."""
-    unknown = set(code) - {f for f in LanguageRules.__dataclass_fields__ if f not in ("code", "script")}
+    unknown = set(code) - {f for f in LanguageRules.__dataclass_fields__ if f not in DECLARED}
     if unknown:
         raise TypeError(f"not a language rule: {', '.join(sorted(unknown))}")
     _CODE.setdefault(lang, {}).update(code)
@@ -58,14 +63,28 @@ def register(lang: str, **code: Any) -> None:
 
 def rules(lang: str) -> LanguageRules:
     """`lang`'s rules: the data-driven defaults (locales/<lang>/language.toml) with its registered code."""
-    return _rules(lang, lang in languages())
+    return _rules(lang, lang in languages(), os.environ.get(ENV, ""))
 
 
 @functools.cache
-def _rules(lang: str, supported: bool) -> LanguageRules:
+def _rules(lang: str, supported: bool, extra: str) -> LanguageRules:
+    """`extra`: the HEARTHD_LOCALES the folders were found under (another set of folders, other declarations)."""
     data = table(lang, "language.toml")
     script = str(data.get("script", "latin" if supported else ""))
-    return LanguageRules(lang, script, bool(data.get("capitalize_months", False)), **_CODE.get(lang, {}))
+    return LanguageRules(lang, script, bool(data.get("capitalize_months", False)), str(data.get("voice", "")),
+                         bool(data.get("sentence_library", False)), bool(data.get("short_window", False)),
+                         **_CODE.get(lang, {}))
+
+
+def default_voices() -> dict[str, str]:
+    """Each installed language's default voice (language.toml `voice`): tts.voices when the config says nothing."""
+    return {lang: rules(lang).voice for lang in languages() if rules(lang).voice}
+
+
+def short_window_languages() -> list[str]:
+    """The languages whisper reads from a short window (language.toml `short_window`): stt.window_languages'
+    default."""
+    return [lang for lang in languages() if rules(lang).short_window]
 
 
 def language_of_text(text: str, allowed: list[str] | tuple[str, ...], default: str = "en") -> str:

@@ -168,16 +168,14 @@ def tone(seconds: float) -> np.ndarray:
 @pytest.fixture
 def home(base_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Components:
     """A hearthd without models: the templates answer, the stages are fakes (in `home.fakes`)."""
-    import hearthd.daemon.live as live
-
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
-    monkeypatch.setattr(live, "SpeechProbability", Loud)  # the "stop" listener while it speaks
     cfg = copy.deepcopy(base_config)
     cfg.mqtt.enabled = cfg.dbus.enabled = False
     cfg.agent.model = cfg.agent.model_path = ""
     components = Components(cfg)
     stt, voices = FakeStt(), FakeVoices()
     components._cache.update(wake=FakeWake(), stt=stt, vad=Endpointer(cfg.vad, Loud()))
+    monkeypatch.setattr(components, "speech_probability", Loud)  # the "stop" listener while it speaks
     components.voices = voices
     components.fakes = {"stt": stt, "voices": voices}  # type: ignore[attr-defined]
     return components

@@ -91,3 +91,22 @@ def test_a_fast_path_turn_in_a_language_made_from_files_alone(tmp_path: Path) ->
     unknown = subprocess.run([sys.executable, "-m", "hearthd", "ask", "--lang", "xx", "wecker 7:30"],
                              capture_output=True, text=True, timeout=120, env={**env, locale.ENV: ""})
     assert unknown.returncode == 2 and "invalid choice: 'xx'" in unknown.stderr  # without the folder: unknown
+
+
+def test_a_language_declares_its_voice_library_and_window_in_its_folder(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """language.toml, not Python, says a language's default voice, whether Home Assistant's sentence library has it,
+    and whether whisper reads it from the short window; a language that says nothing gets none of them."""
+    from hearthd.agent.library import covered
+    from hearthd.config import Config
+
+    folder = _new_language(tmp_path, "de")
+    (folder / "language.toml").write_text('script = "latin"\nvoice = "espeak:de"\n', encoding="utf-8")
+    plain = _new_language(tmp_path, "xx")
+    (plain / "language.toml").write_text('script = "latin"\n', encoding="utf-8")
+    monkeypatch.setenv(locale.ENV, str(tmp_path))
+    cfg = Config()
+    assert cfg.tts.voices["de"] == "espeak:de" and "xx" not in cfg.tts.voices
+    assert cfg.tts.voices["ru"] == "festival:msu_ru_nsh_clunits"  # the installed ones keep their own
+    assert cfg.stt.window_languages == ["en"]
+    assert [covered(lang) for lang in ("en", "ru", "hi", "de", "xx")] == [True, True, True, False, False]
+    assert load_config(environ={"HEARTHD__GENERAL__LANGUAGE": '"de"'}).tts.voices["de"] == "espeak:de"

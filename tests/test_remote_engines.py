@@ -457,16 +457,14 @@ class Loud:
 
 async def test_the_live_loop_runs_a_turn_over_fakes_of_the_protocols(base_config: Config, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    import hearthd.daemon.live as live
-
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
-    monkeypatch.setattr(live, "SpeechProbability", Loud)  # the "stop" listener while it speaks
     cfg = copy.deepcopy(base_config)
     cfg.mqtt.enabled = cfg.dbus.enabled = False
     cfg.agent.model = cfg.agent.model_path = ""  # no model: the templates answer
     components = Components(cfg)
     wake, stt, voices = FakeWake(), FakeStt("what time is it"), FakeVoices()
     components._cache.update(wake=wake, stt=stt, vad=Endpointer(cfg.vad, Loud()))
+    monkeypatch.setattr(components, "speech_probability", Loud)  # the "stop" listener while it speaks
     components.voices = voices
 
     def boom(*args: Any) -> Any:
@@ -509,7 +507,7 @@ async def test_the_live_loop_runs_a_turn_over_fakes_of_the_protocols(base_config
 async def test_doctor_asks_the_remote_what_it_offers_and_needs_no_local_model_for_it(
         remote: str, base_config: Config, tmp_path: Path) -> None:
     from hearthd.assets import AssetStore
-    from hearthd.doctor import check_engines, check_models, check_remote
+    from hearthd.doctor import check_remote, check_stages
 
     cfg = client_config(base_config, remote)
     cfg.stt.model = "no-such-whisper"  # not needed here: the remote transcribes
@@ -517,7 +515,7 @@ async def test_doctor_asks_the_remote_what_it_offers_and_needs_no_local_model_fo
     assert [(f.area, f.name.split(":")[0], f.ok) for f in found] == [
         ("remote", "stt", True), ("remote", "tts", True), ("remote", "wake", True)]
     assert "hearthd" in found[0].detail and "okay_nabu" in found[2].detail  # what it offers, named
-    local = check_models(cfg, AssetStore(tmp_path / "store")) + check_engines(cfg)
+    local = check_stages(cfg, AssetStore(tmp_path / "store"), remote=False)
     assert not [f for f in local if f.name.startswith(("stt", "tts.", "wake word"))]
 
     cfg.wake.model, cfg.tts.voice = "hey_computer", "no-such-voice"  # what it does not offer: said, with the key

@@ -358,11 +358,9 @@ async def test_satellites_that_never_answer_load_no_model(components: Components
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 26: 1,000 `[[satellites]]` entries took 3.1 GB before any connected (two VAD models each, up front).
     Now a satellite's endpointers are made when it first connects, so a house of unplugged ones costs nothing."""
-    import hearthd.daemon.satellites as module
-
     made: list[object] = []
-    real = module.SpeechProbability
-    monkeypatch.setattr(module, "SpeechProbability", lambda: made.append(1) or real())
+    real = components.speech_probability
+    monkeypatch.setattr(components, "speech_probability", lambda: made.append(1) or real())
     configured = [SatelliteConfig(uri=f"tcp://127.0.0.1:{free_port()}", name=f"room{n}") for n in range(40)]
     trace = Trace()
     hub = SatelliteHub(components, trace, satellites=configured)
@@ -373,7 +371,7 @@ async def test_satellites_that_never_answer_load_no_model(components: Components
     finally:
         await hub.stop()
     assert made == []
-    assert all(link._endpointer is None and link._barge is None for link in hub.links.values())
+    assert all(link._endpointer is None and link.head._barge is None for link in hub.links.values())
 
 
 async def test_a_satellite_that_claims_a_huge_event_is_dropped_not_believed(components: Components) -> None:

@@ -21,7 +21,7 @@ from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from .dialect import dialect_named, typed_arguments
 from .grammar import NO_TOOL, arguments_grammars, no_tool_schema
 from .grounding import missing_arguments, read_arguments, ungrounded_arguments
-from .model import ChatModel, OutOfTime, RequestTooLong
+from .model import AgentModel, OutOfTime, RequestTooLong
 from .parsing import ToolCall, ToolCallParseError, parse_tool_calls, strip_thinking
 from .relevance import SIDE_CONTEXT_TOKENS, RelevanceCheck
 from .split import split_requests
@@ -80,13 +80,13 @@ class Agent:
     """Asks the model for a call under a grammar derived from the tools, then validates what comes back."""
 
     @classmethod
-    def configured(cls, model: ChatModel, registry: ToolRegistry, cfg: Any, **extra: Any) -> Agent:
+    def configured(cls, model: AgentModel, registry: ToolRegistry, cfg: Any, **extra: Any) -> Agent:
         """The agent as `cfg` (an AgentConfig) sets it: the daemon, `hearthd eval` and the tests decide with the same
         bars (an eval built without the lower bar once measured a stricter agent than the daemon runs)."""
         return cls(model, registry, min_tool_probability=cfg.min_tool_probability, min_relevance=cfg.min_relevance,
                    min_relevance_grounded=cfg.min_relevance_grounded, thinking=cfg.thinking_budget, **extra)
 
-    def __init__(self, model: ChatModel, registry: ToolRegistry, state_dir: Path | None = None,
+    def __init__(self, model: AgentModel, registry: ToolRegistry, state_dir: Path | None = None,
                  min_tool_probability: float = 0.0, min_relevance: float = 0.0, max_calls: int = 3,
                  max_turn_s: float = 0.0, thinking: int = 0,
                  gate: Callable[[], AbstractContextManager[float | None]] | None = None,

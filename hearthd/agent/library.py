@@ -26,7 +26,14 @@ log = logging.getLogger(__name__)
 # (`general.area`): set around one turn, it is that turn's "here"; unset, every turn keeps the configured area.
 turn_area: ContextVar[str] = ContextVar("turn_area", default="")
 
-LIBRARY_LANGUAGES = ("en", "ru", "hi")
+
+def covered(lang: str) -> bool:
+    """Whether Home Assistant's sentence library has `lang` (its language.toml says `sentence_library = true`)."""
+    from ..language import rules
+
+    return rules(lang).sentence_library
+
+
 ROOM = "area"  # the argument "Which room — or all of them?" asks for (ask.area), when no room is said or known
 # The room a template that needs the speaking device's room is read with when none is known (no general.area, no
 # satellite's): a call with it is a group "in here" said where "here" is no room, and becomes the question which room.
@@ -153,7 +160,7 @@ class Library:
                 if counts[w] == 1 and len(w) > 2 and w not in general and w not in full]
 
     def match(self, text: str, lang: str, here: str = "") -> Decision | None:
-        intents = _intents(lang) if lang in LIBRARY_LANGUAGES else None
+        intents = _intents(lang) if covered(lang) else None
         if intents is None:
             return None
         from hassil import recognize_best

@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import llama_cpp
 import numpy as np
@@ -208,29 +208,50 @@ class Completion:
     stopped_at: str = ""  # the stop string that ended it, if any
 
 
-class ChatModel:
-    """llama-cpp-python with the model's own Jinja chat template (Qwen2.5, Qwen3, Qwen3.5: `tools` aware)."""
+class AgentModel(Protocol):
+    """What the agent asks of its model, wherever the weights run: here (ChatModel) or on an inference server
+    (hearthd.agent.server.ServerModel). Every prompt is written in the model's own tokens."""
 
+    cfg: AgentConfig
+    capabilities: Capabilities
+    budget_state: Budget
+
+    def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+               thinking: bool = False) -> str: ...
+    def tokens_plain(self, text: str) -> list[int]: ...
+    def tokens_special(self, text: str) -> list[int]: ...
+    def special_token(self, text: str) -> int: ...
+    def prefix_tokens(self, prefix: str) -> list[int]: ...
+    def prompt_tokens(self, prefix: str, rest: str, state_dir: Path | None) -> tuple[str, list[int]]: ...
+    def ensure_prefix(self, prefix: str, state_dir: Path | None) -> str: ...
+    def logprobs_after(self, tokens: list[int]) -> Any: ...  # indexed by token id (one or several): log P
+    def complete(self, tokens: list[int], grammar: str | None = None, max_tokens: int | None = None,
+                 deadline: float = float("inf"), stop: tuple[str, ...] = ()) -> Completion: ...
+    def budget(self, deadline: float) -> contextlib.AbstractContextManager[None]: ...
+    def cut(self) -> None: ...
+    def fit_threads(self) -> int: ...
+    def side(self, n_ctx: int) -> AgentModel: ...
+    def room(self) -> int: ...
+    @property
+    def evaluated_total(self) -> int: ...
+
+
+class Prompts:
+    """Writing prompts in a model's own tokens: its chat template (Jinja, `tools` aware) and its vocabulary, from a
+    loaded `Llama` (`self.llm`, weights or vocabulary only), and the turn's deadline. Shared by the model run here
+    (ChatModel) and the one run on an inference server (hearthd.agent.server.ServerModel), so both write every prompt
+    token for token alike."""
+
+    llm: Any
+    cfg: AgentConfig
+    _formatter: Any
+    _grammars: dict[str, Any]
     SNAPSHOTS = 4  # prefix states kept in memory (one per language and catalogue in use)
 
-    def __init__(self, path: Path, cfg: AgentConfig) -> None:
-        from llama_cpp import Llama
+    def _read_template(self, path: Path) -> None:
+        """The chat template and what it can do (capabilities), from the loaded model's metadata."""
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-        self.cfg = cfg
-        self.path = path
-        threads = threads_for(cfg.threads)
-        try:
-            self.llm = Llama(
-                model_path=str(path),
-                n_ctx=cfg.n_ctx,
-                n_threads=threads,
-                n_threads_batch=threads,  # llama-cpp-python's default is every core, busy or not
-                n_batch=512,
-                verbose=False,
-            )
-        except (ValueError, RuntimeError) as e:
-            raise ModelError(f"cannot load {path}: {e}") from e
         template = self.llm.metadata.get("tokenizer.chat_template")
         if not template:
             raise ModelError(f"{path} has no chat template in its metadata; hearthd needs a Qwen-family GGUF")
@@ -239,16 +260,8 @@ class ChatModel:
         eos = self._token_text(self.llm.token_eos())
         bos = self._token_text(self.llm.token_bos())
         self._formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
-        self._grammars: dict[str, Any] = {}
-        self._side: ChatModel | None = None
-        self._snapshots: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
-        self._logits_live = False  # the context's last logits belong to its last cached token
-        self.evaluated = 0  # tokens decoded through this context, for the trace and bench/agent.py
-        self.restores = 0  # snapshot restores (each one instead of re-evaluating the prefix)
         self._prefix_tokens: dict[str, list[int]] = {}
         self.budget_state = Budget()
-        self.threads = threads
-        self._rate: float | None = None  # prompt tokens per second in the last chunk
 
     @contextlib.contextmanager
     def budget(self, deadline: float) -> Iterator[None]:
@@ -263,31 +276,6 @@ class ChatModel:
         """End what runs now at its next chunk (OutOfTime), e.g. a warm-up when a turn needs the model."""
         self.budget_state.deadline = float("-inf")
 
-    def fit_threads(self) -> int:
-        """With agent.threads = 0, as many threads as cores are free now (this context and the side one)."""
-        if self.cfg.threads <= 0:
-            n = threads_for(0)
-            for model in (self, self._side):
-                if model is not None and model.threads != n:
-                    llama_cpp.llama_set_n_threads(model.llm._ctx.ctx, n, n)
-                    model.threads = n
-        return self.threads
-
-    def side(self, n_ctx: int) -> ChatModel:
-        """A second context on the same weights (mmap-shared), for checks that must not evict the main
-        context's cached prompt prefix."""
-        if self._side is None:
-            from dataclasses import replace
-
-            self._side = ChatModel(self.path, replace(self.cfg, n_ctx=n_ctx))
-            self._side.budget_state = self.budget_state  # one deadline for the turn, whichever context runs
-        return self._side
-
-    @property
-    def evaluated_total(self) -> int:
-        """Tokens evaluated by this context and its side context."""
-        return self.evaluated + (self._side.evaluated if self._side is not None else 0)
-
     def _token_text(self, token: int) -> str:
         if token < 0:
             return ""
@@ -296,7 +284,7 @@ class ChatModel:
     def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                thinking: bool = False) -> str:
         """The prompt text up to the assistant's turn, with the template's thinking mode on or off."""
-        return self._formatter(messages=messages, tools=tools, enable_thinking=thinking).prompt  # type: ignore[arg-type]
+        return str(self._formatter(messages=messages, tools=tools, enable_thinking=thinking).prompt)
 
     def grammar(self, text: str) -> Any:
         from llama_cpp import LlamaGrammar
@@ -332,6 +320,62 @@ class ChatModel:
 
     def detokenize(self, tokens: list[int]) -> str:
         return self.llm.detokenize(tokens, special=True).decode("utf-8", errors="replace")
+
+
+class ChatModel(Prompts):
+    """llama-cpp-python with the model's own Jinja chat template (Qwen2.5, Qwen3, Qwen3.5: `tools` aware)."""
+
+    def __init__(self, path: Path, cfg: AgentConfig) -> None:
+        from llama_cpp import Llama
+
+        self.cfg = cfg
+        self.path = path
+        threads = threads_for(cfg.threads)
+        try:
+            self.llm = Llama(
+                model_path=str(path),
+                n_ctx=cfg.n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,  # llama-cpp-python's default is every core, busy or not
+                n_batch=512,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError) as e:
+            raise ModelError(f"cannot load {path}: {e}") from e
+        self._read_template(path)
+        self._grammars: dict[str, Any] = {}
+        self._side: ChatModel | None = None
+        self._snapshots: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
+        self._logits_live = False  # the context's last logits belong to its last cached token
+        self.evaluated = 0  # tokens decoded through this context, for the trace and bench/agent.py
+        self.restores = 0  # snapshot restores (each one instead of re-evaluating the prefix)
+        self.threads = threads
+        self._rate: float | None = None  # prompt tokens per second in the last chunk
+
+    def fit_threads(self) -> int:
+        """With agent.threads = 0, as many threads as cores are free now (this context and the side one)."""
+        if self.cfg.threads <= 0:
+            n = threads_for(0)
+            for model in (self, self._side):
+                if model is not None and model.threads != n:
+                    llama_cpp.llama_set_n_threads(model.llm._ctx.ctx, n, n)
+                    model.threads = n
+        return self.threads
+
+    def side(self, n_ctx: int) -> ChatModel:
+        """A second context on the same weights (mmap-shared), for checks that must not evict the main
+        context's cached prompt prefix."""
+        if self._side is None:
+            from dataclasses import replace
+
+            self._side = ChatModel(self.path, replace(self.cfg, n_ctx=n_ctx))
+            self._side.budget_state = self.budget_state  # one deadline for the turn, whichever context runs
+        return self._side
+
+    @property
+    def evaluated_total(self) -> int:
+        """Tokens evaluated by this context and its side context."""
+        return self.evaluated + (self._side.evaluated if self._side is not None else 0)
 
     # -- the cache ---------------------------------------------------------------------------------------
 

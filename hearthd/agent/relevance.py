@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..tools.registry import Tool
-from .model import ChatModel, RequestTooLong
+from .model import AgentModel, RequestTooLong
 
 # Calibrated on the BFCL irrelevance/simple/multiple cases (see the note of issue 3); the examples are our
 # own, none comes from the benchmark.
@@ -72,7 +72,7 @@ def signature(name: str, parameters: dict[str, Any], description: str) -> str:
 class RelevanceCheck:
     """P(the tool does what the request asks), from the model's yes/no next-token probabilities."""
 
-    def __init__(self, model: ChatModel) -> None:
+    def __init__(self, model: AgentModel) -> None:
         self.model = model
         self._yes = self._firsts(["yes", "Yes", " yes", " Yes"])
         self._no = self._firsts(["no", "No", " no", " No"])

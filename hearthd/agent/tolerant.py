@@ -337,14 +337,14 @@ class TolerantMatcher:
 
     def _build(self, lang: str) -> Index:
         from .fastpath import _load_intents, skip_words
-        from .library import HANDLED, LIBRARY_LANGUAGES
+        from .library import HANDLED, covered
         from .library import _intents as library_intents
 
         sources: list[tuple[str, Any, set[str]]] = []
         own = _load_intents().get(lang)
         if own is not None:
             sources.append(("own", own, {n for n in own.intents if n in self.registry}))
-        if lang in LIBRARY_LANGUAGES and self.fast_path.library is not None:
+        if covered(lang) and self.fast_path.library is not None:
             lib = library_intents(lang)
             if lib is not None:
                 sources.append(("library", lib, set(HANDLED) & set(lib.intents)))

@@ -243,13 +243,50 @@ class VoiceBank:
         return speech
 
 
+@dataclass(frozen=True)
+class VoiceEngine:
+    """A kind of local voice, as `tts.voices` names it (`<engine>:<voice>`): registered once (`register_voice_engine`),
+    and everything else — the config's check, the voice bank, `hearthd doctor`, `hearthd models`, the names Wyoming
+    clients see — asks it."""
+
+    name: str
+    label: str  # what it is, in a word or two ("Kokoro-82M, neural")
+    # (config, model store, Piper path resolver) → the voice bank's Engine (how it builds a voice, what it lacks now)
+    bind: Callable[[Any, Any, Callable[[str], Path]], Engine]
+    natural: bool = True  # False: robotic, spoken only when nothing better can be
+    name_problem: Callable[[str], str] = lambda name: ""  # what the config refuses in a voice name (no files read)
+    assets: Callable[[str], list[str]] = lambda name: []  # catalogue assets a voice needs (models fetch, doctor)
+    uses_espeak: bool = False  # reads espeak-ng (its phonemes, or it is espeak-ng)
+    client_name: Callable[[str], str] = lambda name: name  # a voice as Wyoming clients see it
+
+
+VOICE_ENGINES: dict[str, VoiceEngine] = {}
+
+
+def register_voice_engine(engine: VoiceEngine) -> VoiceEngine:
+    if engine.name in VOICE_ENGINES:
+        raise ValueError(f"voice engine {engine.name!r} registered twice")
+    VOICE_ENGINES[engine.name] = engine
+    return engine
+
+
+def voice_spec_problem(spec: str) -> str:
+    """What is wrong with a `tts.voices` value on its face ("" when nothing): the engine is a registered one, and it
+    takes the voice's name."""
+    engine, _, name = spec.partition(":")
+    if engine not in VOICE_ENGINES or not name:
+        kinds = ", ".join(f"'{e}:<voice>'" for e in VOICE_ENGINES)
+        return f"expected one of {kinds}, got {spec!r}"
+    return VOICE_ENGINES[engine].name_problem(name)
+
+
 def tts_engines(cfg: Any, store: Any, piper_path: Callable[[str], Path]) -> dict[str, Engine]:
-    """The local engines (`tts.voices` names them): how each builds a voice, and what it needs."""
-    from . import festival, kokoro
+    """The registered voice engines (`tts.voices` names them), bound to this config and model store."""
+    return {name: engine.bind(cfg, store, piper_path) for name, engine in VOICE_ENGINES.items()}
 
-    scale = cfg.tts.length_scale
 
-    def piper_problem(name: str) -> str:
+def _piper(cfg: Any, store: Any, piper_path: Callable[[str], Path]) -> Engine:
+    def problem(name: str) -> str:
         if "/" in name or name.endswith(".onnx"):
             return "" if Path(name).expanduser().is_file() else f"Piper voice {name} does not exist"
         try:
@@ -258,7 +295,16 @@ def tts_engines(cfg: Any, store: Any, piper_path: Callable[[str], Path]) -> dict
             return str(getattr(err, "message", err))
         return f"{name} is not installed ({status.detail})" if status.source == "missing" else ""
 
-    def kokoro_problem(name: str) -> str:
+    scale = cfg.tts.length_scale
+    return Engine(lambda name, lang: PiperTextToSpeech(piper_path(name), scale), problem, label="Piper, neural")
+
+
+def _kokoro(cfg: Any, store: Any, piper_path: Callable[[str], Path]) -> Engine:
+    from . import kokoro
+
+    scale = cfg.tts.length_scale
+
+    def problem(name: str) -> str:
         if name not in kokoro.VOICES:
             return f"no Kokoro voice {name!r} (known: {', '.join(kokoro.VOICES)})"
         if not shutil.which("espeak-ng"):
@@ -271,22 +317,45 @@ def tts_engines(cfg: Any, store: Any, piper_path: Callable[[str], Path]) -> dict
                     f"{'found' if shutil.which('npm') else 'not installed, apt-get install npm'})")
         return ""
 
-    def make_kokoro(name: str, lang: str) -> TextToSpeech:
+    def make(name: str, lang: str) -> TextToSpeech:
         return kokoro.KokoroTextToSpeech(store.resolve("kokoro-82m"), kokoro.voices_dir(store.cache_dir), name,
                                          speed=1.0 / scale if scale > 0 else 1.0)
 
-    def festival_problem(name: str) -> str:
+    return Engine(make, problem, label="Kokoro-82M, neural")
+
+
+def _kokoro_name_problem(name: str) -> str:
+    from .kokoro import VOICES
+
+    return "" if name in VOICES else f"no Kokoro voice {name!r} (known: {', '.join(VOICES)})"
+
+
+def _festival(cfg: Any, store: Any, piper_path: Callable[[str], Path]) -> Engine:
+    from . import festival
+
+    def problem(name: str) -> str:
         if not shutil.which("festival"):
             return "festival is not installed (apt-get install festival festvox-ru)"
         return "" if festival.voice_installed(name) else f"festival has no voice {name!r} (apt-get install festvox-ru)"
 
-    return {
-        "piper": Engine(lambda name, lang: PiperTextToSpeech(piper_path(name), scale), piper_problem,
-                        label="Piper, neural"),
-        "kokoro": Engine(make_kokoro, kokoro_problem, label="Kokoro-82M, neural"),
-        "festival": Engine(lambda name, lang: festival.FestivalTextToSpeech(name, lang), festival_problem,
-                           label="festival, unit selection"),
-        "espeak": Engine(lambda name, lang: EspeakTextToSpeech(name),
-                         lambda name: "" if shutil.which("espeak-ng") else "espeak-ng is not installed", natural=False,
-                         label="espeak-ng, robotic"),
-    }
+    return Engine(lambda name, lang: festival.FestivalTextToSpeech(name, lang), problem,
+                  label="festival, unit selection")
+
+
+def _espeak(cfg: Any, store: Any, piper_path: Callable[[str], Path]) -> Engine:
+    return Engine(lambda name, lang: EspeakTextToSpeech(name),
+                  lambda name: "" if shutil.which("espeak-ng") else "espeak-ng is not installed", natural=False,
+                  label="espeak-ng, robotic")
+
+
+register_voice_engine(VoiceEngine(
+    "piper", "Piper, neural", _piper,
+    assets=lambda name: [] if name.endswith(".onnx") or "/" in name else [name],
+    client_name=lambda name: name.rsplit("/", 1)[-1].removesuffix(".onnx")))
+register_voice_engine(VoiceEngine("kokoro", "Kokoro-82M, neural", _kokoro, name_problem=_kokoro_name_problem,
+                                  assets=lambda name: ["kokoro-82m"], uses_espeak=True))
+register_voice_engine(VoiceEngine(
+    "festival", "festival, unit selection", _festival,
+    name_problem=lambda name: "" if name.replace("_", "").isalnum() else f"not a festival voice name: {name!r}"))
+register_voice_engine(VoiceEngine("espeak", "espeak-ng, robotic", _espeak, natural=False, uses_espeak=True,
+                                  client_name=lambda name: f"espeak-{name}"))

@@ -12,14 +12,14 @@ from typing import Any, TypeVar, cast
 from ..agent.agent import Agent
 from ..agent.declines import DeclineFirst
 from ..agent.fastpath import FastPath, Router
-from ..agent.model import ChatModel
 from ..assets import AssetStore
 from ..audio.bias import HomeNames
-from ..audio.stt import SpeechToText, WhisperSpeechToText
+from ..audio.stt import SpeechToText
 from ..audio.tts import TtsError, VoiceBank, Voices, tts_engines
 from ..audio.vad import Endpointer, SpeechProbability
-from ..audio.wake import MicroWakeWordDetector, WakeWordDetector
+from ..audio.wake import WakeWordDetector
 from ..config import Config, TtsConfig, state_dir, xdg_dir
+from ..engines import selected
 from ..tools.alarms import AlarmBook
 from ..tools.battery import Battery
 from ..tools.bus import Bus
@@ -196,13 +196,8 @@ class Components:
             return self._cache[name]
 
     def _voices(self) -> Voices:
-        """The voices of the configured engine (tts.engine): the local voice bank, or a remote Wyoming service's."""
-        tts = self.cfg.tts
-        if tts.engine == "wyoming":
-            from ..audio.remote import WyomingVoices
-
-            return WyomingVoices(tts.uri, tts.voice)
-        return voice_bank(self.cfg, self.store)
+        """The voices of the configured engine (tts.engine, hearthd.engines): the local voice bank, a remote's…"""
+        return cast(Voices, selected(self.cfg, "tts").build(self))
 
     def wake(self) -> WakeWordDetector:
         return self._once("wake", lambda: self.wake_detector(self.cfg.wake.model))
@@ -210,32 +205,18 @@ class Components:
     def wake_detector(self, name: str) -> WakeWordDetector:
         """A new detector of the wake word `name` on the configured engine (wake.engine); an unknown local one raises
         WakeWordError (a remote one says so when it is asked)."""
-        if self.cfg.wake.engine == "wyoming":
-            from ..audio.remote import WyomingWakeWordDetector
+        return cast(WakeWordDetector, selected(self.cfg, "wake").build(self, name))
 
-            return WyomingWakeWordDetector(self.cfg.wake.uri, name)
-        return MicroWakeWordDetector(name)
+    def speech_probability(self) -> SpeechProbability:
+        """A new voice-activity stream on the configured engine (vad.engine): each listener keeps its own state."""
+        return cast(SpeechProbability, selected(self.cfg, "vad").build(self))
 
     def endpointer(self) -> Endpointer:
-        return self._once("vad", lambda: Endpointer(self.cfg.vad, SpeechProbability()))
+        return self._once("vad", lambda: Endpointer(self.cfg.vad, self.speech_probability()))
 
     def stt(self) -> SpeechToText:
-        def build() -> SpeechToText:
-            from dataclasses import replace
-
-            from ..cores import threads_for
-
-            if self.cfg.stt.engine == "wyoming":
-                from ..audio.remote import WyomingSpeechToText
-
-                return WyomingSpeechToText(self.cfg.stt.uri, self.cfg.stt, self.cfg.general.language)
-
-            path = self.store.resolve(self.cfg.stt.model, explicit_path=self.cfg.stt.model_path or None)
-            # stt.threads = 0: the cores free when it loads (CTranslate2 fixes its pool then)
-            return WhisperSpeechToText(path, replace(self.cfg.stt, threads=threads_for(self.cfg.stt.threads)),
-                                       self.home_names if self.cfg.stt.bias else None)
-
-        return self._once("stt", build)
+        """Speech to text on the configured engine (stt.engine, hearthd.engines), built once."""
+        return self._once("stt", lambda: cast(SpeechToText, selected(self.cfg, "stt").build(self)))
 
     def home_names(self) -> HomeNames:
         """The names of this home's devices (with their aliases) and rooms, as the catalogue knows them now: what
@@ -271,13 +252,8 @@ class Components:
                       tolerant=tolerant, domain_hint=self.cfg.agent.domain_hint)
 
     def agent(self) -> Agent:
-        def build() -> Agent:
-            path = self.store.resolve(self.cfg.agent.model, explicit_path=self.cfg.agent.model_path or None)
-            return Agent.configured(ChatModel(path, self.cfg.agent), self.tools, self.cfg.agent,
-                                    state_dir=prompt_cache_dir(), max_calls=self.cfg.agent.max_calls,
-                                    max_turn_s=self.cfg.agent.max_turn_s, gate=self.inference.turn)
-
-        return self._once("agent", build)
+        """The agent on the configured engine (agent.engine, hearthd.engines), built once."""
+        return self._once("agent", lambda: cast(Agent, selected(self.cfg, "agent").build(self)))
 
     def prefix_languages(self) -> list[str]:
         """The languages whose catalogue prefix is kept ready: those configured, the default one last (it is

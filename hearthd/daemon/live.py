@@ -32,7 +32,7 @@ import numpy as np
 from ..audio.chime import chime
 from ..audio.io import AudioDeviceError, AudioSink, AudioSource
 from ..audio.pcm import SAMPLE_RATE
-from ..audio.vad import Endpointer, EndpointState, SpeechProbability
+from ..audio.vad import EndpointState
 from ..audio.wake import WakeWordDetector
 from ..errors import HearthdError
 from ..events import (
@@ -51,11 +51,9 @@ from ..locale import phrase
 from ..sentences import spoken_sentences
 from .components import Components
 from .dialogue import LOCAL
+from .head import ListeningHead
 from .pipeline import Guess, Pipeline, TurnResult, stage_error
-from .policy import is_stop
 from .speculation import Speculation, done
-
-STOP_MAX_S = 1.6  # "stop" is short: longer speech heard while hearthd talks is (most likely) its own voice
 
 
 class LoopState(StrEnum):
@@ -89,16 +87,14 @@ class LiveLoop:
         self.muted = False
         self.follow_up_until = 0.0  # loop time until which speech needs no wake word
         self._refractory_until = 0.0
-        self._utterance: list[np.ndarray] = []
-        self._speculation: Speculation | None = None  # the utterance so far, heard and decided in the pause
+        # the ears after the wake word (endpointing, the guess in the pause, "stop" while speaking): head.py
+        self.head = ListeningHead(components, self.pipeline, LOCAL, components.endpointer)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._turn: asyncio.Task[None] | None = None
         self._listen_started = 0.0
         self._blocks = 0
         self.turns_done = 0
         self.on_state: Any = None  # callback(state) for the D-Bus State property and MQTT assist state
-        self._barge: Endpointer | None = None  # a second VAD listening for "stop" while hearthd speaks
-        self._barge_audio: list[np.ndarray] = []
         self._prepared = False
         self.wake: WakeWordDetector | None = None  # run() loads it; set_wake_word replaces it
 
@@ -106,8 +102,9 @@ class LiveLoop:
 
     def _set(self, state: LoopState) -> None:
         if state != self.state:
-            if state == LoopState.SPEAKING:
-                self._reset_barge()
+            if state == LoopState.SPEAKING:  # "stop" is listened for from the first word hearthd says
+                self.head.make_stop_listener()
+                self.head.reset_stop()
             self.state = state
             if self.on_state is not None:
                 self.on_state(state.value)
@@ -142,11 +139,13 @@ class LiveLoop:
             self.sink.stop()
             self._start_listening(wake=False)
 
+    @property
+    def _speculation(self) -> Speculation | None:
+        """The utterance so far, heard and decided in the pause (the head's)."""
+        return self.head.speculation
+
     def _start_listening(self, wake: bool = True) -> None:
-        endpointer = self.c.endpointer()
-        endpointer.reset()
-        self._utterance = []
-        self._cancel_speculation()
+        self.head.begin()
         self._listen_started = time.monotonic()
         self._set(LoopState.LISTENING)
         if wake:
@@ -196,15 +195,13 @@ class LiveLoop:
             self._blocks += 1
             now = time.monotonic()
             if self.state == LoopState.LISTENING:
-                self._utterance.append(block)
                 self._listen(block)
             elif self.state in (LoopState.IDLE, LoopState.SPEAKING, LoopState.THINKING):
                 pre_roll.append(block)
                 if self.follow_up_until > now and self.state == LoopState.IDLE and not self.muted:
                     # a question is open: speech counts without the wake word
                     self._start_listening(wake=False)
-                    self._utterance = list(pre_roll)
-                    self._listen(np.concatenate(self._utterance))
+                    self._listen(np.concatenate(list(pre_roll)))
                     continue
                 if self.state == LoopState.SPEAKING and not self.muted:
                     self._hear_stop(block)
@@ -224,26 +221,12 @@ class LiveLoop:
                             self._start_listening()
 
     def _listen(self, block: np.ndarray) -> None:
-        endpointer = self.c.endpointer()
-        state = endpointer.feed(block)
-        complete = False
-        if state == EndpointState.SPEAKING:
-            quiet = endpointer.trailing_silence_ms
-            if self._speculation is not None and endpointer.speech_so_far().end != self._speculation.to:
-                self._cancel_speculation()  # speech again (even within one block with a pause after): stale
-            if self._speculation is None and quiet >= self.cfg.vad.speculate_ms > 0:
-                self._speculate()
-            elif self._speculation is not None and self._speculation.ends(endpointer):
-                state, complete = EndpointState.DONE, True  # a whole command: no need to wait out end_silence_ms
-        if state == EndpointState.DONE and endpointer.segment is not None:
-            audio = np.concatenate(self._utterance)
-            seg = endpointer.segment
-            if self._speculation is not None and seg.end != self._speculation.to:
-                self._cancel_speculation()  # speech came after it within the last block
-            self.trace.emit(SpeechStartEvent(at_s=round(seg.start / SAMPLE_RATE, 3)))
-            self.trace.emit(SpeechEndEvent(at_s=round(seg.end / SAMPLE_RATE, 3), complete=complete or None))
+        state, ended = self.head.feed(block)
+        if ended is not None:
+            self.trace.emit(SpeechStartEvent(at_s=round(ended.start / SAMPLE_RATE, 3)))
+            self.trace.emit(SpeechEndEvent(at_s=round(ended.end / SAMPLE_RATE, 3), complete=ended.complete or None))
             # the last word was heard this long ago (the blocks are read as they are captured): what the user feels
-            self._begin_turn(audio[seg.start:seg.end], time.monotonic() - endpointer.ended_after_ms / 1000)
+            self._begin_turn(ended.speech, time.monotonic() - ended.ended_after_ms / 1000)
         elif state == EndpointState.TIMEOUT:
             self.trace.emit(ErrorEvent(code="stt-no-speech", message="no speech after the wake word"))
             self.follow_up_until = 0.0
@@ -252,36 +235,15 @@ class LiveLoop:
 
     # -- "stop" without the wake word --------------------------------------------------------------------
 
-    def _reset_barge(self) -> None:
-        if self._barge is None:
-            from dataclasses import replace
-
-            vad = replace(self.cfg.vad, end_silence_ms=350, min_speech_ms=120, max_speech_s=STOP_MAX_S + 0.5,
-                          no_speech_timeout_s=3600.0)
-            self._barge = Endpointer(vad, SpeechProbability())
-        self._barge.reset()
-        self._barge_audio = []
-
     def _hear_stop(self, block: np.ndarray) -> None:
         """A short utterance while speaking is transcribed; if it only asks for quiet, hearthd stops."""
-        if self._barge is None:
-            self._reset_barge()
-        assert self._barge is not None
-        self._barge_audio.append(block)
-        state = self._barge.feed(block)
-        if state == EndpointState.DONE and self._barge.segment is not None:
-            seg = self._barge.segment
-            audio = np.concatenate(self._barge_audio)[seg.start:seg.end]
-            self._reset_barge()
-            if len(audio) <= STOP_MAX_S * SAMPLE_RATE:
-                self._background(self._check_stop(audio))
-        elif state == EndpointState.TIMEOUT:
-            self._reset_barge()
+        audio = self.head.hear_stop(block)
+        if audio is not None:
+            self._background(self._check_stop(audio))
 
     async def _check_stop(self, audio: np.ndarray) -> None:
-        transcript = await asyncio.get_running_loop().run_in_executor(
-            None, self.c.inference.speculative, self.c.stt().transcribe, audio, None, self.c.dialogues.get(LOCAL).lang)
-        if self.state != LoopState.SPEAKING or not is_stop(transcript.text, transcript.lang):
+        transcript = await self.head.stop_said(audio)
+        if self.state != LoopState.SPEAKING or transcript is None:
             return
         self.sink.stop()
         self.trace.emit(BargeInEvent(by="stop", text=transcript.text, lang=transcript.lang))
@@ -292,27 +254,12 @@ class LiveLoop:
         self._set(LoopState.THINKING)
         self._turn = asyncio.create_task(self._run_turn(audio, done(Guess(transcript)), time.monotonic()))
 
-    # -- speculative speech to text -------------------------------------------------------------------
-
-    def _speculate(self) -> None:
-        audio = np.concatenate(self._utterance)
-        seg = self.c.endpointer().speech_so_far()
-        self._speculation = Speculation(self.c, self.pipeline, LOCAL, audio[seg.start:seg.end], seg.end, None,
-                                        self.c.dialogues.get(LOCAL).lang)
-
-    def _cancel_speculation(self) -> None:
-        if self._speculation is not None:
-            self._speculation.cancel()
-            self._speculation = None
-
     # -- turns ----------------------------------------------------------------------------------------
 
     def _begin_turn(self, speech: np.ndarray, last_voice: float | None = None) -> None:
         self._set(LoopState.THINKING)
         self.follow_up_until = 0.0
-        speculation, self._speculation = self._speculation, None
-        heard = speculation.task if speculation is not None else None
-        self._turn = asyncio.create_task(self._run_turn(speech, heard, time.monotonic(), last_voice))
+        self._turn = asyncio.create_task(self._run_turn(speech, self.head.take_guess(), time.monotonic(), last_voice))
 
     async def _run_turn(self, speech: np.ndarray, heard: Awaitable[Guess] | None, end_of_speech: float,
                         last_voice: float | None = None) -> None:
@@ -324,12 +271,12 @@ class LiveLoop:
                 self.trace.emit(TimingEvent(stage="stt_speculative", ms=round(
                     (time.monotonic() - end_of_speech) * 1000, 1), used=guess is not None))
             try:
-                await self._enter_gate(end_of_speech)
+                await self.head.enter_gate(end_of_speech)
                 try:
                     result = await self.pipeline.run_utterance(
                         speech, transcript=guess.transcript if guess else None, guess=guess)
                 finally:
-                    self.c.inference.leave(end_of_speech)
+                    self.head.leave_gate(end_of_speech)
             except Exception as e:  # whatever a stage let escape ends this turn only: the loop goes back to waiting
                 error = stage_error("turn", e, HearthdError, "internal")
                 self.trace.emit(ErrorEvent(code=error.code, message=str(e)))
@@ -349,17 +296,6 @@ class LiveLoop:
             self.follow_up_until = time.monotonic() + self.cfg.vad.follow_up_s
         if self.state != LoopState.LISTENING:  # a barge-in may have started the next one already
             self._set(LoopState.IDLE)
-
-    async def _enter_gate(self, end_of_speech: float) -> None:
-        """Hold the inference gate for this turn: a stale speculative decode still running ends first, and the
-        agent's budget runs from `end_of_speech`."""
-        gate = self.c.inference
-        entered = asyncio.get_running_loop().run_in_executor(None, gate.enter, end_of_speech)
-        try:
-            await asyncio.shield(entered)
-        except asyncio.CancelledError:  # the wait cannot be taken back: give the gate up once it is had
-            entered.add_done_callback(lambda _: gate.leave(end_of_speech))
-            raise
 
     async def _speak_reply(self, result: TurnResult, end_of_speech: float | None = None,
                            last_voice: float | None = None) -> None:

@@ -67,7 +67,7 @@ from wyoming.wake import Detection
 from ..audio.chime import chime
 from ..audio.pcm import SAMPLE_RATE, Resampler, resample
 from ..audio.stt import SttError
-from ..audio.vad import Endpointer, EndpointState, SpeechProbability
+from ..audio.vad import Endpointer, EndpointState
 from ..config import SatelliteConfig
 from ..context import turn_origin
 from ..errors import HearthdError
@@ -83,9 +83,8 @@ from ..events import (
 )
 from ..wyoming_reader import read_client_event
 from .components import Components
+from .head import Ended, ListeningHead
 from .pipeline import Guess, Pipeline, stage_error
-from .policy import is_stop
-from .speculation import Speculation
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +98,6 @@ REPLY_CHUNK = 1024  # samples per audio-chunk of the reply
 STABLE_S = 5.0  # a connection that lasted this long was a working one: the next try starts at BACKOFF_FIRST_S
 STOP_GRACE_S = 30.0  # a turn in progress when the hub stops is finished (at most this long), not cut in half
 LEAD_S = 0.3  # a reply is sent this far ahead of its playing: what "stop" cannot take back
-STOP_MAX_S = 1.6  # "stop" is short (as in the live loop): longer speech heard while a reply plays is not one
 
 Availability = Callable[[str, bool], None]
 
@@ -145,11 +143,11 @@ class SatelliteLink:
         self._write_lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self._turn: asyncio.Task[None] | None = None
-        self._endpointer: Endpointer | None = None
+        self._endpointer: Endpointer | None = None  # this satellite's own, made when it first connects
         self._wake: Any = None
-        self._utterance: list[np.ndarray] = []
+        # the ears after the wake word (endpointing, the guess in the pause, "stop" while a reply plays): head.py
+        self.head = ListeningHead(self.c, hub.pipeline, self.conversation, self._own_endpointer, self.area)
         self._voice_started = False
-        self._speculation: Speculation | None = None  # the utterance so far, heard and decided in the pause
         self._continuous = False  # listening without a wake word (no trigger before the request)
         self._quiet_until = 0.0  # the reply plays until then: the microphone hears hearthd itself
         self._resampler: tuple[int, Resampler] | None = None
@@ -162,9 +160,11 @@ class SatelliteLink:
         self._cut = asyncio.Event()  # "stop" was heard: the stream in progress ends
         self._plays = 0  # streams begun: a "stop" transcribed late cuts only the one it was said over
         self.rung: set[int] = set()  # the alarms that rang on this satellite ("stop" here stops those)
-        self._barge: Endpointer | None = None  # finds a short utterance while a reply plays
-        self._barge_audio: list[np.ndarray] = []
         self.stops_heard = 0
+
+    def _own_endpointer(self) -> Endpointer:
+        assert self._endpointer is not None, "a satellite's endpointer is made when it connects (_prepare)"
+        return self._endpointer
 
     # -- the connection ------------------------------------------------------------------------------------
 
@@ -234,11 +234,8 @@ class SatelliteLink:
         loop = asyncio.get_running_loop()
         if self._endpointer is None:
             self._endpointer = await loop.run_in_executor(None, lambda: Endpointer(self.c.cfg.vad,
-                                                                                  SpeechProbability()))
-        if self._barge is None:  # as the live loop's: a short utterance, ended by a short pause
-            vad = replace(self.c.cfg.vad, end_silence_ms=350, min_speech_ms=120, max_speech_s=STOP_MAX_S + 0.5,
-                          no_speech_timeout_s=3600.0)
-            self._barge = await loop.run_in_executor(None, lambda: Endpointer(vad, SpeechProbability()))
+                                                                                  self.c.speech_probability()))
+        await loop.run_in_executor(None, self.head.make_stop_listener)  # as the live loop's
 
     async def _describe(self) -> None:
         assert self._client is not None
@@ -295,10 +292,10 @@ class SatelliteLink:
                 log.exception("the satellite availability listener failed")
 
     def _reset(self) -> None:
-        self._cancel_speculation()
+        self.head.cancel()
         self.pipeline = None
         self.mode = Mode.IDLE if self._turn is None or self._turn.done() else Mode.BUSY
-        self._utterance = []
+        self.head.utterance = []
         self._resampler = None
 
     # -- events from the satellite --------------------------------------------------------------------------
@@ -360,14 +357,11 @@ class SatelliteLink:
         return True
 
     def _listen(self, continuous: bool) -> None:
-        assert self._endpointer is not None
         vad = self.c.cfg.vad
         if continuous:  # no trigger before it: silence is no failure, the endpointer just starts afresh
             vad = replace(vad, no_speech_timeout_s=CONTINUOUS_TIMEOUT_S)
-        self._endpointer.cfg = vad
-        self._endpointer.reset()
-        self._cancel_speculation()
-        self._utterance = []
+        self.head.area = self.area  # the room may have come with the satellite's own description
+        self.head.begin(vad)
         self._voice_started = False
         self._continuous = continuous
         self.mode = Mode.LISTEN
@@ -411,25 +405,12 @@ class SatelliteLink:
         self._feed(block)
 
     def _feed(self, block: np.ndarray) -> None:
-        assert self._endpointer is not None
-        self._utterance.append(block)
-        state = self._endpointer.feed(block)
+        state, ended = self.head.feed(block)
         if state == EndpointState.SPEAKING and not self._voice_started:
             self._voice_started = True
             self._send(VoiceStarted().event())
-        complete = False
-        if state == EndpointState.SPEAKING:  # as the live loop: a pause long enough, and it is heard and decided
-            quiet = self._endpointer.trailing_silence_ms
-            if self._speculation is not None and self._endpointer.speech_so_far().end != self._speculation.to:
-                self._cancel_speculation()  # speech again: that guess is stale
-            if self._speculation is None and quiet >= self.c.cfg.vad.speculate_ms > 0:
-                self._speculate()
-            elif self._speculation is not None and self._speculation.ends(self._endpointer):
-                state, complete = EndpointState.DONE, True  # a whole command: no need to wait out end_silence_ms
-        if state == EndpointState.DONE and self._endpointer.segment is not None:
-            if self._speculation is not None and self._endpointer.segment.end != self._speculation.to:
-                self._cancel_speculation()  # speech came after it within the last block
-            self._utterance_done(complete)
+        if ended is not None:
+            self._utterance_done(ended)
         elif state == EndpointState.TIMEOUT:
             if self._continuous:
                 self._listen(continuous=True)
@@ -439,45 +420,27 @@ class SatelliteLink:
             self._send(Error(text="no speech after the wake word", code="stt-no-speech").event())
             self._after_turn()
 
-    def _speculate(self) -> None:
-        assert self._endpointer is not None
-        audio = np.concatenate(self._utterance)
-        seg = self._endpointer.speech_so_far()
-        dialogue = self.c.dialogues.get(self.conversation)
-        dialogue.area = self.area  # decided in the satellite's room, as its turn is
-        self._speculation = Speculation(self.c, self.hub.pipeline, self.conversation, audio[seg.start:seg.end],
-                                        seg.end, None, dialogue.lang)
-
-    def _cancel_speculation(self) -> None:
-        if self._speculation is not None:
-            self._speculation.cancel()  # a step not begun never runs; the model stops between tokens
-            self._speculation = None
-
     def _on_audio_stop(self) -> None:
         """The satellite stopped streaming: an utterance in progress ends here; else the pipeline is over."""
-        ended = self.mode == Mode.LISTEN and self._endpointer is not None and \
-            self._endpointer.flush() == EndpointState.DONE and self._endpointer.segment is not None
-        if ended:
-            self._utterance_done()
+        ended = self.head.flush() if self.mode == Mode.LISTEN and self._endpointer is not None else None
+        if ended is not None:
+            self._utterance_done(ended)
             return
         if self.mode != Mode.BUSY:
             self.mode = Mode.IDLE
             self.pipeline = None
 
-    def _utterance_done(self, complete: bool = False) -> None:
-        assert self._endpointer is not None and self._endpointer.segment is not None and self.pipeline is not None
-        seg = self._endpointer.segment
-        audio = np.concatenate(self._utterance)[seg.start:seg.end]
-        self._utterance = []
+    def _utterance_done(self, ended: Ended) -> None:
+        assert self.pipeline is not None
+        audio = ended.speech
         self._send(VoiceStopped().event())
-        self.hub.trace.emit(SpeechEndEvent(at_s=round(seg.end / SAMPLE_RATE, 3), satellite=self.name,
-                                           complete=complete or None))
+        self.hub.trace.emit(SpeechEndEvent(at_s=round(ended.end / SAMPLE_RATE, 3), satellite=self.name,
+                                           complete=ended.complete or None))
         self.mode = Mode.BUSY
         if self.hub.stopping is not None and self.hub.stopping.is_set():  # hearthd stops: no new turn begins
             self.mode = Mode.IDLE
             return
-        speculation, self._speculation = self._speculation, None
-        heard = speculation.task if speculation is not None else None
+        heard = self.head.take_guess()
         self._turn = asyncio.get_running_loop().create_task(
             self._run_turn(Utterance(audio, self.pipeline, heard), time.monotonic()), name=f"turn {self.name}")
 
@@ -519,7 +482,7 @@ class SatelliteLink:
             transcript = guess.transcript if guess is not None else None
             trace.emit(TimingEvent(stage="stt_speculative", ms=round((time.monotonic() - end_of_speech) * 1000, 1),
                                    used=transcript is not None))
-        await self._enter_gate(end_of_speech)
+        await self.head.enter_gate(end_of_speech)
         try:
             if transcript is None:
                 started = time.monotonic()
@@ -546,21 +509,11 @@ class SatelliteLink:
             finally:
                 turn_origin.reset(origin)
         finally:
-            c.inference.leave(end_of_speech)
+            self.head.leave_gate(end_of_speech)
         trace.timing("end_of_speech_to_action", time.monotonic() - end_of_speech)
         if utterance.pipeline.end_stage != PipelineStage.TTS or not result.reply:
             return None
         return await self._synthesize(result.reply, result.lang), result.reply
-
-    async def _enter_gate(self, end_of_speech: float) -> None:
-        """Hold the inference gate for this turn (as the live loop does): whisper and the model never overlap."""
-        gate = self.c.inference
-        entered = asyncio.get_running_loop().run_in_executor(None, gate.enter, end_of_speech)
-        try:
-            await asyncio.shield(entered)
-        except asyncio.CancelledError:
-            entered.add_done_callback(lambda _: gate.leave(end_of_speech))
-            raise
 
     async def _synthesize(self, text: str, lang: str) -> list[Any]:
         from .live import sentences
@@ -609,9 +562,7 @@ class SatelliteLink:
             self._cut.clear()
             self._plays += 1
             self.playing, self.ringing = True, ring
-            if self._barge is not None:
-                self._barge.reset()
-            self._barge_audio = []
+            self.head.reset_stop()
             started = time.monotonic()
             sent = 0
             try:
@@ -652,29 +603,15 @@ class SatelliteLink:
 
     def _hear_stop(self, block: np.ndarray) -> None:
         """A short utterance while a reply or a ring plays is transcribed; if it only asks for quiet, it stops."""
-        barge = self._barge
-        if barge is None:
-            return
-        self._barge_audio.append(block)
-        state = barge.feed(block)
-        if state == EndpointState.DONE and barge.segment is not None:
-            seg = barge.segment
-            audio = np.concatenate(self._barge_audio)[seg.start:seg.end]
-            barge.reset()
-            self._barge_audio = []
-            if len(audio) <= STOP_MAX_S * SAMPLE_RATE:
-                ringing = self.ringing or (not self.playing and self._ring_tail)
-                self.hub.background(self._check_stop(audio, ringing, self._plays))
-        elif state == EndpointState.TIMEOUT:
-            barge.reset()
-            self._barge_audio = []
+        audio = self.head.hear_stop(block)
+        if audio is not None:
+            ringing = self.ringing or (not self.playing and self._ring_tail)
+            self.hub.background(self._check_stop(audio, ringing, self._plays))
 
     async def _check_stop(self, audio: np.ndarray, ringing: bool, play: int) -> None:
-        lang = self.c.dialogues.get(self.conversation).lang
-        transcript = await asyncio.get_running_loop().run_in_executor(
-            None, self.c.inference.speculative, self.c.stt().transcribe, audio, None, lang)
+        transcript = await self.head.stop_said(audio)
         playing = self.playing and self._plays == play  # still the stream it was said over
-        if not is_stop(transcript.text, transcript.lang) or not (playing or ringing):
+        if transcript is None or not (playing or ringing):
             return
         if playing:
             self._cut.set()

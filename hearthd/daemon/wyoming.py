@@ -60,7 +60,8 @@ from wyoming.wake import Detect, Detection, NotDetected
 
 from .. import __version__
 from ..audio.pcm import SAMPLE_RATE, Resampler, mono16
-from ..audio.vad import Endpointer, EndpointState, SpeechProbability
+from ..audio.tts import VOICE_ENGINES
+from ..audio.vad import Endpointer, EndpointState
 from ..audio.wake import MicroWakeWordDetector, builtin_models
 from ..audio.wavio import MAX_RATE, MIN_RATE
 from ..errors import HearthdError
@@ -437,7 +438,7 @@ class WyomingHandler(AsyncEventHandler):
         if self.cfg.vad.speculate_ms <= 0 or not len(audio):
             return
         if self._endpointer is None:
-            self._endpointer = Endpointer(self.cfg.vad, SpeechProbability())
+            self._endpointer = Endpointer(self.cfg.vad, self.c.speech_probability())
         endpointer = self._endpointer
         state = endpointer.feed(audio)
         if state == EndpointState.SPEAKING:
@@ -883,9 +884,7 @@ class WyomingServer:
         names: dict[str, str] = {}
         for lang, spec in self.cfg.tts.voices.items():
             engine, _, name = spec.partition(":")
-            name = name.rsplit("/", 1)[-1].removesuffix(".onnx") or spec
-            if engine == "espeak":
-                name = f"espeak-{name}"
+            name = (VOICE_ENGINES[engine].client_name(name) if engine in VOICE_ENGINES else name) or spec
             if name in names.values():
                 name = f"{name}-{lang}"
             names[lang] = name
