@@ -1,6 +1,6 @@
 """The hearthd agent against the naive baseline, on the same model and the same system prompts.
 
-    .venv/bin/python bench/agent.py [-n 1] [--stride K] [--model PATH] [--tokens-only | --catalogue]
+    .venv/bin/python bench/agent.py [-n 1] [--stride K] [--model PATH] [--tokens-only | --catalogue | --server]
 
 naive:   llama-cpp-python `create_chat_completion(tools=...)` with the GGUF's own template, the answer
          parsed leniently (tool_calls, <tool_call> blocks, fenced or bare JSON);
@@ -9,6 +9,12 @@ All arms run warm (prompt prefix cached) over tests/data/commands/<lang>.yaml (e
 real tool declarations over the suites' home, tests/data/commands/home.yaml; prints accuracy (exact call,
 abstention, or for a request missing a detail: hearthd asks for it, the naive arm at least does not guess),
 median latency per language, and the median latency ratios against the naive arm.
+
+--server: the model path run here (agent.engine = "local") against the same model on llama-cpp-python's inference
+server (agent.engine = "server"; two `llama_cpp.server` processes started on 127.0.0.1, the agent's prompts on one
+and the relevance check's on the other, or --uri/--check-uri for servers already running): on every case of the
+suites, how many decisions are identical (kind, calls, arguments, the detail asked for), the latency of each engine
+(median, p95) and their ratio, then the same with a CPU hog on every core.
 """
 
 from __future__ import annotations
@@ -83,7 +89,13 @@ def main() -> int:
     ap.add_argument("--tokens-only", action="store_true", help="only the tokens-per-turn table")
     ap.add_argument("--catalogue", action="store_true",
                     help="only the whole catalogue against the requested tool's family alone (a smaller prompt)")
+    ap.add_argument("--server", action="store_true", help="only the local engine against the inference server's")
+    ap.add_argument("--uri", default="", help="with --server: a running llama_cpp.server (default: start one)")
+    ap.add_argument("--check-uri", default="", help="with --server: the relevance check's server")
+    ap.add_argument("--threads", type=int, default=1, help="with --server: threads of each server started")
     args = ap.parse_args()
+    if args.server:
+        return server_agreement(args)
     if args.tokens_only:
         return tokens_per_turn(args)
     if args.catalogue:
@@ -201,6 +213,90 @@ def catalogue_size(args: argparse.Namespace) -> int:
               f"{len(rows)} | {same}/{len(rows)} |")
     ratio = statistics.median(r[2] for r in arms["its family"]) / statistics.median(r[2] for r in base)
     print(f"\nturn time, family prompt / whole catalogue: {ratio:.2f}x")
+    return 0
+
+
+def _decision(d: object) -> tuple[object, ...]:
+    calls = tuple((c.name, json.dumps(c.arguments, sort_keys=True)) for c in d.calls)  # type: ignore[attr-defined]
+    return d.kind, calls, d.missing  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def _hogs(n: int) -> object:
+    import multiprocessing
+
+    procs = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(n)]
+    for p in procs:
+        p.start()
+    try:
+        yield
+    finally:
+        for p in procs:
+            p.terminate()
+
+
+def _spin() -> None:
+    while True:
+        pass
+
+
+def server_agreement(args: argparse.Namespace) -> int:
+    """The same decisions through the server (issue 31): agreement and latency, idle and under load."""
+    import os
+
+    from hearthd.agent.server import ServerModel
+    from hearthd.evaluation.servers import llama_server
+
+    path, model, home, local = suites_agent(args)
+    cases = [c for lang in ("en", "ru", "hi")
+             for c in load_suite(ROOT / "tests" / "data" / "commands" / f"{lang}.yaml", lang)[:: args.stride]]
+    with contextlib.ExitStack() as stack:
+        uri = args.uri or stack.enter_context(llama_server(path, model.cfg.n_ctx, args.threads))
+        check = args.check_uri or (stack.enter_context(llama_server(path, 2048, args.threads)) if not args.uri
+                                   else "")
+        remote = Agent(ServerModel(path, model.cfg, uri, check), home.registry,
+                       min_relevance=local.min_relevance)
+        print(f"model: {path.name}; {len(cases)} cases (en, ru, hi, every {args.stride}th); the model path alone "
+              f"(Agent.decide); server: {uri}" + (f", relevance check: {check}" if check else ""))
+        for load in (0, os.cpu_count() or 1):
+            rows: dict[str, list[tuple[bool, float, float]]] = {}
+            with _hogs(load) if load else contextlib.nullcontext():
+                for i, case in enumerate(cases):
+                    if not i or case.lang != cases[i - 1].lang:
+                        # the language's prompt prefix evaluated before its first measured turn (a server keeps one
+                        # prompt: a turn in another language than the last evaluates its catalogue again)
+                        for agent in (local, remote):
+                            agent.prepare([case.lang])
+                    began = time.monotonic()
+                    mine = local.decide(case.text, case.lang)
+                    middle = time.monotonic()
+                    theirs = remote.decide(case.text, case.lang)
+                    ended = time.monotonic()
+                    same = _decision(mine) == _decision(theirs)
+                    if not same:
+                        print(f"  differs [{case.lang}] {case.text!r}: local {_decision(mine)} / server "
+                              f"{_decision(theirs)} ({theirs.reason})")
+                    rows.setdefault(case.lang, []).append((same, (middle - began) * 1000, (ended - middle) * 1000))
+            print(f"\n{'idle' if not load else f'a CPU hog on each of {load} cores'}:")
+            print("| lang | cases | same decisions | local ms p50 | local p95 | server ms p50 | server p95 | "
+                  "server/local |")
+            print("|---|---|---|---|---|---|---|---|")
+            every = [r for lang_rows in rows.values() for r in lang_rows]
+            for lang, lang_rows in [*rows.items(), ("all", every)]:
+                loc = sorted(r[1] for r in lang_rows)
+                srv = sorted(r[2] for r in lang_rows)
+                same = sum(r[0] for r in lang_rows)
+                ratio = statistics.median(srv) / statistics.median(loc)
+                print(f"| {lang} | {len(lang_rows)} | {same} ({100 * same / len(lang_rows):.1f} %) | "
+                      f"{statistics.median(loc):.0f} | {loc[int(0.95 * (len(loc) - 1))]:.0f} | "
+                      f"{statistics.median(srv):.0f} | {srv[int(0.95 * (len(srv) - 1))]:.0f} | {ratio:.2f}x |")
+        server_model = remote.model
+        side = server_model.side(0)
+        both = [server_model] + ([side] if side is not server_model else [])
+        turns = 2 * len(cases) + 2
+        print(f"\non the wire, per model turn (both servers): {sum(m.requests for m in both) / turns:.1f} requests, "
+              f"{sum(m.sent for m in both) / turns / 1000:.1f} kB sent, "
+              f"{sum(m.received for m in both) / turns / 1000:.1f} kB received")
     return 0
 
 
