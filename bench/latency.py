@@ -30,6 +30,11 @@ text, which the hub does too; batch for reference). The goal: the hop adds ≤ 1
     .venv/bin/python bench/latency.py -n 3 [--hog]
     .venv/bin/python bench/latency.py --loaded-only -n 3 --budgets 3
     .venv/bin/python bench/latency.py --satellite -n 3
+    .venv/bin/python bench/latency.py --satellite --rooms 10 -n 2
+
+`--rooms N` (with --satellite): N stock satellites, one per room, each asking for its own timer; one room alone, all
+N at once, and in waves (one room a second): end of speech → action per room, whether each room's action and reply
+were its own, and hearthd's CPU. The goal: p95 with ten at once ≤ 3× the one-room figure on 2 cores.
 """
 
 from __future__ import annotations
@@ -297,7 +302,7 @@ def decision_sample(components: Components, audio: np.ndarray) -> int:
 class BenchSatellite:
     """One wyoming-satellite process with the tests' WAV microphone and file speaker."""
 
-    def __init__(self, python: Path, root: Path) -> None:
+    def __init__(self, python: Path, root: Path, name: str = "bench", area: str = "Kitchen") -> None:
         import socket
 
         with socket.socket() as sock:
@@ -309,8 +314,8 @@ class BenchSatellite:
         tests = ROOT / "tests"
         self.log = (root / "satellite.log").open("ab")
         self.proc = subprocess.Popen(
-            [str(python), "-m", "wyoming_satellite", "--uri", f"tcp://127.0.0.1:{self.port}", "--name", "bench",
-             "--area", "Kitchen", "--no-zeroconf", "--mic-command",
+            [str(python), "-m", "wyoming_satellite", "--uri", f"tcp://127.0.0.1:{self.port}", "--name", name,
+             "--area", area, "--no-zeroconf", "--mic-command",
              f"{sys.executable} {tests / 'satellite_mic.py'} {self.mic}",
              "--snd-command", f"{sys.executable} {tests / 'satellite_snd.py'} {self.speaker} 22050",
              "--snd-command-rate", "22050"], stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -442,6 +447,132 @@ async def satellite_run(components: Components, samples: list[tuple[str, np.ndar
                   f"{'' if hop != hop else f'{hop:.0f}'} | {ratio} |")
 
 
+ROOM_MINUTES = 2  # room i asks for a timer of ROOM_MINUTES + i minutes: each room's action is told apart by it
+
+
+async def rooms_run(components: Components, rooms: int, n: int) -> None:
+    """`rooms` stock wyoming-satellite programs, each asking for its own timer ("set a timer for K minutes", K told
+    apart per room, said by the English Piper voice after the wake word): one room alone, then all at once, then in
+    waves (one room every WAVE_S); per room, its last word → action (the tool call made in that room's turn) and
+    whether the room's action and reply were its own (its timer set from it, with its duration; one reply at its
+    speaker); and the CPU hearthd's process used."""
+    from hearthd.context import turn_origin
+    from hearthd.daemon.satellites import SatelliteHub
+
+    python = satellite_python()
+    if python is None:
+        print("no wyoming-satellite virtual environment (run tests/test_satellites.py once to make it): skipped")
+        return
+    root = Path(tempfile.mkdtemp(prefix="hearthd-rooms-bench-"))
+    wake = read_wav(ROOT / "samples" / "en_alarm_0730.wav")[: int(1.6 * SAMPLE_RATE)]  # noise + "Okay Nabu" + pause
+    wavs, decided = {}, {}
+    for i in range(rooms):
+        speech = components.voices.synthesize(f"Set a timer for {ROOM_MINUTES + i} minutes.", "en")
+        audio = np.concatenate([quiet(0.3, i), wake, resample(np.asarray(speech.audio), speech.rate, SAMPLE_RATE),
+                                quiet(1.0, i)])
+        wavs[i] = root / f"room{i}.wav"
+        write_wav(wavs[i], audio, SAMPLE_RATE)
+        decided[i] = last_voiced(components, audio)  # the room's last word, as its microphone captured it
+    sats = [BenchSatellite(python, root / f"room{i}", f"room{i}", f"Room {i}") for i in range(rooms)]
+    trace = Trace()
+    acted: dict[str, list[tuple[float, dict[str, Any]]]] = {}
+
+    def mark(event: Any) -> None:
+        if event.type == EventType.TOOL_CALL:  # in the turn's own context: the room it runs for
+            acted.setdefault(turn_origin.get(), []).append((time.monotonic(), dict(event.arguments)))
+
+    trace.listen(mark)
+    hub = SatelliteHub(components, trace, satellites=[
+        SatelliteConfig(uri=f"tcp://127.0.0.1:{sat.port}", area=f"Room {i}", name=f"room{i}")
+        for i, sat in enumerate(sats)])
+
+    lag = [0.0]  # the event loop's longest late wake-up in the wave (s): work done on the loop thread holds every room
+
+    async def watch_lag() -> None:
+        while True:
+            began = time.monotonic()
+            await asyncio.sleep(0.02)
+            lag[0] = max(lag[0], time.monotonic() - began - 0.02)
+
+    async def wave(which: list[int], gap_s: float) -> tuple[list[float], int, float]:
+        """Rooms `which` speak (`gap_s` apart); their end of speech → action (ms), how many got their own action
+        and reply, and hearthd's CPU (cores busy) meanwhile."""
+        acted.clear()
+        lag[0] = 0.0
+        for timer in components.alarms.timers():
+            components.alarms.remove(timer)
+        replies = {i: len(list(sats[i].speaker.glob("reply-*.json"))) for i in which}
+        cpu, wall = time.process_time(), time.monotonic()
+        for k, i in enumerate(which):
+            if k and gap_s:
+                await asyncio.sleep(gap_s)
+            sats[i].say(wavs[i])
+        deadline = time.monotonic() + 60 + 10 * len(which)
+        while time.monotonic() < deadline and not all(
+                f"room{i}" in acted and len(list(sats[i].speaker.glob("reply-*.json"))) > replies[i] for i in which):
+            await asyncio.sleep(0.05)
+        busy = (time.process_time() - cpu) / (time.monotonic() - wall)
+        times, own = [], 0
+        timers = {t.origin: t.seconds for t in components.alarms.timers()}
+        for i in which:
+            said = json.loads((sats[i].mic / f"said-{sats[i].said}.json").read_text())
+            end_of_speech = float(said["t"]) + decided[i] / SAMPLE_RATE  # the last voiced window's end
+            calls = acted.get(f"room{i}", [])
+            if calls:
+                times.append(1000 * (calls[0][0] - end_of_speech))
+            heard = len(list(sats[i].speaker.glob("reply-*.json"))) - replies[i]
+            own += len(calls) == 1 and calls[0][1].get("seconds") == 60 * (ROOM_MINUTES + i) \
+                and timers.get(f"room{i}") == 60 * (ROOM_MINUTES + i) and heard == 1
+        while any(link.mode != "wake" for link in hub.links.values()) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        return times, own, busy
+
+    results: dict[str, tuple[list[float], int, int, float]] = {}
+    watcher = asyncio.get_running_loop().create_task(watch_lag())
+    try:
+        await hub.start()
+        deadline = time.monotonic() + 60
+        while any(link.mode != "wake" for link in hub.links.values()) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        idle_cpu, idle_wall = time.process_time(), time.monotonic()
+        await asyncio.sleep(5)
+        idle = (time.process_time() - idle_cpu) / (time.monotonic() - idle_wall)
+        await wave([0], 0)  # warm
+        for label, which, gap in [("one room", [0], 0.0), (f"{rooms} at once", list(range(rooms)), 0.0),
+                                  (f"{rooms} in waves, {WAVE_S:g} s apart", list(range(rooms)), WAVE_S)]:
+            every: list[float] = []
+            owned, asked, cpu = 0, 0, []
+            for _ in range(n if len(which) > 1 else 3 * n):
+                times, own, busy = await wave(which, gap)
+                every += times
+                owned += own
+                asked += len(which)
+                cpu.append(busy)
+                print(f"  {label}: last word → action ms " + ", ".join(f"{t:.0f}" for t in times)
+                      + f"; own action and reply {own}/{len(which)}; hearthd {busy:.2f} cores; the event loop "
+                      f"late by up to {1000 * lag[0]:.0f} ms", flush=True)
+            results[label] = (every, owned, asked, statistics.median(cpu))
+    finally:
+        watcher.cancel()
+        await hub.stop()
+        for sat in sats:
+            sat.close()
+    single = p95(sorted(results["one room"][0]))
+    print(f"\n{rooms} stock wyoming-satellite programs, {len(allowed_cores())} cores, real-time pace, fast path "
+          f"(a timer each); ms from each room's last word (its last voiced VAD window, as its microphone captured it); "
+          f"hearthd idle with {rooms} streams open: {idle:.2f} cores\n")
+    print("| rooms speaking | turns | own action and reply | last word → action p50 | p95 | worst | p95 / one room's "
+          "p95 | hearthd CPU (cores) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, (times, owned, asked, cpu) in results.items():
+        ordered = sorted(times) or [float("nan")]
+        print(f"| {label} | {asked} | {owned}/{asked} | {statistics.median(ordered):.0f} | {p95(ordered):.0f} | "
+              f"{ordered[-1]:.0f} | {p95(ordered) / single:.2f}× | {cpu:.2f} |")
+
+
+WAVE_S = 1.0  # the gap between two rooms speaking "in waves"
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-n", type=int, default=3, help="runs per sample and mode")
@@ -452,6 +583,8 @@ async def main() -> None:
     parser.add_argument("--loaded", action="store_true", help="also the model path with a CPU hog per core")
     parser.add_argument("--loaded-only", action="store_true", help="only the loaded run")
     parser.add_argument("--budgets", default="", help="agent.max_turn_s values besides the default, e.g. 3")
+    parser.add_argument("--rooms", type=int, default=0,
+                        help="with --satellite: N satellites, one room alone, all at once and in waves")
     parser.add_argument("--satellite", action="store_true",
                         help="only the satellite hop: wyoming-satellite against the local microphone, idle, loaded")
     args = parser.parse_args()
@@ -469,6 +602,9 @@ async def main() -> None:
     components.prepare_model()  # as the daemon does after READY: the catalogue prefixes ready
     samples = utterances(components)
     await one_turn(components, samples[0][1])  # warm-up: caches, first-call costs
+    if args.satellite and args.rooms:
+        await rooms_run(components, args.rooms, args.n)
+        return
     if args.satellite:
         await satellite_run(components, samples, args.n)
         return

@@ -164,6 +164,11 @@ class VoiceBank:
         self._said: OrderedDict[tuple[str, str], Speech] = OrderedDict()  # (lang, sentence) → its audio, oldest first
         self._said_s = 0.0
         self._said_lock = threading.Lock()
+        self._voice_locks: dict[str, threading.Lock] = {}
+
+    def _voice_lock(self, lang: str) -> threading.Lock:
+        with self._said_lock:
+            return self._voice_locks.setdefault(lang, threading.Lock())
 
     def choice(self, lang: str) -> VoiceChoice:
         """The voice `lang` gets (what was built, or what would be, judged without loading anything)."""
@@ -230,7 +235,8 @@ class VoiceBank:
             if hit is not None:
                 self._said.move_to_end(key)
                 return Speech(hit.audio, hit.rate)
-        speech = self.voice(lang).synthesize(text)
+        with self._voice_lock(lang):  # a voice says one sentence at a time (festival's pipe)
+            speech = self.voice(lang).synthesize(text)
         if 0 < speech.seconds <= SAID_ONE_SECONDS:
             speech.audio.flags.writeable = False
             with self._said_lock:

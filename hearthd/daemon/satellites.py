@@ -453,8 +453,9 @@ class SatelliteLink:
             async with self.hub.turns:
                 self._turn_started = True
                 reply = await self._turn_body(utterance, end_of_speech)
-            if reply is not None:
-                await self._play(*reply)
+            if reply is not None:  # the reply's voice after the turn lock: the next room's turn goes on meanwhile
+                text, lang = reply
+                await self._play(await self._synthesize(text, lang), text)
             self.turns_done += 1
         except asyncio.CancelledError:
             raise
@@ -468,7 +469,7 @@ class SatelliteLink:
             self._turn_started = False
             self._after_turn()
 
-    async def _turn_body(self, utterance: Utterance, end_of_speech: float) -> tuple[list[Any], str] | None:
+    async def _turn_body(self, utterance: Utterance, end_of_speech: float) -> tuple[str, str] | None:
         """Speech to text, the turn in this satellite's room, the reply's audio (under the turn lock)."""
         c, trace = self.c, self.hub.trace
         loop = asyncio.get_running_loop()
@@ -513,7 +514,7 @@ class SatelliteLink:
         trace.timing("end_of_speech_to_action", time.monotonic() - end_of_speech)
         if utterance.pipeline.end_stage != PipelineStage.TTS or not result.reply:
             return None
-        return await self._synthesize(result.reply, result.lang), result.reply
+        return result.reply, result.lang
 
     async def _synthesize(self, text: str, lang: str) -> list[Any]:
         from .live import sentences
