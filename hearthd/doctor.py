@@ -409,6 +409,8 @@ def check_state(cfg: Config) -> list[Finding]:
 
 def run_checks(cfg: Config, store: AssetStore) -> list[Finding]:
     """Every check, in display order."""
-    return (check_stages(cfg, store) + check_audio() + check_volume(cfg) + check_dbus(cfg) + check_mqtt(cfg)
-            + check_state(cfg))
+    stages = check_stages(cfg, store)
+    first = {area: i for i, area in reversed(list(enumerate(f.area for f in stages)))}
+    stages.sort(key=lambda f: first[f.area])  # each area once (the stages' findings interleave models and voices)
+    return stages + check_audio() + check_volume(cfg) + check_dbus(cfg) + check_mqtt(cfg) + check_state(cfg)
 

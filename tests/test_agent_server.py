@@ -30,18 +30,18 @@ SUITES = ROOT / "tests" / "data" / "commands"
 
 @pytest.fixture(scope="session")
 def servers(default_model_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """Two servers of the default model, one thread each: the agent's prompts on one, the relevance check's on the
-    other (each keeps its own prompt's prefix evaluated)."""
+    """Two servers of the default model (two threads each: they run one at a time, as the turns do): the agent's
+    prompts on one, the relevance check's on the other (each keeps its own prompt's prefix evaluated)."""
     logs = tmp_path_factory.mktemp("servers")
-    with llama_server(default_model_gguf, 4096, 1, logs / "agent.log") as uri, \
-            llama_server(default_model_gguf, 2048, 1, logs / "check.log") as check:
+    with llama_server(default_model_gguf, 4096, 2, logs / "agent.log") as uri, \
+            llama_server(default_model_gguf, 2048, 2, logs / "check.log") as check:
         yield uri, check
 
 
 def _cases() -> list[Any]:
     """Requests from each language's suite, spread over it: calls, clarifications and abstentions."""
     out = []
-    for lang, every in (("en", 97), ("ru", 151), ("hi", 151)):
+    for lang, every in (("en", 140), ("ru", 200), ("hi", 200)):
         out += load_suite(SUITES / f"{lang}.yaml", lang)[5::every]
     return out
 
@@ -56,7 +56,7 @@ def test_the_server_makes_the_same_decisions_as_the_model_run_here(servers: tupl
     local = Agent(components.agent().model, registry, min_relevance=cfg.min_relevance)
     remote = Agent(ServerModel(default_model_gguf, cfg, *servers), registry, min_relevance=cfg.min_relevance)
     cases = _cases()
-    assert len(cases) >= 10 and {c.lang for c in cases} == {"en", "ru", "hi"}
+    assert len(cases) >= 6 and {c.lang for c in cases} == {"en", "ru", "hi"}
 
     def decision(agent: Agent, case: Any) -> tuple[Any, ...]:
         agent.prepare([case.lang])  # the language's prefix evaluated first, as the daemon does at start (a server
@@ -68,8 +68,8 @@ def test_the_server_makes_the_same_decisions_as_the_model_run_here(servers: tupl
               if (mine := decision(local, c)) != (theirs := decision(remote, c))]
     # llama.cpp's numbers depend a little on how a prompt is cut into batches (here in deadline-sized chunks, there in
     # one): a decision on the relevance bar can fall either side (bench/agent.py --server: 102 of 106 the same). One
-    # in ten may; more is a difference in what is asked, not in arithmetic.
-    assert len(differ) <= len(cases) // 10, differ
+    # in ten may (one on this sample); more is a difference in what is asked, not in arithmetic.
+    assert len(differ) <= max(1, len(cases) // 10), differ
     assert remote.model.requests > len(cases)  # type: ignore[attr-defined]  # every decision went to the servers
     assert remote.model.side(0).requests > 0  # type: ignore[attr-defined]  # the relevance check on its own server
 
