@@ -28,10 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SUITES = ROOT / "tests" / "data" / "commands"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def servers(default_model_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """Two servers of the default model (two threads each: they run one at a time, as the turns do): the agent's
-    prompts on one, the relevance check's on the other (each keeps its own prompt's prefix evaluated)."""
+    prompts on one, the relevance check's on the other (each keeps its own prompt's prefix evaluated). Stopped
+    after this module: their logits buffers hold some 4 GB, and the hostile runs later measure memory."""
     logs = tmp_path_factory.mktemp("servers")
     with llama_server(default_model_gguf, 4096, 2, logs / "agent.log") as uri, \
             llama_server(default_model_gguf, 2048, 2, logs / "check.log") as check:
