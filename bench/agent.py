@@ -221,28 +221,11 @@ def _decision(d: object) -> tuple[object, ...]:
     return d.kind, calls, d.missing  # type: ignore[attr-defined]
 
 
-@contextlib.contextmanager
-def _hogs(n: int) -> object:
-    import multiprocessing
-
-    procs = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(n)]
-    for p in procs:
-        p.start()
-    try:
-        yield
-    finally:
-        for p in procs:
-            p.terminate()
-
-
-def _spin() -> None:
-    while True:
-        pass
-
-
 def server_agreement(args: argparse.Namespace) -> int:
     """The same decisions through the server (issue 31): agreement and latency, idle and under load."""
     import os
+
+    from contention import cpu_hogs  # the hogs bench/latency.py uses (bench/ is on sys.path when run)
 
     from hearthd.agent.server import ServerModel
     from hearthd.evaluation.servers import llama_server
@@ -260,7 +243,7 @@ def server_agreement(args: argparse.Namespace) -> int:
               f"(Agent.decide); server: {uri}" + (f", relevance check: {check}" if check else ""))
         for load in (0, os.cpu_count() or 1):
             rows: dict[str, list[tuple[bool, float, float]]] = {}
-            with _hogs(load) if load else contextlib.nullcontext():
+            with cpu_hogs(load):
                 for i, case in enumerate(cases):
                     if not i or case.lang != cases[i - 1].lang:
                         # the language's prompt prefix evaluated before its first measured turn (a server keeps one
