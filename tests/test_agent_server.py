@@ -201,3 +201,49 @@ def test_doctor_asks_the_server(base_config: Config, servers: tuple[str, str]) -
     down = _server_config(base_config, f"http://127.0.0.1:{free_port()}")
     [finding] = [f for f in check_stages(down, store) if f.name.startswith("agent: http")]
     assert not finding.ok and "does not answer" in finding.detail and "agent.uri" in finding.fix, finding
+
+
+@pytest.mark.models
+def test_a_server_that_answers_garbage_is_a_clear_error_and_the_next_turn_tries_again(default_model_gguf: Path,
+                                                                                      base_config: Config) -> None:
+    """A server that answers its models and tokens but garbage for completions (not JSON, no choices): each turn
+    ends with `agent-server-unavailable`, never a KeyError, and the agent goes on taking turns."""
+    import http.server
+
+    from hearthd.agent.server import PROBE, ServerModel, ServerUnavailable
+
+    model = ServerModel(default_model_gguf, base_config.agent, "http://127.0.0.1:1")
+    probe = model.tokens_special(PROBE)
+    answers = iter([b"<html>busy</html>", b'{"choices": []}', b'{"choices": "no"}', b"[1, 2]"])
+
+    class Garbage(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _send(self, body: bytes) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            self._send(b'{"data": [{"id": "garbage"}]}')
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            if self.path == "/extras/tokenize":
+                self._send(json.dumps({"tokens": probe}).encode())
+            else:
+                self._send(next(answers, b"{}"))
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Garbage)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        model.uri = f"http://127.0.0.1:{server.server_address[1]}"
+        for _ in range(4):
+            with pytest.raises(ServerUnavailable):
+                model.complete(model.tokens_special("<|im_start|>user\nhi<|im_end|>\n"))
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -207,6 +207,9 @@ class ServerModel(Prompts):
             if left < limit and time.monotonic() >= end - 0.1:
                 raise OutOfTime from None  # the turn's time ran out waiting, not the server's own limit
             raise
+        choices = answer.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise ServerUnavailable(f"the inference server at {self.uri} answered a completion without choices")
         self.evaluated += sent
         self._last_prompt = str(body.get("prompt", ""))
         return answer
