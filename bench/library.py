@@ -51,9 +51,10 @@ print(time.perf_counter() - t)
 def library():  # type: ignore[no-untyped-def]
     from hearthd.agent.library import Library
     from hearthd.tools.alarms import AlarmBook
+    from hearthd.tools.catalogue import Catalogue
     from hearthd.tools.discovery import Entity
     from hearthd.tools.registry import ToolRegistry
-    from hearthd.tools.smarthome import Catalogue, SmartHome
+    from hearthd.tools.smarthome import SmartHome
 
     catalogue = Catalogue(None)
     for key, component, name, area in [("kl", "light", "Kitchen Light", "Kitchen"),

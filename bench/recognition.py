@@ -80,8 +80,8 @@ def load_spoken(langs: list[str], stride: int) -> dict[str, Any]:
 
 def catalogue(data: dict[str, Any]) -> Any:
     """The bench's home: its devices in three scripts, with their aliases."""
+    from hearthd.tools.catalogue import Catalogue
     from hearthd.tools.discovery import Entity
-    from hearthd.tools.smarthome import Catalogue
 
     home = Catalogue(None, aliases=data.get("aliases") or {})
     for d in data["home"]:

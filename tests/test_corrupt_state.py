@@ -21,8 +21,8 @@ from hearthd.config import state_dir
 from hearthd.daemon.audit import AuditLog
 from hearthd.daemon.idempotency import DoneRequests
 from hearthd.tools.alarms import AlarmBook
+from hearthd.tools.catalogue import Catalogue
 from hearthd.tools.registry import ToolResult
-from hearthd.tools.smarthome import Catalogue
 
 ROOT = Path(__file__).resolve().parent.parent
 GARBAGE = b"this is not an sqlite database \x00\xff\xfe" * 64

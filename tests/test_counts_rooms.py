@@ -20,9 +20,10 @@ from hearthd.events import EventType, Trace
 from hearthd.locale import phrase
 from hearthd.spoken import say_count
 from hearthd.tools.alarms import AlarmBook
+from hearthd.tools.catalogue import Catalogue
 from hearthd.tools.discovery import Entity
 from hearthd.tools.registry import ToolRegistry
-from hearthd.tools.smarthome import Catalogue, SmartHome, keep_area
+from hearthd.tools.smarthome import SmartHome, keep_area
 
 from .mqtt_sim import CommandRecorder as Recorder
 

@@ -21,7 +21,7 @@ from hearthd.daemon.pipeline import Pipeline
 from hearthd.events import Trace
 from hearthd.locale import phrase
 from hearthd.spoken import say_count
-from hearthd.tools.smarthome import Catalogue
+from hearthd.tools.catalogue import Catalogue
 
 from .conversation import Conversation
 from .mqtt_sim import DEVICES, DeviceSimulator, simulator

@@ -19,8 +19,8 @@ from hearthd.daemon.audit import AuditLog
 from hearthd.daemon.idempotency import DoneRequests
 from hearthd.private import private_dir, private_file
 from hearthd.tools.alarms import AlarmBook
+from hearthd.tools.catalogue import Catalogue
 from hearthd.tools.registry import ToolResult
-from hearthd.tools.smarthome import Catalogue
 
 ROOT = Path(__file__).resolve().parent.parent
 

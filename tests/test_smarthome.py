@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from hearthd.tools.catalogue import Catalogue
 from hearthd.tools.discovery import Entity
-from hearthd.tools.smarthome import Catalogue, render_value_template
+from hearthd.tools.templates import render_value_template
 
 from .mqtt_sim import CommandRecorder as Recorder
 
@@ -223,8 +224,8 @@ def test_a_state_longer_than_home_assistant_allows_is_not_kept() -> None:
 
 
 def test_the_catalogue_refuses_entities_beyond_its_bound() -> None:
+    from hearthd.tools.catalogue import CatalogueFull
     from hearthd.tools.discovery import Discovery
-    from hearthd.tools.smarthome import CatalogueFull
 
     catalogue = Catalogue(None, max_entities=3)
     for i in range(3):

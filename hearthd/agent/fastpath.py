@@ -267,7 +267,7 @@ def _bare_name(text: str, lang: str) -> str:
     """The name said, without the words around it that name nothing ("the", "мне", "को"); "" when what is left is
     no name: nothing, more than three words, a number, a duration or a time."""
     from ..numbers import parse_duration
-    from ..tools.smarthome import home_words
+    from ..tools.catalogue import home_words
 
     ignored = {w.lower() for w in (*home_words().fillers, *_no_names(lang))} | {
         w.lower() for w in skip_words(lang) if " " not in w}
@@ -290,7 +290,8 @@ def _names_nothing_known(name: str, catalogue: Any, lang: str) -> bool:
     """Whether `name` is nothing hearthd knows: no device of the home (by name, alias, room or kind, spelled or
     sounding alike) and no word of its own templates."""
     from ..phonetic import similarity
-    from ..tools.smarthome import CONTROLLABLE, home_words
+    from ..tools.catalogue import home_words
+    from ..tools.smarthome import CONTROLLABLE
 
     said = [w.lower().replace("ё", "е") for w in words_of(name)]
     if any(w in _template_words(lang) for w in said) or catalogue.resolve(name, CONTROLLABLE).entities:
@@ -868,7 +869,7 @@ def says_everywhere(text: str) -> bool:
 def _beyond_room(answer: str, named: str, lang: str) -> list[str]:
     """The words of an answer to "Which room?" besides the room (`named`), "all" and the words around them ("the
     kitchen lights please" → ["lights"]; "включи лампу в спальне" → ["включи", "лампу"]: more than an answer)."""
-    from ..tools.smarthome import home_words
+    from ..tools.catalogue import home_words
 
     ignored = {w.lower() for w in (*home_words().fillers, *_no_names(lang), *skip_words(lang))} | {
         w for seq in _everywhere_words() for w in seq} | set(named.split())
@@ -878,7 +879,7 @@ def _beyond_room(answer: str, named: str, lang: str) -> list[str]:
 def unknown_room(answer: str, lang: str) -> str:
     """The name an answer to "Which room?" gives when it is short and names no room of this home ("the sauna" →
     "sauna"); "" when the answer is not a name (nothing left, or a sentence)."""
-    from ..tools.smarthome import home_words
+    from ..tools.catalogue import home_words
 
     ignored = {w.lower() for w in (*home_words().fillers, *_no_names(lang))} | {
         w.lower() for phrase in skip_words(lang) for w in phrase.split() if " " not in phrase}

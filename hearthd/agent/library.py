@@ -15,8 +15,9 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
+from ..tools.catalogue import Catalogue, home_words
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
-from ..tools.smarthome import COLOURS, Catalogue, home_words
+from ..tools.smarthome import COLOURS
 from .agent import Decision
 from .parsing import ToolCall
 

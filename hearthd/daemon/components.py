@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..agent.agent import Agent
 from ..agent.declines import DeclineFirst
@@ -23,19 +23,23 @@ from ..engines import selected
 from ..tools.alarms import AlarmBook
 from ..tools.battery import Battery
 from ..tools.bus import Bus
+from ..tools.catalogue import Catalogue
 from ..tools.clock import Clock
 from ..tools.media import MediaPlayers
 from ..tools.network import NetworkManager
 from ..tools.notify import Notifier
 from ..tools.power import Login1
 from ..tools.registry import Tool, ToolRegistry
-from ..tools.smarthome import CONTROLLABLE, Catalogue, SmartHome
+from ..tools.smarthome import CONTROLLABLE, SmartHome
 from ..tools.volume import SystemVolume, volume_backend
 from .audit import AuditLog
 from .dialogue import Dialogues
 from .idempotency import DoneRequests
 from .inference import InferenceGate
 from .policy import ConfirmationPolicy
+
+if TYPE_CHECKING:  # the MQTT link imports paho when it is made, not when the daemon starts
+    from .mqtt import Handlers, MqttLink
 
 T = TypeVar("T")
 
@@ -92,9 +96,9 @@ class Components:
         self.notifier = Notifier(self.bus) if cfg.dbus.enabled and cfg.dbus.notifications else None
         # Devices learned over MQTT, saved so a restart knows them before the broker replays anything.
         self.catalogue = Catalogue(state_dir() / "devices.json", cfg.mqtt.aliases, cfg.mqtt.min_match)
-        self.mqtt: Any = None  # the MqttLink of the running event loop (made on first use)
+        self.mqtt: MqttLink | None = None  # the link of the running event loop (made on first use)
         self.mqtt_one_shot = True  # `hearthd run` sets False: then hearthd also publishes itself
-        self.mqtt_handlers: Any = None
+        self.mqtt_handlers: Handlers | None = None  # what an MQTT ask/announce runs (`hearthd run` sets them)
         home = SmartHome(self.catalogue, self._home_link, cfg.mqtt.floors).tools() if cfg.mqtt.enabled else []
         self.clock = Clock(zone=cfg.general.timezone)  # the time and date, read in the configured zone
         self.tools = ToolRegistry(self.alarms.tools() + self.clock.tools() + self.desktop_tools() + home)
@@ -128,7 +132,7 @@ class Components:
             tools += NetworkManager(self.bus).tools()
         return tools
 
-    def mqtt_link(self) -> Any:
+    def mqtt_link(self) -> MqttLink:
         """The MQTT link for the running event loop (a link belongs to the loop that started it)."""
         import asyncio
 
@@ -141,7 +145,7 @@ class Components:
             self.mqtt.loop = loop
         return self.mqtt
 
-    async def _home_link(self) -> Any:
+    async def _home_link(self) -> MqttLink:
         return await self.mqtt_link().ready(min(3.0, self.cfg.mqtt.command_timeout_s))
 
     async def close(self) -> None:

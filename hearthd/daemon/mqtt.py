@@ -34,8 +34,9 @@ from ..config import MqttConfig
 from ..locale import phrase
 from ..sentences import BETWEEN_SENTENCES, MARKS
 from ..sentences import pieces as sentence_pieces
+from ..tools.catalogue import Catalogue, CatalogueFull
 from ..tools.discovery import DiscoveryError, JunkName, LongName, UnsafeJson, load_json, parse_discovery
-from ..tools.smarthome import Catalogue, CatalogueFull, CommandNotSent
+from ..tools.smarthome import CommandNotSent
 from .ha_device import HaDevice
 
 log = logging.getLogger(__name__)
@@ -123,7 +124,7 @@ class MqttLink:
         self.received: Counter[str] = Counter()
         self.rejected: Counter[tuple[str, str]] = Counter()
         self.connection_errors = 0
-        self.on_metrics: Callable[[dict[str, Any]], None] | None = None  # the daemon's `metrics` trace event
+        self.on_metrics: Callable[[dict[str, Any]], object] | None = None  # the daemon's `metrics` trace event
         self._turns: set[asyncio.Task[None]] = set()  # asks and announces in flight, held until done
         self._logged: dict[tuple[str, str], float] = {}
         self._unlogged: Counter[tuple[str, str]] = Counter()

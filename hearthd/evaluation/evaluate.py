@@ -17,9 +17,10 @@ from ..agent.agent import Agent, Decision
 from ..agent.model import ChatModel
 from ..language import language_of_text
 from ..locale import languages
+from ..tools.catalogue import Catalogue
 from ..tools.discovery import Entity
 from ..tools.registry import Tool, ToolRegistry, ToolResult
-from ..tools.smarthome import KINDS, Catalogue, SmartHome
+from ..tools.smarthome import KINDS, SmartHome
 from . import bfcl
 
 

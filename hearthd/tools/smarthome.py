@@ -1,72 +1,26 @@
-"""Smart-home devices learned from Home Assistant MQTT discovery: the catalogue, their state, finding the one the
-user means, and the commands that act on them.
+"""The smart-home tools: turning devices on and off, dimming, colours, covers, climate, fans, scenes, locks, the
+alarm panel, and questions about their state — on the devices Home Assistant MQTT discovery announced
+(`tools.catalogue`: what there is and which one the user means; `tools.devicestate`: what their state topics say;
+`tools.templates`: the sandbox their command templates run in).
 
 No MQTT client here: commands go out through a `Publisher` (the daemon's MQTT link), so the tools stay testable
-and the link owns reconnects and the queue. The catalogue is saved to a JSON file, so a restart knows every
-device (and its last state) before the broker replays its retained messages.
+and the link owns reconnects and the queue.
 """
 
 from __future__ import annotations
 
-import contextlib
-import difflib
-import functools
 import json
-import logging
 import math
-import os
 import re
-import tempfile
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import HearthdError
-from ..locale import languages, table
-from ..phonetic import similarity, weight
-from ..private import move_aside, private_dir
-from .discovery import MAX_JSON_DEPTH, Discovery, Entity, UnsafeJson, load_json
+from .catalogue import Catalogue, areas_in, has_word, home_words, in_area
+from .devicestate import STATES, speed_range
+from .discovery import Entity
 from .registry import Tool, ToolResult
-
-log = logging.getLogger(__name__)
-
-@dataclass(frozen=True)
-class HomeWords:
-    """The words for a home in every language together (locales/<lang>/home.toml): a device's name, a room or a kind
-    may be said in any of them ("kitchen light", "свет на кухне", "रसोई की लाइट")."""
-
-    kinds: dict[str, frozenset[str]]  # words for a kind of device: "kitchen light" finds the light in the Kitchen
-    doors: frozenset[str]  # words in a cover's name that say it lets people in
-    areas: dict[str, frozenset[str]]  # area words people say, under the English area names devices are given
-    fillers: frozenset[str]  # words around a device's name that name nothing: articles, prepositions, particles
-    not_alone: frozenset[str] = frozenset()  # words of a name that never name the device on their own ("back")
-
-
-def home_words() -> HomeWords:
-    """Every supported language's home words, merged (read once per set of languages)."""
-    return _home_words(languages())
-
-
-@functools.cache
-def _home_words(langs: tuple[str, ...]) -> HomeWords:
-    kinds: dict[str, set[str]] = {}
-    areas: dict[str, set[str]] = {}
-    doors: set[str] = set()
-    fillers: set[str] = set()
-    not_alone: set[str] = set()
-    for lang in langs:
-        words = table(lang, "home.toml")
-        for kind, said in words.get("kinds", {}).items():
-            kinds.setdefault(kind, set()).update(said)
-        for area, said in words.get("areas", {}).items():
-            areas.setdefault(area, set()).update(said)
-        doors.update(words.get("doors", []))
-        fillers.update(words.get("fillers", []))
-        not_alone.update(words.get("not_alone", []))
-    return HomeWords({k: frozenset(v) for k, v in kinds.items()}, frozenset(doors),
-                     {k: frozenset(v) for k, v in areas.items()}, frozenset(fillers), frozenset(not_alone))
-
+from .templates import number, render_command
 
 # A cover that lets people in: opening it waits for a yes (Home Assistant's garage, door and gate device classes,
 # or a name that says so); blinds, curtains and shutters open without one.
@@ -110,422 +64,6 @@ class CommandNotSent(HearthdError):
         self.uncertain = uncertain
 
 
-@dataclass
-class Match:
-    """What a name said by the user resolved to: one entity, several equally likely, or none."""
-
-    entities: list[Entity]
-    score: float = 0.0
-
-
-# A name or a room heard by its sound (hearthd.phonetic): it must sound at least this alike, have this much sound to
-# go by (a consonant 1, a vowel 0.5: "TV" 3, "fan" 2.5), and beat the next best by this margin; else it is not taken
-# (a room) or hearthd asks which (a device).
-PHONETIC_MIN = 0.75
-AREA_HEARD_MIN = 0.85
-PHONETIC_MIN_WEIGHT = 3.0
-PHONETIC_MARGIN = 0.1
-
-TEMPLATE_MAX_CHARS = 2000  # a template longer than this is no device's: refused
-RENDERED_MAX_CHARS = 4096  # nor is a rendering longer than this
-STATE_MAX_CHARS = 255  # Home Assistant's own limit for a state; longer ones are not kept
-# Filters of Jinja2 and of Home Assistant that device templates use, each bounded in time and memory by its input.
-_FILTERS = ("int", "float", "round", "lower", "upper", "trim", "string", "default", "d", "abs", "length", "count",
-            "bool", "title", "capitalize", "first", "last", "min", "max", "join", "tojson", "to_json", "from_json",
-            "is_defined", "list", "float_or_none")
-
-
-class _Environment:
-    """A sandboxed Jinja2 environment for templates that arrive over MQTT: expressions, `if` and `set` only (no
-    loops, macros, calls or includes), a fixed set of filters, and operators that could allocate without limit
-    (`'x' * 10**9`, `9 ** 9 ** 9`, `'%999999999d' % 1`) refused."""
-
-    _env: Any = None
-
-    @classmethod
-    def get(cls) -> Any:
-        if cls._env is None:
-            from jinja2 import StrictUndefined
-            from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
-
-            class Sandbox(ImmutableSandboxedEnvironment):
-                intercepted_binops = frozenset({"*", "**", "%", "//"})
-
-                def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-                    if operator == "%" and isinstance(left, str):
-                        raise SecurityError("string formatting is not allowed")
-                    if operator == "**" and isinstance(left, int) and isinstance(right, int) and abs(left) > 1 \
-                            and (right > 64 or left.bit_length() * right > 8192):
-                        raise SecurityError("result too large")
-                    if operator == "*":
-                        for seq, n in ((left, right), (right, left)):
-                            if isinstance(seq, (str, list, tuple)) and isinstance(n, int) \
-                                    and len(seq) * n > RENDERED_MAX_CHARS:
-                                raise SecurityError("result too large")
-                    return super().call_binop(context, operator, left, right)
-
-            def finalize(value: Any) -> Any:
-                if isinstance(value, (dict, list)):
-                    return json.dumps(value, ensure_ascii=False)
-                return "" if value is None else value
-
-            def is_defined(value: Any) -> Any:
-                if isinstance(value, StrictUndefined):
-                    raise ValueError("undefined")
-                return value
-
-            def float_or_none(value: Any) -> Any:
-                return _number(str(value))
-
-            env = Sandbox(undefined=StrictUndefined, finalize=finalize, autoescape=False)
-            dumps = lambda value: json.dumps(value, ensure_ascii=False)  # noqa: E731 - HA's to_json: no escaping
-            extra: dict[str, Any] = {"tojson": dumps, "to_json": dumps, "from_json": load_json,
-                                     "is_defined": is_defined, "float_or_none": float_or_none}
-            env.filters.update(extra)
-            env.filters = {k: v for k, v in env.filters.items() if k in _FILTERS}
-            env.globals.clear()
-            cls._env = env
-        return cls._env
-
-
-_REFUSED_NODES = ("For", "Macro", "CallBlock", "FilterBlock", "Call", "Import", "FromImport", "Include", "Extends",
-                  "Block", "Scope", "ScopedEvalContextModifier")
-
-
-@functools.lru_cache(maxsize=256)
-def _compiled(template: str) -> Any:
-    """The template compiled, or None when it is too long, does not parse or uses what the sandbox refuses."""
-    if len(template) > TEMPLATE_MAX_CHARS:
-        return None
-    from jinja2 import nodes
-
-    env = _Environment.get()
-    try:
-        tree = env.parse(template)
-        refused = tuple(getattr(nodes, name) for name in _REFUSED_NODES)
-        if any(True for _ in tree.find_all(refused)):
-            return None
-        for node in tree.find_all((nodes.Filter, nodes.Test)):
-            if isinstance(node, nodes.Filter) and node.name not in env.filters:
-                return None
-            if isinstance(node, nodes.Test) and node.name not in env.tests:
-                return None
-        return env.from_string(tree)
-    except Exception:  # TemplateSyntaxError, and anything odd a hostile template makes the parser do
-        return None
-
-
-def render_template(template: str, **variables: Any) -> str | None:
-    """`template` rendered in the sandbox with `variables`; None when it cannot be (refused, an undefined name,
-    an error, a result over RENDERED_MAX_CHARS)."""
-    compiled = _compiled(template)
-    if compiled is None:
-        return None
-    try:
-        out = compiled.render(**variables)
-    except Exception:  # UndefinedError, SecurityError, TypeError, OverflowError…: the template does not apply
-        return None
-    return out if isinstance(out, str) and len(out) <= RENDERED_MAX_CHARS else None
-
-
-def render_value_template(template: str, payload: str, max_depth: int = MAX_JSON_DEPTH) -> str | None:
-    """A Home Assistant value template (`{{ value_json.a.b }}`, `{{ value | int }}`, `{% if %}`…) applied to a
-    payload: `value` is the payload, `value_json` its JSON when it is JSON (bounded: no deep nesting, no
-    non-finite numbers). None when the template does not apply (then the raw payload is used)."""
-    variables: dict[str, Any] = {"value": payload}
-    with contextlib.suppress(ValueError, UnsafeJson):  # not JSON: `value_json` is undefined, as in Home Assistant
-        variables["value_json"] = load_json(payload, max_depth)
-    return render_template(template, **variables)
-
-
-def render_command(entity: Entity, template_key: str, value: Any, **variables: Any) -> str | None:
-    """The payload of a command: `value` through the entity's `template_key` template when it has one
-    (Zigbee2MQTT's lock: `{"state": "{{ value }}"}`), else `value` as text; None when the template fails."""
-    template = entity.config.get(template_key)
-    if not isinstance(template, str) or not template.strip():
-        return str(value)
-    return render_template(template, value=value, **variables)
-
-
-class CatalogueFull(HearthdError):
-    """A discovery that would take the catalogue past its `max_entities`: refused, the known devices kept."""
-
-    code = "catalogue-full"
-
-
-class Catalogue:
-    """Every discovered entity by key, its tracked state and availability, saved to `path` on each change."""
-
-    def __init__(self, path: Path | None = None, aliases: dict[str, str] | None = None,
-                 min_score: float = 0.75, max_entities: int = 1000, max_json_depth: int = MAX_JSON_DEPTH) -> None:
-        self.path = path
-        self.max_entities = max_entities  # the MQTT link sets both from mqtt.max_entities / mqtt.max_json_depth
-        self.max_json_depth = max_json_depth
-        self.entities: dict[str, Entity] = {}
-        self.states: dict[str, dict[str, Any]] = {}
-        self.available: dict[str, bool] = {}
-        self.aliases = {k.lower(): v for k, v in (aliases or {}).items()}  # "кухонный свет" → "Kitchen Light"
-        self.min_score = min_score
-        self.moved_aside: Path | None = None  # a saved catalogue that was no catalogue, kept under this name
-        self.load()
-
-    # -- persistence --------------------------------------------------------------------------------------
-
-    def load(self) -> None:
-        """The saved catalogue. One that is not a catalogue (bad JSON, a list, entries that make no entity) is moved
-        aside (kept as devices.json.corrupt-<UTC time>, with a warning) and discovery rebuilds it; one that cannot be
-        read (permissions, I/O) is left where it is."""
-        if self.path is None or not self.path.is_file():
-            return
-        try:
-            raw = self.path.read_bytes()
-        except OSError as e:
-            log.warning("ignoring an unreadable device catalogue %s: %s", self.path, e)
-            return
-        try:
-            data = json.loads(raw.decode("utf-8"))
-            if not isinstance(data, dict):
-                raise TypeError(f"a JSON {type(data).__name__}, not an object")
-            entities = {e["key"]: Entity.from_dict(e) for e in data.get("entities", [])}
-            states = {k: v for k, v in data.get("states", {}).items() if k in entities and isinstance(v, dict)}
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
-            try:
-                self.moved_aside = move_aside(self.path, f"not a device catalogue: {e}")
-            except OSError as moved:
-                log.warning("ignoring an unreadable device catalogue %s: %s (could not move it aside: %s)",
-                            self.path, e, moved)
-            return
-        self.entities, self.states = entities, states
-
-    def save(self) -> None:
-        if self.path is None:
-            return
-        private_dir(self.path.parent)  # mkstemp makes the file 0600; the rename keeps that
-        data = {"entities": [e.to_dict() for e in self.entities.values()], "states": self.states}
-        # write-then-rename: a crash mid-write leaves the previous catalogue, never half of one
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".devices.", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                try:
-                    text = json.dumps(data, ensure_ascii=False)
-                    text.encode("utf-8")
-                except UnicodeEncodeError:  # a lone surrogate got in after all: escaped, so the file is still JSON
-                    text = json.dumps(data)
-                f.write(text)
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-
-    # -- learning ---------------------------------------------------------------------------------------
-
-    def apply(self, discovery: Discovery) -> None:
-        """The entities of `discovery.source` become exactly those it lists (none: the device was removed).
-        Raises CatalogueFull, changing nothing, when that would grow the catalogue past `max_entities`."""
-        gone = [k for k, e in self.entities.items() if e.source == discovery.source]
-        after = len(set(self.entities) - set(gone) | {e.key for e in discovery.entities})
-        if after > self.max_entities and after > len(self.entities):
-            raise CatalogueFull(f"{discovery.source}: the catalogue holds {len(self.entities)} entities "
-                                f"(mqtt.max_entities = {self.max_entities})")
-        for key in gone:
-            del self.entities[key]
-        for entity in discovery.entities:
-            self.entities[entity.key] = entity
-        for key in gone:
-            if key not in self.entities:
-                self.states.pop(key, None)
-                self.available.pop(key, None)
-        self.save()
-
-    def forget(self, sources: Iterable[str]) -> None:
-        """Drop the entities of these discovery sources (hearthd's own, saved by an older version)."""
-        keys = [k for k, e in self.entities.items() if e.source in set(sources)]
-        for key in keys:
-            del self.entities[key]
-            self.states.pop(key, None)
-            self.available.pop(key, None)
-        if keys:
-            self.save()
-
-    def state_topics(self) -> set[str]:
-        topics = set()
-        for e in self.entities.values():
-            for k, v in e.config.items():
-                if k.endswith("_topic") and not k.endswith("command_topic") and k != "set_position_topic" \
-                        and isinstance(v, str) and v:
-                    topics.add(v)
-            for item in e.config.get("availability", []) or []:
-                if isinstance(item, dict) and isinstance(item.get("topic"), str):
-                    topics.add(item["topic"])
-        return topics
-
-    def on_message(self, topic: str, payload: str) -> list[str]:
-        """Track state and availability from a state topic; returns the keys whose state changed."""
-        changed = []
-        for key, e in self.entities.items():
-            before = dict(self.states.get(key, {}))
-            state = dict(before)
-            try:
-                self._availability(e, topic, payload)
-                _track(e, topic, payload, state, self.max_json_depth)
-            except Exception as exc:  # an odd config option or payload spoils this entity's update, not the others'
-                log.debug("state of %s not updated from %s: %r", key, topic, exc)
-                continue
-            if state != before:
-                self.states[key] = state
-                changed.append(key)
-        if changed:
-            self.save()
-        return changed
-
-    def _availability(self, e: Entity, topic: str, payload: str) -> None:
-        entries = [i for i in (e.config.get("availability") or []) if isinstance(i, dict)]
-        if e.topic("availability_topic"):
-            entries.append({"topic": e.topic("availability_topic"), "payload_available":
-                            e.config.get("payload_available", "online"),
-                            "payload_not_available": e.config.get("payload_not_available", "offline")})
-        for item in entries:
-            if item.get("topic") != topic:
-                continue
-            value = payload
-            if isinstance(item.get("value_template"), str):
-                value = render_value_template(item["value_template"], payload, self.max_json_depth) or payload
-            if value == str(item.get("payload_available", e.config.get("payload_available", "online"))):
-                self.available[e.key] = True
-            elif value == str(item.get("payload_not_available", e.config.get("payload_not_available", "offline"))):
-                self.available[e.key] = False
-
-    # -- finding what the user means ----------------------------------------------------------------------
-
-    def resolve(self, said: str, components: Iterable[str]) -> Match:
-        """The entities `said` names among `components`: an alias, the name, "<area> <kind>", then a fuzzy
-        match above min_score. Several equally good → all of them (hearthd asks which)."""
-        wanted = set(components)
-        pool = [e for e in self.entities.values() if e.component in wanted]
-        text = said.strip().lower()
-        if not pool or not text:
-            return Match([])
-        target = self.aliases.get(text)
-        if target:
-            hits = [e for e in pool if target.lower() in (e.key.lower(), e.name.lower())]
-            if hits:
-                return Match(hits, 1.0)
-        exact = [e for e in pool if text in (e.name.lower(), f"{e.device} {e.name}".strip().lower())]
-        if exact:
-            return Match(exact, 1.0)
-        area, area_said = self.area_heard(text)
-        vocab = home_words()
-        kinds = {c for c, words in vocab.kinds.items() if any(_has_word(text, w) for w in words)}
-        kind_words = set().union(*vocab.kinds.values())
-        if area:  # a room was said: a device elsewhere is never the one meant ("в кухне" is not the living room)
-            pool = [e for e in pool if _in_area(e, area)]
-            if kinds:
-                pool = [e for e in pool if e.component in kinds
-                        or any(_has_word(e.name.lower(), w) for k in kinds for w in vocab.kinds[k])]
-            if not pool:
-                return Match([])
-            # several: a word of one name said beyond the room and the kind decides, else hearthd asks
-            rest = text
-            for phrase_ in sorted({*vocab.areas.get(area, ()), area_said}, key=len, reverse=True):  # "living room"
-                rest = re.sub(rf"(?<!\w){re.escape(phrase_)}(?!\w)", " ", rest)
-            extra = [w for w in _words(rest) if not _area_in(w) and w not in kind_words]
-            named = [e for e in pool if extra and all(_has_word(e.name.lower(), w) for w in extra)]
-            if named or kinds or not extra:
-                return Match(named or pool, 0.9)
-            # "bedroom coffee machine": a name no device in that room has, and no kind: only a near miss in the room
-            return self._nearest(text, pool, " ".join(extra))
-        if kinds:  # "the fan": the only fan there is (several: hearthd asks which)
-            of_kind = [e for e in pool if e.component in kinds]
-            extra = [w for w in _words(text) if w not in kind_words]
-            named = [e for e in of_kind if all(_has_word(e.name.lower(), w) for w in extra)]
-            if of_kind and not extra:
-                # "the blinds" in a home whose covers are blinds, curtains and a garage door: covers are different
-                # things by kind, and the word said is in the blinds' name, so the blinds are meant (no name with
-                # the word: every cover). Not for lights: "the light" is any light, lamps included.
-                said_kinds = [w for w in _words(text) if w in kind_words]
-                worded = [e for e in of_kind if e.component == "cover"
-                          and any(_has_word(e.name.lower(), w) for w in said_kinds)]
-                return Match(worded or of_kind, 0.8)
-            if named:
-                return Match(named, 0.8)
-            # "porch light": a name no light has is an unknown device, never "which of the lights?"
-        return self._nearest(text, pool)
-
-    def _nearest(self, text: str, pool: list[Entity], rest: str = "") -> Match:
-        """The name `text` nearly is: spelled nearly the same (a typo), else sounding nearly the same in any script
-        ("रूम्बा" for Roomba, "нано лиф" for Nanoleaf). A name heard by its sound is taken only when it is clearly the
-        best; when another sounds almost as close, both are returned and hearthd asks which one, never picking one
-        of two similar names silently. `rest`: the words left when the room said has narrowed `pool`."""
-        scored = sorted(((difflib.SequenceMatcher(None, text, e.name.lower()).ratio(), e) for e in pool),
-                        key=lambda x: -x[0])
-        best = scored[0][0]
-        if best >= self.min_score:
-            return Match([e for s, e in scored if s >= best - 0.02], best)
-        said = [t for t in (" ".join(_words(text)), rest) if weight(t) >= PHONETIC_MIN_WEIGHT]
-        if not said:
-            return Match([], best)  # too short to tell by its sound ("on", "it")
-        floor = max(self.min_score, PHONETIC_MIN) - PHONETIC_MARGIN  # nearer than this is never a candidate
-        by_sound = sorted(((max(similarity(t, form, floor) for t in said for form in self._spoken_forms(e)), e)
-                           for e in pool), key=lambda x: -x[0])
-        heard = by_sound[0][0]
-        if heard < max(self.min_score, PHONETIC_MIN):
-            return Match([], max(best, heard))
-        return Match([e for s, e in by_sound if s == heard or not _clearly(heard, s)], heard)
-
-    def _spoken_forms(self, e: Entity) -> list[str]:
-        """What an entity is called: its name, its device's name with it, and the aliases that point at it."""
-        forms = [e.name, f"{e.device} {e.name}".strip()]
-        forms += [said for said, target in self.aliases.items() if target.lower() in (e.key.lower(), e.name.lower())]
-        return list(dict.fromkeys(f for f in forms if f))
-
-    def areas(self) -> set[str]:
-        """The rooms devices are in, as the home spells them ("Kitchen", "Nursery")."""
-        return {e.area for e in self.entities.values() if e.area}
-
-    def area_heard(self, text: str) -> tuple[str, str]:
-        """The room `text` names and the words that named it: a room word of any language (locales/*/home.toml) said
-        as written, else one heard nearly ("किचिन", "bedrum", "гастиной") when it sounds clearly more like that room
-        than any other; the home's own room names count too. ("", "") when none does."""
-        area = _area_in(text)
-        if area:
-            return area, ""
-        words = _words(text)
-        if not words:
-            return "", ""
-        candidates: dict[str, list[str]] = {a: list(w) for a, w in home_words().areas.items()}
-        for name in self.areas():
-            candidates.setdefault(name.lower(), []).append(name.lower())
-        spans = {" ".join(words[i:i + n]) for n in (1, 2) for i in range(len(words) - n + 1)}
-        best: dict[str, tuple[float, str]] = {}
-        for area_, said_as in candidates.items():
-            for word in said_as:
-                if weight(word) < PHONETIC_MIN_WEIGHT:
-                    continue  # "hall", "зал", "हॉल": too short to be recognised by their sound alone
-                for span in spans:
-                    score = similarity(span, word, AREA_HEARD_MIN - PHONETIC_MARGIN)
-                    if score > best.get(area_, (0.0, ""))[0]:
-                        best[area_] = (score, span)
-        ranked = sorted(best.items(), key=lambda x: -x[1][0])
-        if not ranked or ranked[0][1][0] < AREA_HEARD_MIN:
-            return "", ""
-        if len(ranked) > 1 and not _clearly(ranked[0][1][0], ranked[1][1][0]):
-            return "", ""  # "bedrum": the bedroom or the bathroom? Neither is taken
-        return ranked[0][0], ranked[0][1][1]
-
-
-def _clearly(best: float, second: float) -> bool:
-    """Whether a sound-alike score beats the next: by PHONETIC_MARGIN, or by being the very same sounds ("bedrum" is
-    the bedroom by its key, though "bathroom" is one vowel away)."""
-    return best - second >= PHONETIC_MARGIN or (best >= 1.0 > second)
-
-
-def _in_area(e: Entity, area: str) -> bool:
-    """Whether entity `e` is in `area` (a home.toml room, or the home's own room name, lower case)."""
-    return _area_in(e.area.lower()) == area or _area_in(e.name.lower()) == area or e.area.lower() == area
-
-
-STATES = ("on", "off", "locked", "unlocked", "open", "closed")  # tracked states a question can ask about
 STEPS = {"up": 25, "down": -25}  # "brighter" / "dim the lights": a quarter of the range from the tracked level
 FAN_SPEEDS = (33, 66, 100)  # a fan's low, medium and high, as Home Assistant divides its percentage
 NOUNS = {"light": "light", "switch": "switch", "fan": "fan", "cover": "cover", "lock": "lock"}  # spoken.toml nouns
@@ -539,130 +77,6 @@ def _noun(components: set[str]) -> str:
 def _names(names: list[str], first: int = 5) -> str:
     """"Kitchen Light, Desk Lamp" — the first few names of a list, then how many more ("+3")."""
     return ", ".join(names[:first]) + (f" (+{len(names) - first})" if len(names) > first else "")
-
-
-def _words(text: str) -> list[str]:
-    fillers = home_words().fillers
-    return [w for w in (w.strip(".,!?;:।") for w in text.split()) if w and w not in fillers]
-
-
-def _has_word(text: str, word: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
-
-
-def _area_in(text: str) -> str:
-    for area, words in home_words().areas.items():
-        if any(_has_word(text, w) for w in words):
-            return area
-    return ""
-
-
-def _scale(cfg: dict[str, Any]) -> float:
-    """The entity's brightness_scale when it is a usable one (a finite number above 0), else Home Assistant's 255."""
-    scale = _number(str(cfg.get("brightness_scale", 255)))
-    return scale if scale is not None and scale > 0 else 255.0
-
-
-def _track(e: Entity, topic: str, payload: str, state: dict[str, Any], max_depth: int = MAX_JSON_DEPTH) -> None:
-    """Update `state` from one message on one of the entity's state topics (normalised: "on"/"off", numbers).
-    JSON is read bounded (no deep nesting, no non-finite numbers), numbers must be finite, and a state longer
-    than STATE_MAX_CHARS is not kept: a retained bad state must not break a restart."""
-    cfg = e.config
-    if topic not in {v for k, v in cfg.items() if k.endswith("_topic")}:
-        return
-
-    def value(template_key: str = "value_template") -> str:
-        tpl = cfg.get(template_key)
-        rendered = render_value_template(tpl, payload, max_depth) if isinstance(tpl, str) else None
-        return payload if rendered is None else rendered
-
-    if topic == cfg.get("state_topic"):
-        if e.component == "light" and cfg.get("schema") == "json":
-            try:
-                data = load_json(payload, max_depth)
-            except (ValueError, UnsafeJson):
-                return
-            if not isinstance(data, dict):
-                return
-            if isinstance(data.get("state"), str) and len(data["state"]) <= STATE_MAX_CHARS:
-                state["state"] = data["state"].lower()
-            brightness = data.get("brightness")
-            if isinstance(brightness, (int, float)) and not isinstance(brightness, bool) \
-                    and math.isfinite(brightness):
-                state["brightness"] = round(100 * float(brightness) / _scale(cfg))
-            return
-        raw = value("state_value_template" if "state_value_template" in cfg else "value_template")
-        if len(raw) > STATE_MAX_CHARS:
-            return
-        if e.component in ("light", "switch", "fan"):
-            on = str(cfg.get("state_on", cfg.get("payload_on", "ON")))
-            off = str(cfg.get("state_off", cfg.get("payload_off", "OFF")))
-            if raw == on:
-                state["state"] = "on"
-            elif raw == off:
-                state["state"] = "off"
-        elif e.component == "lock":
-            table = {str(cfg.get("state_locked", "LOCKED")): "locked", str(cfg.get("state_unlocked", "UNLOCKED")):
-                     "unlocked", str(cfg.get("state_jammed", "JAMMED")): "jammed"}
-            if raw in table:
-                state["state"] = table[raw]
-        elif e.component == "cover":
-            table = {str(cfg.get("state_open", "open")): "open", str(cfg.get("state_closed", "closed")): "closed",
-                     str(cfg.get("state_opening", "opening")): "opening",
-                     str(cfg.get("state_closing", "closing")): "closing"}
-            if raw in table:
-                state["state"] = table[raw]
-        elif e.component in ("sensor", "binary_sensor", "alarm_control_panel", "select", "number"):
-            if e.component == "binary_sensor":
-                on = str(cfg.get("payload_on", "ON"))
-                state["state"] = "on" if raw == on else "off" if raw == str(cfg.get("payload_off", "OFF")) else raw
-            else:
-                state["state"] = raw
-    if topic == cfg.get("position_topic"):
-        n = _number(value("position_template"))
-        if n is not None:
-            state["position"] = round(n)
-    if topic == cfg.get("brightness_state_topic"):
-        n = _number(value("brightness_value_template"))
-        if n is not None:
-            state["brightness"] = round(100 * n / _scale(cfg))
-    if topic == cfg.get("percentage_state_topic"):
-        n = _number(value("percentage_value_template"))
-        if n is not None:
-            low, high = _speed_range(cfg)  # HA: ranged_value_to_percentage
-            ranged = (round(n) - low + 1) * 100 // (high - low + 1)
-            state["percentage"] = round(n) if (low, high) == (1, 100) else ranged
-    if topic == cfg.get("temperature_state_topic"):
-        n = _number(value("temperature_state_template"))
-        if n is not None:
-            state["target"] = n
-    if topic == cfg.get("current_temperature_topic"):
-        n = _number(value("current_temperature_template"))
-        if n is not None:
-            state["current"] = n
-    if topic == cfg.get("mode_state_topic"):
-        mode = value("mode_state_template")
-        if len(mode) <= STATE_MAX_CHARS:
-            state["mode"] = mode
-
-
-def _speed_range(cfg: dict[str, Any]) -> tuple[int, int]:
-    """A fan's speed_range_min/max (Zigbee2MQTT: 1-3 or 1-4), as Home Assistant reads them; 1-100 by default."""
-    low, high = _number(str(cfg.get("speed_range_min", 1))), _number(str(cfg.get("speed_range_max", 100)))
-    if low is None or high is None or not 1 <= low < high <= 1000:
-        return 1, 100
-    return int(low), int(high)
-
-
-def _number(text: str) -> float | None:
-    """A finite number from a state payload: "inf", "nan", "1e999" and 300-digit numbers are no reading."""
-    if len(text) > 64:
-        return None
-    try:
-        n = float(text)
-    except (TypeError, ValueError):
-        return None
-    return n if math.isfinite(n) and abs(n) < 1e15 else None
 
 
 def _speakable(n: float) -> str:
@@ -686,12 +100,6 @@ def which_one(names: list[str]) -> ToolResult:
 # The word for a tool's kind of device, for a call that named none: "set it to 20" said "в кухне" → "kitchen thermostat"
 KIND_WORD = {"light": "light", "switch": "switch", "fan": "fan", "cover": "blinds", "climate": "thermostat",
              "lock": "door"}
-
-
-def areas_in(text: str) -> set[str]:
-    """Every room `text` names ("кухне" → kitchen)."""
-    folded = text.lower()
-    return {area for area, words in home_words().areas.items() if any(_has_word(folded, w) for w in words)}
 
 
 def keep_area(tool: str, arguments: dict[str, Any], text: str) -> dict[str, Any]:
@@ -776,7 +184,7 @@ class SmartHome:
                 pool = same  # asked for a door: never the blinds instead
             else:  # "the blinds" and no cover says its class: the covers that are not doors
                 pool = [e for e in pool if str(e.config.get("device_class", "")).lower() not in DOOR_CLASSES
-                        and not any(_has_word(e.name.lower(), w) for w in home_words().doors)]
+                        and not any(has_word(e.name.lower(), w) for w in home_words().doors)]
         return sorted(pool, key=lambda e: e.name.lower())
 
     async def _many(self, args: dict[str, Any], components: Iterable[str], verb: str,
@@ -838,7 +246,7 @@ class SmartHome:
         found = self.catalogue.resolve(said, ("cover",)).entities if said else self.group(args, ("cover",))
         for e in found:
             if str(e.config.get("device_class", "")).lower() in DOOR_CLASSES \
-                    or any(_has_word(e.name.lower(), w) for w in home_words().doors):
+                    or any(has_word(e.name.lower(), w) for w in home_words().doors):
                 return True
         return False
 
@@ -1083,7 +491,7 @@ class SmartHome:
                 return ToolResult(True, {"entity": entity.key, "percent": 0}, "home.is_off", {"name": entity.name})
             else:
                 percent = next((s for s in reversed(FAN_SPEEDS) if s < now), FAN_SPEEDS[0])
-        low, high = _speed_range(entity.config)  # HA: ceil(percentage_to_ranged_value(range, percent))
+        low, high = speed_range(entity.config)  # HA: ceil(percentage_to_ranged_value(range, percent))
         speed = percent if (low, high) == (1, 100) else math.ceil((high - low + 1) * percent / 100) + low - 1
         return await self._send(entity, entity.topic("percentage_command_topic"),
                                 self._payload(entity, "percentage_command_template", speed),
@@ -1207,14 +615,14 @@ class SmartHome:
                  if (e.component == "sensor" and e.config.get("device_class") == quantity)
                  or (e.component == "climate" and quantity == "temperature" and e.topic("current_temperature_topic"))]
         if floor:
-            found = [e for e in found if any(_in_area(e, a) for a in floor)]
+            found = [e for e in found if any(in_area(e, a) for a in floor)]
         elif area:
-            found = [e for e in found if _in_area(e, area)]
+            found = [e for e in found if in_area(e, area)]
         readings = []
         for e in found:
             state = self.catalogue.states.get(e.key, {})
             raw = state.get("current") if e.component == "climate" else state.get("state")
-            n = _number(str(raw)) if raw is not None else None
+            n = number(str(raw)) if raw is not None else None
             if n is not None:
                 readings.append((e, n))
         if not readings:
