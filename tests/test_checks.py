@@ -386,7 +386,7 @@ def test_the_model_cancels_no_alarm_from_a_sentence_about_none(lang: str, text: 
     from hearthd.agent.checks import review
     from hearthd.agent.parsing import ToolCall
 
-    decision = review(Decision("call", calls=[ToolCall("cancel_all_alarms", {})], source=source), text, lang, None)
+    decision = review(Decision("call", calls=[ToolCall("cancel_all_alarms", {})], source=source), text, lang, REGISTRY)
     assert (decision.kind == "call") is kept, decision.reason
 
 
@@ -413,3 +413,47 @@ def test_a_new_family_is_checked_by_what_its_tools_declare() -> None:
     assert reviewed("kettle_off", "is the kettle on?", "en").say == "check.question"
     assert reviewed("kettle_state", "is the kettle on?", "en").kind == "call"
     assert reviewed("kettle_state", "чайник включён?", "ru").kind == "call"
+
+
+def test_a_new_family_with_a_time_is_checked_by_its_declared_topic() -> None:
+    """Times and removals by topic (issue 30): the alarm-only rules are now each tool's declared `topic`. A wake-up
+    light that declares the alarm's topic takes a time only from a sentence about waking; a dishwasher that
+    declares none starts at the time said (it was refused before: "nothing about an alarm"); a topic whose
+    language has no words and no phrase of its own is refused with the general phrase; a model's removal of a
+    topic's things needs the topic said, in every language."""
+    from hearthd.agent.checks import review
+
+    at = {"type": "object", "properties": {"time": {"type": "string", "pattern": r"^\d\d:\d\d$", "x-ground": "time"}},
+          "required": ["time"], "additionalProperties": False}
+    empty = {"type": "object", "properties": {}, "additionalProperties": False}
+    home = ToolRegistry([
+        Tool("wake_light", "Fade the bedroom light up at a time.", at, _never, family="light", sides=("set", "unset"),
+             topic="alarm"),
+        Tool("start_dishwasher", "Start the dishwasher at a time.", at, _never, family="dishes"),
+        Tool("water_plants", "Water the plants at a time.", at, _never, family="garden", topic="watering"),
+        Tool("forget_wake_lights", "Cancel every wake-up light.", empty, _never, family="light",
+             sides=("unset", "set"), topic="alarm"),
+        Tool("turn_off", "Switch a device off.", empty, _never, family="home", sides=("off", "on")),
+    ])
+
+    def reviewed(name: str, text: str, lang: str, time: str | None = "07:30") -> Decision:
+        arguments = {"time": time} if time else {}
+        return review(Decision("call", calls=[ToolCall(name, arguments)], source="model"), text, lang, home)
+
+    for lang, bare, waking in [("en", "seven thirty", "wake me with the light at seven thirty"),
+                               ("ru", "в половине восьмого", "разбуди меня светом в половине восьмого"),
+                               ("hi", "साढ़े सात बजे", "साढ़े सात बजे रोशनी से जगा देना")]:
+        assert reviewed("wake_light", bare, lang).say == "check.time_without_alarm", (lang, bare)
+        assert phrase(lang, "check.time_without_alarm")
+        assert reviewed("wake_light", waking, lang).kind == "call", (lang, waking)
+        assert reviewed("water_plants", bare, lang).say == "check.time_without_topic", (lang, bare)
+        assert phrase(lang, "check.time_without_topic")
+    assert reviewed("start_dishwasher", "start the dishwasher at half past seven", "en").kind == "call"
+    assert reviewed("start_dishwasher", "посудомойку на семь тридцать", "ru").kind == "call"
+    for lang, clear in [("en", "clear everything please"), ("ru", "убери всё"), ("hi", "sab hata do")]:
+        refused = reviewed("forget_wake_lights", clear, lang, None)
+        assert refused.say == "check.not_about_alarm", (lang, clear, refused.reason)
+    assert reviewed("forget_wake_lights", "cancel all the wake up alarms", "en", None).kind == "call"
+    # "later" is not something hearthd does, even when an alarm word is in the sentence: only a tool of that topic
+    # (or one that takes the length of time itself, a timer) may act on "in 5 minutes"
+    assert reviewed("turn_off", "remind me in 5 minutes to turn off the oven", "en", None).say == "check.later"

@@ -68,8 +68,8 @@ def test_the_unit_tests_catalogue_matches_the_daemons_tools(home: SuiteHome) -> 
         assert tool.name in home.registry, tool.name
         real = home.registry.get(tool.name)
         assert tool.consequential == real.consequential, tool.name
-        assert (tool.read_only, tool.sides, tool.argument_sides) == (real.read_only, real.sides, real.argument_sides), \
-            tool.name
+        assert (tool.read_only, tool.sides, tool.argument_sides, tool.topic) == \
+            (real.read_only, real.sides, real.argument_sides, real.topic), tool.name
         mine, theirs = tool.model_parameters, real.model_parameters
         assert sorted(mine.get("required", [])) == sorted(theirs.get("required", [])), tool.name
         assert mine["properties"].keys() == theirs["properties"].keys(), tool.name

@@ -9,8 +9,9 @@ decision into an abstention with a phrase that says why; they never choose anoth
   call. No verb at all ("the front door, please") is no disagreement.
 - Questions: a sentence that asks for information ("what is the thermostat set to?", "какая температура…",
   "क्या लाइट जली है?") may only lead to read-only tools; "can you turn on the light?" is a request.
-- Times: an alarm time comes from a sentence about an alarm, a reminder or waking up; a date that does not exist
-  is declined; words with no letters ("7:30", "#@! 7") never act.
+- Topics: a tool that declares one (`Tool.topic`: an alarm's) takes a time of day, and is removed at the model's
+  word, only from a sentence about it (checks.toml [topics]); a date that does not exist is declined; words with
+  no letters ("7:30", "#@! 7") never act.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from functools import cache
 from typing import Any
 
 from ..dates import impossible_date
-from ..locale import table
+from ..locale import phrases, table
 from ..numbers import words_of
 from ..tools.registry import Tool, ToolRegistry
 from .agent import Decision
@@ -40,7 +41,7 @@ class _Words:
     info: tuple[Pattern, ...]
     starts: tuple[Pattern, ...]
     anywhere: tuple[Pattern, ...]
-    alarm: tuple[Pattern, ...]
+    topics: dict[str, tuple[Pattern, ...]]  # [topics]: the words that say what a sentence is about
 
 
 def _fold(text: str) -> str:
@@ -66,11 +67,12 @@ def _words(lang: str) -> _Words:
         return tuple(p for t in tables for p in _patterns(t.get(section, {}).get(key, [])))
 
     sides = {side for t in tables for side in t.get("polarity", {})}
+    topics = {topic for t in tables for topic in t.get("topics", {})}
     return _Words({side: merged("polarity", side) for side in sides}, merged("question", "fillers"),
                   merged("question", "polite"), merged("question", "polite_anywhere"), merged("question", "info"),
                   tuple(p for p in merged("question", "starts") if p not in _patterns(
                       _own(lang).get("question", {}).get("not_starts", []))),
-                  merged("question", "anywhere"), merged("alarm", "topic"))
+                  merged("question", "anywhere"), {topic: merged("topics", topic) for topic in topics})
 
 
 _STRIP = "\"'“”«»,;:!?()[]।॥.…¿¡"
@@ -168,9 +170,15 @@ def opposite_said(tool: Tool | None, text: str, lang: str, arguments: dict[str, 
     return ""
 
 
+def about(topic: str, text: str, lang: str) -> bool:
+    """Whether the sentence is about `topic` (a list of locales/<lang>/checks.toml [topics], read with English's):
+    "alarm" — an alarm, a reminder or waking up ("wake me", "будильник", "जगा देना")."""
+    return _anywhere(_tokens(text), _words(lang).topics.get(topic, ()))
+
+
 def about_alarm(text: str, lang: str) -> bool:
-    """Whether the sentence is about an alarm, a reminder or waking up ("wake me", "будильник", "जगा देना")."""
-    return _anywhere(_tokens(text), _words(lang).alarm)
+    """Whether the sentence is about an alarm, a reminder or waking up (the fast path's own alarm templates)."""
+    return about("alarm", text, lang)
 
 
 def _tags(lang: str) -> set[str]:
@@ -253,15 +261,30 @@ def _duration_as_value(decision: Decision, text: str, lang: str, registry: ToolR
     return ""
 
 
+def _takes_a_duration(tool: Tool | None) -> bool:
+    """Whether a length of time from now is what `tool` requires ("in 5 minutes" is a timer's own duration)."""
+    if tool is None:
+        return False
+    props = tool.parameters.get("properties", {})
+    return any(isinstance(props.get(k), dict) and props[k].get(GROUND_KEY) == "duration"
+               for k in tool.parameters.get("required", []))
+
+
 def _letters(text: str) -> int:
     return sum(ch.isalpha() for ch in text)
 
 
-def _time_keys(registry: ToolRegistry | None, name: str) -> set[str]:
-    if registry is None or name not in registry:
-        return {"time"} if name in ("set_alarm", "cancel_alarm") else set()
-    props = registry.get(name).parameters.get("properties", {})
+def _time_keys(tool: Tool | None) -> set[str]:
+    """The arguments of `tool` that take a time of day or a date (its schema's grounding says so)."""
+    props = tool.parameters.get("properties", {}) if tool is not None else {}
     return {k for k, v in props.items() if isinstance(v, dict) and v.get(GROUND_KEY) in ("time", "date")}
+
+
+def _said_key(kind: str, topic: str, lang: str) -> str:
+    """The phrase for a refusal about a topic: its own ("check.time_without_alarm") when the language has one, else
+    the general one ("check.time_without_topic")."""
+    key = f"check.{kind}_{topic}"
+    return key if key in phrases(lang) else f"check.{kind}_topic"
 
 
 def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | None,
@@ -275,6 +298,9 @@ def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | No
         return registry is not None and registry.reads_only(name)
 
     acting = [n for n in names if not reads_only(n)]
+
+    def declared(name: str) -> Tool | None:
+        return registry.get(name) if registry is not None and name in registry else None
 
     def refuse(why: str, say: str) -> Decision:
         return Decision("abstain", reason=why, source=decision.source, say=say, name_probs=decision.name_probs,
@@ -290,35 +316,41 @@ def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | No
         if other := opposite_said(tool, text, lang, call.arguments):
             return refuse(f"{call.name}: the user said {other}", "check.opposite")
     for call in decision.calls:
-        keys = _time_keys(registry, call.name) & set(call.arguments)
-        if not keys and not (decision.kind == "clarify" and decision.missing in _time_keys(registry, call.name)):
+        tool = declared(call.name)
+        keys = _time_keys(tool) & set(call.arguments)
+        if not keys and not (decision.kind == "clarify" and decision.missing in _time_keys(tool)):
             continue
         if impossible_date(text, lang):
             return refuse(f"{call.name}: the date said does not exist", "check.no_such_date")
-        if not about_alarm(text, lang) and not reads_only(call.name):  # "what day is the 22nd" only reads
-            return refuse(f"{call.name}: a time said, but nothing about an alarm", "check.time_without_alarm")
-        if decision.source == "model" and "time" in call.arguments and not reads_only(call.name) \
-                and not time_said(text, lang):
-            # the templates read only time expressions; the model may take any number beside an alarm word. An alarm
-            # was asked for all the same: hearthd asks for its time ("будильник 3 %" → "For what time?")
-            if call.name == "set_alarm" and len(decision.calls) == 1:
+        if tool is None or tool.read_only:  # "what day is the 22nd" only reads
+            continue
+        if tool.topic and not about(tool.topic, text, lang):
+            return refuse(f"{call.name}: a time said, but nothing about {tool.topic}",
+                          _said_key("time_without", tool.topic, lang))
+        if decision.source == "model" and "time" in call.arguments and not time_said(text, lang):
+            # the templates read only time expressions; the model may take any number beside the topic's word. The
+            # tool was asked for all the same: when the time is what it needs, hearthd asks for it ("будильник 3 %" →
+            # "For what time?")
+            if "time" in tool.parameters.get("required", []) and len(decision.calls) == 1:
                 rest = {k: v for k, v in call.arguments.items() if k != "time"}
                 return Decision("clarify", calls=[type(call)(call.name, rest)], missing="time", source=decision.source,
                                 reason=f"{call.name}: no time of day said", name_probs=decision.name_probs,
                                 relevance=decision.relevance, seconds=decision.seconds, evaluated=decision.evaluated,
                                 prefix=decision.prefix, raw=decision.raw)
-            return refuse(f"{call.name}: no time of day said", "check.time_without_alarm")
+            return refuse(f"{call.name}: no time of day said", _said_key("time_without", tool.topic, lang))
     if decision.source == "model" and (spent := _duration_as_value(decision, text, lang, registry)):
         # "поставь таймер на 5 минут" heard "поставьте мир на 5 минут" → set_temperature 5: a length of time said
         # is no temperature, level or volume
         return refuse(f"{spent}: the number said is a length of time", "check.duration_as_value")
     for call in decision.calls:
-        if call.name in ("cancel_alarm", "cancel_all_alarms") and decision.source == "model" \
-                and not about_alarm(text, lang):
-            # deleting alarms from a sentence that never speaks of one ("закрой все жалюзи" → cancel_all_alarms)
-            return refuse(f"{call.name}: nothing about an alarm was said", "check.not_about_alarms")
-    if acting and relative_duration(text, lang) and not about_alarm(text, lang) and \
-            not all(n == "set_timer" for n in acting):
+        tool = declared(call.name)
+        if decision.source == "model" and tool is not None and tool.topic and tool.sides and tool.sides[0] == "unset" \
+                and not about(tool.topic, text, lang):
+            # removing things from a sentence that never speaks of them ("закрой все жалюзи" → cancel_all_alarms)
+            return refuse(f"{call.name}: nothing about {tool.topic} was said", _said_key("not_about", tool.topic, lang))
+    topics_said = any(t.topic and about(t.topic, text, lang) for n in acting if (t := declared(n)) is not None)
+    if acting and relative_duration(text, lang) and not topics_said and not all(_takes_a_duration(declared(n))
+                                                                                  for n in acting):
         # "in 5 minutes open the door": done now it is not what was asked, and later is not something hearthd does
         return refuse(f"{acting[0]}: asked for later", "check.later")
     return decision

@@ -376,7 +376,7 @@ def load_catalogue(path: Path) -> ToolRegistry:
                           consequential=bool(entry.get("consequential", False)),
                           read_only=bool(entry.get("read_only", False)),
                           sides=(str(sides[0]), str(sides[1])) if sides else None,
-                          argument_sides=argument_sides or None))
+                          argument_sides=argument_sides or None, topic=str(entry.get("topic", ""))))
     return ToolRegistry(tools)
 
 

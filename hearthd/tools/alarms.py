@@ -645,6 +645,7 @@ class AlarmBook:
                 self.set_alarm,
                 family="alarms",
                 sides=("set", "unset"),
+                topic="alarm",
             ),
             Tool(
                 "list_alarms",
@@ -653,6 +654,7 @@ class AlarmBook:
                 self.list_alarms,
                 family="alarms",
                 read_only=True,
+                topic="alarm",
             ),
             Tool(
                 "cancel_alarm",
@@ -661,6 +663,7 @@ class AlarmBook:
                 self.cancel_alarm,
                 family="alarms",
                 sides=("unset", "set"),
+                topic="alarm",
                 counted=self.cancel_count,  # "the 7:30 alarm" may be nine: asked first above policy.confirm_many
             ),
             Tool(
@@ -670,6 +673,7 @@ class AlarmBook:
                 self.cancel_all_alarms,
                 family="alarms",
                 sides=("unset", "set"),
+                topic="alarm",
                 consequential=True,  # asked back before it runs (the confirmation policy)
                 counted=self.cancel_all_count,
             ),

@@ -71,6 +71,10 @@ class Tool:
     sides: tuple[str, str] | None = None
     # Paired values of one argument: {argument: {value: (its side, the other side)}}, e.g. a direction up or down.
     argument_sides: dict[str, dict[str, tuple[str, str]]] | None = None
+    # What a sentence must be about for a call of this tool that takes a time of day, or one the model made to remove
+    # things (its sides begin with "unset"): a word list of locales/<lang>/checks.toml [topics] ("alarm": "wake me",
+    # "будильник", "अलार्म"). "seven thirty" alone sets no alarm; "close all the blinds" cancels none.
+    topic: str = ""
 
     def sides_of(self, arguments: dict[str, Any]) -> list[tuple[str, str]]:
         """The paired sides a call with `arguments` takes: the tool's own, and those of its paired argument values."""
