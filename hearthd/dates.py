@@ -11,11 +11,12 @@ from datetime import date
 from functools import cache
 
 from .locale import languages, table
+from .text import fold
 
 
 @cache
 def _months(lang: str) -> dict[str, int]:
-    return {k.lower(): int(v) for k, v in table(lang, "numbers.toml").get("months", {}).items()}
+    return {fold(k): int(v) for k, v in table(lang, "numbers.toml").get("months", {}).items()}
 
 
 def _next(day: int, month: int | None, today: date) -> date | None:
@@ -34,12 +35,12 @@ def _next(day: int, month: int | None, today: date) -> date | None:
 
 @cache
 def _weekdays(lang: str) -> dict[str, int]:
-    return {k.lower(): int(v) for k, v in table(lang, "numbers.toml").get("weekdays", {}).items()}
+    return {fold(k): int(v) for k, v in table(lang, "numbers.toml").get("weekdays", {}).items()}
 
 
 @cache
 def _days_ahead(lang: str) -> dict[tuple[str, ...], int]:
-    return {tuple(k.lower().split()): int(v) for k, v in table(lang, "numbers.toml").get("days_ahead", {}).items()}
+    return {tuple(fold(k).split()): int(v) for k, v in table(lang, "numbers.toml").get("days_ahead", {}).items()}
 
 
 def parse_date(text: str, lang: str, today: date) -> date | None:
@@ -47,7 +48,7 @@ def parse_date(text: str, lang: str, today: date) -> date | None:
     saturday", "в субботу", "शनिवार को") is the next such day after today; "the day after tomorrow", "послезавтра",
     "परसों" are two days ahead."""
     months = {**_months("en"), **_months(lang)}
-    words = [w.strip(".,!?") for w in text.lower().split()]
+    words = [w.strip(".,!?") for w in fold(text).split()]
     relative = {n for phrase, n in {**_days_ahead("en"), **_days_ahead(lang)}.items()
                 if any(tuple(words[i:i + len(phrase)]) == phrase for i in range(len(words)))}
     if len(relative) == 1 and not any(w in months for w in words):
@@ -121,10 +122,10 @@ def impossible_date(text: str, lang: str) -> bool:
     """True when the text names a day of a month that no year has ("February 30", "31 апреля", "32 मई"): such a
     date is never read as some other day (the next one that exists, or tomorrow)."""
     months = {**_months("en"), **_months(lang)}
-    words = [w.strip(".,!?;:()\"'«»।") for w in text.lower().translate(_DEVANAGARI).split()]
+    words = [w.strip(".,!?;:()\"'«»।") for w in fold(text).translate(_DEVANAGARI).split()]
     words = [w for w in words if w]
     for i, word in enumerate(words):
-        month = months.get(word) or months.get(word.replace("\u093c", ""))
+        month = months.get(word)
         if month is None:
             continue
         for j in (i - 1, i - 2, i + 1, i + 2):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
@@ -18,6 +17,7 @@ from functools import cache
 from typing import Any
 
 from .locale import table as locale_table
+from .text import fold
 
 _PUNCT = "\"'“”«»,;:!?()[]।॥"
 
@@ -180,20 +180,10 @@ _DIGIT_EDGE = re.compile(r"(?<=[0-9])(?=[^\W\d_]|%)|(?<=[^\W\d_])(?=[0-9])")  # 
 _HALF = Fraction(1, 2)
 
 
-def _fold(text: str) -> str:
-    """One spelling per word. Whisper writes the same Hindi word with or without nukta (हज़ार/हजार, डेढ़/डेढ) and
-    with chandrabindu or anusvara (पाँच/पांच), and Russian with or without ё; tables and speech are folded alike, so
-    a table lists each word once and no spelling is missed."""
-    text = unicodedata.normalize("NFC", text).lower().replace("ё", "е")
-    for mark, plain in (("\u093c", ""), ("\u0901", "\u0902"), ("\u200c", ""), ("\u200d", "")):
-        text = text.replace(mark, plain)
-    return text
-
-
 def _tokens(text: str) -> tuple[str, ...]:
     """Folded words with digits split from letters and edge punctuation dropped ("50%" → "50", "%"), so that
     "15мин", "twenty-five" and "१० मिनट" read like their spaced, ASCII-digit forms."""
-    text = _HYPHEN.sub(" ", _fold(text).translate(_DEVANAGARI_DIGITS))
+    text = _HYPHEN.sub(" ", fold(text).translate(_DEVANAGARI_DIGITS))
     text = _DIGIT_EDGE.sub(" ", text)
     return tuple(t for t in (w.strip(_PUNCT + ".") for w in text.split()) if t)
 

@@ -24,6 +24,7 @@ from typing import Any
 from ..dates import impossible_date
 from ..locale import phrases, table
 from ..numbers import words_of
+from ..text import fold
 from ..tools.registry import Tool, ToolRegistry
 from .agent import Decision
 from .grounding import GROUND_KEY
@@ -44,13 +45,8 @@ class _Words:
     topics: dict[str, tuple[Pattern, ...]]  # [topics]: the words that say what a sentence is about
 
 
-def _fold(text: str) -> str:
-    """Lower case, nukta dropped (दरवाज़ा = दरवाजा), ё as е."""
-    return text.lower().replace("\u093c", "").replace("ё", "е")
-
-
 def _patterns(items: list[str]) -> tuple[Pattern, ...]:
-    return tuple(tuple(_fold(item).split()) for item in items if item.strip())
+    return tuple(tuple(fold(item).split()) for item in items if item.strip())
 
 
 @cache
@@ -79,7 +75,7 @@ _STRIP = "\"'“”«»,;:!?()[]।॥.…¿¡"
 
 
 def _tokens(text: str) -> list[str]:
-    return [w.strip(_STRIP) for w in words_of(_fold(text)) if w.strip(_STRIP)]
+    return [w.strip(_STRIP) for w in words_of(fold(text)) if w.strip(_STRIP)]
 
 
 def _word_matches(pattern: str, word: str) -> bool:
@@ -183,7 +179,7 @@ def about_alarm(text: str, lang: str) -> bool:
 
 def _tags(lang: str) -> set[str]:
     """Negation words that, said last after a request, plead instead (checks.toml [negation] tags)."""
-    return {_fold(w) for w in _own(lang).get("negation", {}).get("tags", [])}
+    return {fold(w) for w in _own(lang).get("negation", {}).get("tags", [])}
 
 
 def without_tag(text: str, lang: str) -> str:
@@ -191,14 +187,14 @@ def without_tag(text: str, lang: str) -> str:
     negation elsewhere, kept where it denies."""
     tags = _tags(lang)
     words = text.rstrip().split()
-    if len(words) > 1 and _fold(words[-1]).strip(_STRIP) in tags:
+    if len(words) > 1 and fold(words[-1]).strip(_STRIP) in tags:
         return " ".join(words[:-1]) + words[-1][len(words[-1].rstrip(_STRIP)):]  # keep a final "?" or "!"
     return text
 
 
 def negation_words(lang: str) -> frozenset[str]:
     """The words that say what not to do, in `lang` and in English (said inside it)."""
-    return frozenset(_fold(w) for t in (_own(lang), _own("en")) for w in t.get("negation", {}).get("words", []))
+    return frozenset(fold(w) for t in (_own(lang), _own("en")) for w in t.get("negation", {}).get("words", []))
 
 
 def negated(text: str, lang: str) -> bool:
@@ -206,7 +202,7 @@ def negated(text: str, lang: str) -> bool:
     words = negation_words(lang)
     # a tag said last, after the request, pleads rather than denies ("बत्ती जला दो ना": do turn it on)
     tags = _tags(lang)
-    said = [w for w in (w.strip(_STRIP) for w in _fold(text).split()) if w]
+    said = [w for w in (w.strip(_STRIP) for w in fold(text).split()) if w]
     return any(w in words and not (w in tags and i == len(said) - 1 and i > 0) for i, w in enumerate(said))
 
 
@@ -220,9 +216,9 @@ def time_said(text: str, lang: str) -> bool:
     from ..numbers import digits_for_times, parse_number
 
     table = [t.get("time", {}) for t in (_own(lang), _own("en"))]
-    before = {_fold(w) for t in table for w in t.get("before", [])}
-    after = {_fold(w) for t in table for w in t.get("after", [])}
-    tokens = [w.strip(_STRIP) for w in _fold(digits_for_times(text, lang)).split()]
+    before = {fold(w) for t in table for w in t.get("before", [])}
+    after = {fold(w) for t in table for w in t.get("after", [])}
+    tokens = [w.strip(_STRIP) for w in fold(digits_for_times(text, lang)).split()]
     tokens = [w for w in tokens if w]
     for i, token in enumerate(tokens):
         following = tokens[i + 1] if i + 1 < len(tokens) else ""

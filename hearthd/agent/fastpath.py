@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from .. import locale
 from ..numbers import parse_clock, parse_number, words_of
+from ..text import fold
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from ..tools.smarthome import KINDS, keep_area
 from .agent import Agent, Decision
@@ -106,7 +107,7 @@ def _time_words(lang: str) -> frozenset[str]:
 
     def add(value: Any) -> None:
         if isinstance(value, str):
-            words.update(value.lower().replace("ё", "е").split())
+            words.update(fold(value).split())
         elif isinstance(value, dict):
             for k, v in value.items():
                 add(k)
@@ -136,7 +137,7 @@ def _clock(text: str, lang: str) -> str | None:
     from ..numbers import digits_for_times
 
     known = _time_words(lang)
-    for token in digits_for_times(text.lower(), lang, in_time_slot=True).replace("ё", "е").split():
+    for token in fold(digits_for_times(text.lower(), lang, in_time_slot=True)).split():
         bare = token.strip(".,!?;:'\"«»()")
         if bare and not any(ch.isdigit() for ch in bare) and bare not in known and token not in known:
             return None
@@ -248,7 +249,7 @@ def _template_words(lang: str) -> frozenset[str]:
 
     def add(template: str) -> None:
         template = re.sub(r"\{[^}]*\}", " ", template)
-        words.update(w.lower().replace("ё", "е") for w in words_of(re.sub(r"[\[\]()|<>]", " ", template)))
+        words.update(fold(w) for w in words_of(re.sub(r"[\[\]()|<>]", " ", template)))
 
     for source in dict.fromkeys((lang, "en")):
         for file in locale.sentence_files(source):
@@ -293,7 +294,7 @@ def _names_nothing_known(name: str, catalogue: Any, lang: str) -> bool:
     from ..tools.catalogue import home_words
     from ..tools.smarthome import CONTROLLABLE
 
-    said = [w.lower().replace("ё", "е") for w in words_of(name)]
+    said = [fold(w) for w in words_of(name)]
     if any(w in _template_words(lang) for w in said) or catalogue.resolve(name, CONTROLLABLE).entities:
         return False
     vocabulary = home_words()
@@ -856,13 +857,13 @@ def _keep_rooms(decision: Decision, text: str) -> None:
 @cache
 def _everywhere_words() -> tuple[tuple[str, ...], ...]:
     """"all of them", "везде", "सब जगह": every language's (answers.toml `everywhere`), as word sequences."""
-    return tuple(tuple(words_of(w.lower().replace("ё", "е"))) for lang in locale.languages()
+    return tuple(tuple(words_of(fold(w))) for lang in locale.languages()
                  for w in locale.table(lang, "answers.toml").get("everywhere", []))
 
 
 def says_everywhere(text: str) -> bool:
     """Whether the answer to "Which room — or all of them?" means every room."""
-    words = words_of(text.lower().replace("ё", "е"))
+    words = words_of(fold(text))
     return any(words[i:i + len(seq)] == list(seq) for seq in _everywhere_words() for i in range(len(words)))
 
 
@@ -871,9 +872,9 @@ def _beyond_room(answer: str, named: str, lang: str) -> list[str]:
     kitchen lights please" → ["lights"]; "включи лампу в спальне" → ["включи", "лампу"]: more than an answer)."""
     from ..tools.catalogue import home_words
 
-    ignored = {w.lower() for w in (*home_words().fillers, *_no_names(lang), *skip_words(lang))} | {
+    ignored = {fold(w) for w in (*home_words().fillers, *_no_names(lang), *skip_words(lang))} | {
         w for seq in _everywhere_words() for w in seq} | set(named.split())
-    return [w for w in words_of(answer.lower().replace("ё", "е").replace("\u093c", "")) if w not in ignored]
+    return [w for w in words_of(fold(answer)) if w not in ignored]
 
 
 def unknown_room(answer: str, lang: str) -> str:

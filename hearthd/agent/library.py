@@ -15,6 +15,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
+from ..text import fold
 from ..tools.catalogue import Catalogue, home_words
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from ..tools.smarthome import COLOURS
@@ -273,11 +274,11 @@ class Library:
         from ..numbers import words_of
 
         # "In the kitchen.": whisper ends a sentence with a full stop, which words_of keeps (it is a digit's "7.30")
-        said = " " + " ".join(w.rstrip(".…") for w in words_of(_folded(text))) + " "
+        said = " " + " ".join(w.rstrip(".…") for w in words_of(fold(text))) + " "
         best = ("", "")
         lists = self.slot_lists()
         for value in [*getattr(lists["area"], "values", []), *getattr(lists["floor"], "values", [])]:
-            name = " ".join(words_of(_folded(str(getattr(value.text_in, "text", "") or ""))))
+            name = " ".join(words_of(fold(str(getattr(value.text_in, "text", "") or ""))))
             if name and f" {name} " in said and len(name) > len(best[0]):
                 best = (name, str(value.value_out))
         return best
@@ -449,11 +450,7 @@ def _names_a_kind(text: str) -> bool:
     otherwise than its entry: "лампы", "lamps")."""
     from ..numbers import words_of
 
-    kinds = {_folded(w) for words in home_words().kinds.values() for w in words}
+    kinds = {fold(w) for words in home_words().kinds.values() for w in words}
     stems = {w[:-1] for w in kinds if len(w) >= 4}
-    return any(w in kinds or any(w.startswith(stem) for stem in stems) for w in words_of(_folded(text)))
+    return any(w in kinds or any(w.startswith(stem) for stem in stems) for w in words_of(fold(text)))
 
-
-def _folded(text: str) -> str:
-    """Lower case, ё as е, the nukta dropped: how a room's name is compared with what was said."""
-    return text.lower().replace("ё", "е").replace("\u093c", "")

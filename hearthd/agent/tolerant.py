@@ -32,7 +32,6 @@ import logging
 import math
 import random
 import re
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from ..numbers import digits_for_times, words_of
 from ..phonetic import key as sound_key
 from ..phonetic import phrase_key, similarity
 from ..phonetic import weight as sound_weight
+from ..text import fold
 from ..tools.registry import ToolRegistry
 from .agent import Decision
 from .checks import asks
@@ -95,8 +95,7 @@ SOUND_COMPARED = 60
 
 
 def _fold(word: str) -> str:
-    word = unicodedata.normalize("NFC", word.lower().replace("ё", "е").replace("\u093c", ""))
-    return word.strip("'’-")
+    return fold(word).strip("'’-")
 
 
 def tokens_of(text: str) -> list[str]:

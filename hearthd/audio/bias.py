@@ -17,6 +17,7 @@ from functools import cache
 
 from ..language import rules
 from ..locale import optional_text, sentence_files, table, yaml
+from ..sentences import split_sentences
 
 STYLES = ("off", "hotwords", "prompt", "both")
 # of whisper's 223 for the prompt (hot words and prompt together): Hindi's words take about four tokens each, and its
@@ -227,7 +228,7 @@ class RecognitionBias:
 def _own_prompt(lang: str) -> tuple[str | None, tuple[str, ...]]:
     """The language's own prompt (Hindi's: whisper writes Devanagari, not Urdu or Latin) and its sentences."""
     own = optional_text(lang, "stt_prompt.txt")
-    return own, tuple(s.strip() for s in re.split(r"(?<=[.!?।])\s+", own or "") if s.strip())
+    return own, tuple(split_sentences(own or ""))
 
 
 @cache

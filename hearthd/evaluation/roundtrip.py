@@ -21,6 +21,8 @@ import numpy as np
 
 from ..audio.pcm import SAMPLE_RATE, resample
 from ..locale import LocaleError, toml
+from ..sentences import MARKS
+from ..text import fold
 
 LANGS = ("en", "ru", "hi")
 TARGETS = {"en": 90.0, "ru": 80.0, "hi": 60.0}  # keyword recall, %, of the default voice (and above espeak-ng's)
@@ -75,7 +77,7 @@ BARE_PERCENT = "40"  # {percent} right before "%" or the word percent: the numbe
 PERCENT_WORDS = ("%", "percent", "процент", "प्रतिशत")
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
-_SENTENCE_END = (".", "!", "?", "।", "…")
+_SENTENCE_END = tuple(MARKS)
 _CLOSERS = "\"'»”’)]"
 _DIGIT_JOIN = re.compile(r"(?<=\d)[:.,](?=\d)")  # 7:30 → 730, 1,000 → 1000 (whisper writes times both ways)
 _APOSTROPHES = "'’ʼ`"
@@ -130,13 +132,9 @@ def _number_words(lang: str) -> dict[str, str]:
 def _fold(text: str, lang: str) -> str:
     """Casefolded, the spellings whisper and the phrases write either way made one: ё → е; Devanagari without the
     nukta (ज़ → ज) and candrabindu as anusvara (ँ → ं); digits of any script as ASCII; apostrophes dropped."""
-    text = unicodedata.normalize("NFD", text).casefold()
-    if lang == "ru":
-        text = text.replace("е\u0308", "е")  # ё decomposed
-    text = text.replace("\u093c", "").replace("\u0901", "\u0902")
+    text = fold(text)  # (the same folding as understanding's: hearthd.text)
     text = "".join(str(unicodedata.digit(ch)) if unicodedata.category(ch) == "Nd" else ch for ch in text)
-    text = "".join(ch for ch in text if ch not in _APOSTROPHES)
-    return unicodedata.normalize("NFC", text)
+    return "".join(ch for ch in text if ch not in _APOSTROPHES)
 
 
 def _words(text: str, lang: str) -> list[str]:

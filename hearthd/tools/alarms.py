@@ -123,14 +123,10 @@ def local_zone(name: str = "") -> tzinfo:
 
 def _name_words(text: str) -> list[str]:
     """A name's words folded the way speech-to-text varies them: case, ё/е, Hindi nukta and chandrabindu."""
-    import unicodedata
-
     from ..numbers import words_of
+    from ..text import fold
 
-    text = unicodedata.normalize("NFC", text).lower().replace("ё", "е").replace("\u0901", "\u0902")
-    for mark in ("\u093c", "\u200c", "\u200d"):
-        text = text.replace(mark, "")
-    return [w.strip(".,!?;:'\"«»()") for w in words_of(text) if w.strip(".,!?;:'\"«»()")]
+    return [w.strip(".,!?;:'\"«»()") for w in words_of(fold(text)) if w.strip(".,!?;:'\"«»()")]
 
 
 def _same_word(a: str, b: str) -> bool:
