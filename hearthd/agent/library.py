@@ -194,13 +194,8 @@ class Library:
         if here_only:
             self._beyond_here(decision)
         self._one_or_which(decision, text, lang)
-        try:  # what the two steps above made of the calls is validated as the library's own reading was
-            for call in decision.calls:
-                call.arguments = self.registry.validate(call.name, call.arguments)
-        except (UnknownTool, SchemaError) as e:
-            log.debug("library match not taken: %s", e)
-            return None
-        return decision
+        # what the two steps above made of the calls is validated as the library's own reading was
+        return self._validated(decision, "library match")
 
     def _without_room(self, text: str, lang: str, intents: Any) -> Decision | None:
         """A template that needs the speaking device's room ("turn the lights off", "выключи свет", "लाइट बंद करो")
@@ -223,13 +218,7 @@ class Library:
         if asked is None or asked.kind == "clarify":
             return asked
         self._one_or_which(asked, text, lang)
-        try:
-            for call in asked.calls:
-                call.arguments = self.registry.validate(call.name, call.arguments)
-        except (UnknownTool, SchemaError) as e:
-            log.debug("library match not taken: %s", e)
-            return None
-        return asked
+        return self._validated(asked, "library match")
 
     def rooms_of(self, call: ToolCall) -> list[str]:
         """The rooms, as the home spells them, that hold a device of the group `call` means (its room left out)."""
@@ -297,13 +286,7 @@ class Library:
                     call.arguments = {**call.arguments, "area": spelled[area.lower()]}
         if not decision.every:
             self._one_or_which(decision, text, lang)
-        try:
-            for call in decision.calls:
-                call.arguments = self.registry.validate(call.name, call.arguments)
-        except (UnknownTool, SchemaError) as e:
-            log.debug("own group reading not taken: %s", e)
-            return None
-        return decision
+        return self._validated(decision, "own group reading")
 
     def _home(self) -> Any:
         """The smart-home tools' view of the catalogue (groups by area, floor and kind), for reading, never acting."""
@@ -369,6 +352,17 @@ class Library:
     def _entity(self, key: Any) -> Any:
         catalogue = self.catalogue()
         return catalogue.entities.get(str(key)) if catalogue is not None else None
+
+    def _validated(self, decision: Decision, what: str) -> Decision | None:
+        """`decision` with each call's arguments validated against its tool's schema (changed in place: defaults,
+        coercions); None when one does not validate (logged as `what` not taken)."""
+        try:
+            for call in decision.calls:
+                call.arguments = self.registry.validate(call.name, call.arguments)
+        except (UnknownTool, SchemaError) as e:
+            log.debug("%s not taken: %s", what, e)
+            return None
+        return decision
 
     def _decision(self, intent: str, slots: dict[str, Any], response: str) -> Decision | None:
         if intent == "HassNevermind":
