@@ -131,7 +131,7 @@ def cmd_say(args: argparse.Namespace, cfg: Config) -> int:
     trace = _trace(args)
     components = _components(cfg, trace)
     started = time.monotonic()
-    speech = components.voices.synthesize(args.text, args.lang)
+    speech = components.voices.synthesize(args.text, args.lang or cfg.general.language)
     trace.timing("tts", time.monotonic() - started)
     trace.emit(AudioOutEvent(seconds=round(speech.seconds, 2), rate=speech.rate, path=args.output))
     _write_speech(args.output, speech)
@@ -409,8 +409,9 @@ def cmd_tools(args: argparse.Namespace, cfg: Config) -> int:
     from .daemon.components import Components
 
     registry = Components(cfg).tools
+    lang = args.lang or cfg.general.language
     for tool in registry:
-        row = {"name": tool.name, "family": tool.family, "description": tool.describe(args.lang),
+        row = {"name": tool.name, "family": tool.family, "description": tool.describe(lang),
                "consequential": tool.consequential or tool.name in cfg.policy.confirm,
                "parameters": tool.parameters}
         if args.json:
@@ -506,7 +507,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("say", cmd_say, "speak text into a WAV file")
     p.add_argument("text")
-    p.add_argument("--lang", choices=languages(), default="en")
+    p.add_argument("--lang", choices=languages(), help="default: general.language")
     p.add_argument("--output", "-o", required=True)
 
     command("doctor", cmd_doctor, "check models, audio devices, D-Bus and MQTT, and say how to fix what is missing")
@@ -542,7 +543,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", "-v", action="store_true", help="list the misses")
 
     p = command("tools", cmd_tools, "the tools hearthd can use, with what each needs and whether it asks first")
-    p.add_argument("--lang", choices=languages(), default="en")
+    p.add_argument("--lang", choices=languages(), help="default: general.language")
 
     p = command("history", cmd_history, "the audit trail: what was asked, decided, confirmed, done and said")
     p.add_argument("-n", type=int, default=20, help="the last N turns (default 20)")

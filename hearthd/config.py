@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import HearthdError
+from .locale import DEFAULT_LANGUAGE
 from .locale import languages as supported_languages
 
 
@@ -56,7 +57,7 @@ def _clip(text: str, limit: int) -> str:
 class GeneralConfig:
     """Language defaults and time zone."""
 
-    language: str = "en"  # used when detection is unsure and nothing else is known
+    language: str = DEFAULT_LANGUAGE  # used when detection is unsure and nothing else is known
     timezone: str = ""  # IANA name; empty = the system's zone
     privacy: bool = False  # keep transcripts out of logs
     area: str = ""  # the room the local microphone is in: "turn off the lights in here"

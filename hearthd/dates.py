@@ -7,16 +7,28 @@ month names live in locales/<lang>/numbers.toml [months]. A date that does not e
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
 from functools import cache
+from typing import TypeVar
 
-from .locale import languages, table
+from .locale import languages, read_with, table
 from .text import fold
 
 
 @cache
 def _months(lang: str) -> dict[str, int]:
     return {fold(k): int(v) for k, v in table(lang, "numbers.toml").get("months", {}).items()}
+
+
+K = TypeVar("K")
+
+def _mixed(read: Callable[[str], dict[K, int]], lang: str) -> dict[K, int]:
+    """One table of `lang` and the languages mixed into it (locale.read_with), `lang`'s own words winning."""
+    out: dict[K, int] = {}
+    for source in reversed(read_with(lang)):
+        out.update(read(source))
+    return out
 
 
 def _next(day: int, month: int | None, today: date) -> date | None:
@@ -47,15 +59,15 @@ def parse_date(text: str, lang: str, today: date) -> date | None:
     """The next date the text names, or None when it names none (or more than one). A weekday alone ("on
     saturday", "в субботу", "शनिवार को") is the next such day after today; "the day after tomorrow", "послезавтра",
     "परसों" are two days ahead."""
-    months = {**_months("en"), **_months(lang)}
+    months = _mixed(_months, lang)
     words = [w.strip(".,!?") for w in fold(text).split()]
-    relative = {n for phrase, n in {**_days_ahead("en"), **_days_ahead(lang)}.items()
+    relative = {n for phrase, n in _mixed(_days_ahead, lang).items()
                 if any(tuple(words[i:i + len(phrase)]) == phrase for i in range(len(words)))}
     if len(relative) == 1 and not any(w in months for w in words):
         return date.fromordinal(today.toordinal() + relative.pop())
     found = [m for w in words if (m := _day(2).fullmatch(w))]
     named = [months[w] for w in words if w in months]
-    weekdays = {**_weekdays("en"), **_weekdays(lang)}
+    weekdays = _mixed(_weekdays, lang)
     days = {weekdays[w] for w in words if w in weekdays}
     if not named and len(days) == 1 and not any(m.group(2) for m in found):  # ("7 on friday": the 7 is the hour)
         ahead = (next(iter(days)) - today.weekday() - 1) % 7 + 1
@@ -74,8 +86,8 @@ def day_apart(text: str, lang: str, today: date) -> tuple[date, str] | None:
     when the day is a number (a number is the time's)."""
     words = text.split()
     plain = [w.lower().strip(".,!?") for w in words]
-    ahead = {**_days_ahead("en"), **_days_ahead(lang)}
-    weekdays = {**_weekdays("en"), **_weekdays(lang)}
+    ahead = _mixed(_days_ahead, lang)
+    weekdays = _mixed(_weekdays, lang)
     spans: list[tuple[int, int]] = [(i, i + len(p)) for p in ahead for i in range(len(plain))
                                     if tuple(plain[i:i + len(p)]) == p]
     spans += [(i, i + 1) for i, w in enumerate(plain) if w in weekdays]
@@ -121,7 +133,7 @@ _LONGEST = {1: 31, 2: 29, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 3
 def impossible_date(text: str, lang: str) -> bool:
     """True when the text names a day of a month that no year has ("February 30", "31 апреля", "32 मई"): such a
     date is never read as some other day (the next one that exists, or tomorrow)."""
-    months = {**_months("en"), **_months(lang)}
+    months = _mixed(_months, lang)
     words = [w.strip(".,!?;:()\"'«»।") for w in fold(text).translate(_DEVANAGARI).split()]
     words = [w for w in words if w]
     for i, word in enumerate(words):

@@ -4,21 +4,24 @@ gets Whisper's restricted detection).
 A language is data first (locales/<lang>/, read through hearthd.locale): `rules(lang)` gives every language the
 defaults its files drive (language.toml: the script it is typed in, whether month names are capitalised, its
 default voice, whether Home Assistant's sentence library has it, whether whisper reads it from a short window;
-one/many plurals; numbers spoken as digits). Only what data cannot say is code, registered here by language code with
-`register` (Russian plural classes and number words, Hindi number words, romanised Hindi, Urdu-script transcripts).
-A language with no code of its own gets the defaults, never another language's rules.
+one/many plurals; numbers spoken as digits). Only what data cannot say is code: each language's module in
+hearthd.languages (Russian plural classes and number words; Hindi number words, romanised Hindi, Urdu-script
+transcripts), or code given with `register`. A language with no code of its own gets the defaults, never another
+language's rules.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.util
 import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .locale import ENV, folder, languages, table
+from .locale import DEFAULT_LANGUAGE, ENV, folder, languages, table
 
 # Unicode blocks of the scripts text input is told apart by; any other ASCII letter is "latin".
 SCRIPTS = {"devanagari": (0x0900, 0x097F), "cyrillic": (0x0400, 0x04FF)}
@@ -73,7 +76,19 @@ def _rules(lang: str, supported: bool, extra: str) -> LanguageRules:
     script = str(data.get("script", "latin" if supported else ""))
     return LanguageRules(lang, script, bool(data.get("capitalize_months", False)), str(data.get("voice", "")),
                          bool(data.get("sentence_library", False)), bool(data.get("short_window", False)),
-                         **_CODE.get(lang, {}))
+                         **{**_own_code(lang), **_CODE.get(lang, {})})
+
+
+def _own_code(lang: str) -> dict[str, Any]:
+    """The code of `lang`'s module in hearthd.languages (its RULES), {} when it has none."""
+    if not re.fullmatch(r"[a-z]{2,3}", lang) or importlib.util.find_spec(f"{__package__}.languages.{lang}") is None:
+        return {}
+    module = importlib.import_module(f"{__package__}.languages.{lang}")
+    code = dict(getattr(module, "RULES", {}))
+    unknown = set(code) - {f for f in LanguageRules.__dataclass_fields__ if f not in DECLARED}
+    if unknown:
+        raise TypeError(f"hearthd.languages.{lang}: not a language rule: {', '.join(sorted(unknown))}")
+    return code
 
 
 def default_voices() -> dict[str, str]:
@@ -87,7 +102,7 @@ def short_window_languages() -> list[str]:
     return [lang for lang in languages() if rules(lang).short_window]
 
 
-def language_of_text(text: str, allowed: list[str] | tuple[str, ...], default: str = "en") -> str:
+def language_of_text(text: str, allowed: list[str] | tuple[str, ...], default: str = DEFAULT_LANGUAGE) -> str:
     """The allowed language written in the text's script (Devanagari → hi, Cyrillic → ru), Latin letters → a language
     that reads them as its own (romanised Hindi, "Hinglish" → hi), else the Latin-script one (en; among several, the
     one whose words the text uses, `_by_words`); else the default."""
@@ -143,113 +158,3 @@ def _vocabulary(extra: str, lang: str) -> frozenset[str]:
             elif child.name.endswith((".toml", ".yaml", ".txt")):
                 found.update(w.casefold() for w in _WORD.findall(child.read_text(encoding="utf-8")))
     return frozenset(found)
-
-
-# Russian: three noun forms after a number, and number words that agree with the noun's gender.
-
-def _russian_plural(n: int) -> int:
-    """0 = one (1, 21, 101), 1 = few (2-4, 22-24), 2 = many (5-20, 25-30, 11-14)."""
-    if n % 10 == 1 and n % 100 != 11:
-        return 0
-    if 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14:
-        return 1
-    return 2
-
-
-def _russian_words(n: int, gender: str) -> str:
-    """"одна минута", "два часа": the words from locales/ru/spoken.toml [numbers]."""
-    t = table("ru", "spoken.toml")["numbers"]
-    if n == 0:
-        return str(t["zero"])
-    parts: list[str] = []
-    thousands, rest = divmod(n, 1000)
-    if thousands:
-        parts += [_russian_words(thousands, "f")] if thousands > 1 else []
-        parts.append(t["thousand"][_russian_plural(thousands)])
-    hundreds, rest = divmod(rest, 100)
-    if hundreds:
-        parts.append(t["hundreds"][hundreds - 1])
-    if 10 <= rest <= 19:
-        parts.append(t["teens"][rest - 10])
-    else:
-        tens, units = divmod(rest, 10)
-        if tens:
-            parts.append(t["tens"][tens - 2])
-        if units:
-            parts.append(t["units_f"][units - 1] if gender == "f" and units <= 2 else t["units"][units - 1])
-    return " ".join(parts)
-
-
-# Hindi: every number to 100 is its own word (the table the parser reads), typed in Latin letters as often as not,
-# and Whisper writes it in Urdu script at times.
-
-@functools.cache
-def _hindi_numbers() -> dict[int, str]:
-    out: dict[int, str] = {}
-    for word, value in table("hi", "numbers.toml")["cardinal"]["words"].items():
-        if word.isascii():
-            continue  # Hinglish spellings are read, not spoken
-        out.setdefault(int(value), word)  # the first spelling listed is the one spoken
-    return out
-
-
-def _hindi_words(n: int, gender: str = "m") -> str:
-    words = _hindi_numbers()
-    if n in words:
-        return words[n]
-    thousands, rest = divmod(n, 1000)
-    hundreds, rest = divmod(rest, 100)
-    parts = []
-    if thousands:
-        parts += [words[thousands], table("hi", "spoken.toml")["numbers"]["thousand"]]
-    if hundreds:
-        parts += [words[hundreds], table("hi", "spoken.toml")["numbers"]["hundred"]]
-    if rest:
-        parts.append(words[rest])
-    return " ".join(parts)
-
-
-@functools.cache
-def _hinglish_markers() -> frozenset[str]:
-    return frozenset(w.lower() for w in table("hi", "script.toml")["hinglish"]["markers"])
-
-
-def is_hinglish(text: str) -> bool:
-    """Romanised Hindi ("kitchen ki light on karo", "subah 6 baje ka alarm laga do"): at least two distinct
-    Hindi function words or verbs, and they make up a fifth of the words or more."""
-    words = [w.strip(".,!?;:'\"").lower() for w in text.split()]
-    words = [w for w in words if w]
-    hits = {w for w in words if w in _hinglish_markers()}
-    return len(hits) >= 2 and sum(w in hits for w in words) * 5 >= len(words)
-
-
-def devanagari(text: str) -> str:
-    """Urdu-script (Perso-Arabic) letters in a Hindi transcript transliterated to Devanagari, letter by letter
-    (locales/hi/script.toml). Urdu leaves short vowels unwritten, so this is approximate, but it keeps one script
-    for the templates and the model; Devanagari and Latin text pass through unchanged."""
-    if not any("\u0600" <= ch <= "\u06ff" for ch in text):
-        return text
-    single, pairs, initial = _urdu_tables()
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        pair = text[i : i + 2]
-        start = i == 0 or not text[i - 1].isalpha()
-        if pair in pairs:
-            out.append(pairs[pair])
-            i += 2
-            continue
-        ch = text[i]
-        out.append(initial[ch] if start and ch in initial else single.get(ch, ch))
-        i += 1
-    return "".join(out)
-
-
-@functools.cache
-def _urdu_tables() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
-    data = table("hi", "script.toml")
-    return tuple({k: str(v) for k, v in data[key].items()} for key in ("urdu", "urdu_pairs", "urdu_initial"))  # type: ignore[return-value]
-
-
-register("ru", plural=_russian_plural, number_words=_russian_words)
-register("hi", number_words=_hindi_words, reads_latin=is_hinglish, transcript=devanagari)

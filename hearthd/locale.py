@@ -22,6 +22,7 @@ from .errors import HearthdError
 # The files a folder needs to be a language (read without a fallback); the others are optional.
 REQUIRED = ("phrases.toml", "system_prompt.txt", "answers.toml", "grounding.toml", "numbers.toml", "split.toml",
             "spoken.toml", "tools.toml")
+DEFAULT_LANGUAGE = "en"  # general.language's default: a turn nothing has told the language of is in it
 ENV = "HEARTHD_LOCALES"  # directories whose subfolders are languages too (added or replacing a built-in one)
 
 
@@ -170,6 +171,20 @@ def table(lang: str, name: str) -> dict[str, Any]:
     """A language's TOML data file (locales/<lang>/<name>: clock words, decline words, home words), parsed once per
     set of locale folders; {} if none. Shared: read it, never change it."""
     return _table(os.environ.get(ENV, ""), lang, name)
+
+
+def read_with(lang: str) -> tuple[str, ...]:
+    """`lang`, then the languages its speakers mix into it (language.toml `mixes`: English words in Hindi and Russian
+    speech, "front door खोलो", "включи wifi"), whose words are read beside its own: each once, installed ones only.
+    The first has the last word where two say different things."""
+    return _read_with(os.environ.get(ENV, ""), lang)
+
+
+@cache
+def _read_with(extra: str, lang: str) -> tuple[str, ...]:
+    installed = languages()
+    mixes = table(lang, "language.toml").get("mixes", [])
+    return tuple(dict.fromkeys([lang, *(m for m in mixes if isinstance(m, str) and m in installed)]))
 
 
 @cache

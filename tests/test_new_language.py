@@ -26,8 +26,9 @@ def _new_language(root: Path, code: str = "xx") -> Path:
     assert '          - "alarm {time}"\n' in text
     alarms.write_text(text.replace('          - "alarm {time}"\n', '          - "wecker {time}"\n'), encoding="utf-8")
     checks = folder / "checks.toml"  # the words that say a sentence is about an alarm
-    checks.write_text(checks.read_text(encoding="utf-8").replace('topic = ["alarm*"', 'topic = ["wecker", "alarm*"'),
-                      encoding="utf-8")
+    text = checks.read_text(encoding="utf-8")
+    assert '\nalarm = ["alarm*"' in text
+    checks.write_text(text.replace('\nalarm = ["alarm*"', '\nalarm = ["wecker", "alarm*"'), encoding="utf-8")
     phrases = folder / "phrases.toml"
     text = phrases.read_text(encoding="utf-8")
     assert 'set = "Alarm set for {time}."' in text
@@ -110,3 +111,47 @@ def test_a_language_declares_its_voice_library_and_window_in_its_folder(tmp_path
     assert cfg.stt.window_languages == ["en"]
     assert [covered(lang) for lang in ("en", "ru", "hi", "de", "xx")] == [True, True, True, False, False]
     assert load_config(environ={"HEARTHD__GENERAL__LANGUAGE": '"de"'}).tts.voices["de"] == "espeak:de"
+
+
+def test_a_language_reads_the_languages_it_declares_mixed_in(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Which other language's words turn up in a language's speech is its folder's to say (language.toml `mixes`),
+    not code's: Hindi and Russian read English beside their own ("front door खोलो", "5 december"), English and a new
+    language that says nothing read only themselves, and a new one that names Russian reads Russian dates."""
+    from datetime import date
+
+    from hearthd.dates import parse_date
+
+    monkeypatch.delenv(locale.ENV, raising=False)
+    assert [locale.read_with(lang) for lang in ("en", "hi", "ru")] == [("en",), ("hi", "en"), ("ru", "en")]
+    today = date(2026, 12, 1)
+    assert parse_date("5 december", "ru", today) == parse_date("5 декабря", "ru", today) == date(2026, 12, 5)
+
+    plain = _new_language(tmp_path, "xx")
+    (plain / "language.toml").write_text('script = "latin"\n', encoding="utf-8")
+    mixing = _new_language(tmp_path, "xy")
+    (mixing / "language.toml").write_text('script = "latin"\nmixes = ["ru", "zz", "xy"]\n', encoding="utf-8")
+    monkeypatch.setenv(locale.ENV, str(tmp_path))
+    assert locale.read_with("xx") == ("xx",) and locale.read_with("xy") == ("xy", "ru")  # unknown and itself dropped
+    assert parse_date("5 декабря", "xx", today) is None
+    assert parse_date("5 декабря", "xy", today) == date(2026, 12, 5)
+    assert parse_date("december 5", "xx", today) == date(2026, 12, 5)  # its own (a copy of English's) months
+
+
+def test_a_language_s_own_code_is_its_module_and_no_other_language_gets_it() -> None:
+    """Russian's and Hindi's code lives in hearthd/languages/<code>.py; no other module names a language, but for
+    the voice engines, whose voices each speak one (Kokoro's hf_alpha Hindi, festival's msu_ru_nsh Russian)."""
+    import re
+
+    from hearthd.spoken import number_words
+
+    assert number_words(21, "ru") == "двадцать один" and [plural_class(n, "ru") for n in (1, 3, 5)] == [0, 1, 2]
+    assert number_words(21, "hi") == "इक्कीस" and rules("hi").reads_latin is not None
+    assert rules("en").number_words is None and rules("en").reads_latin is None
+    root = Path(__file__).resolve().parent.parent / "hearthd"
+    named = re.compile(r"""(?<![\w-])["'](ru|hi)["']""")  # (English: general.language's default, named once)
+    offenders = [f"{path.relative_to(root)}:{n}" for path in sorted(root.rglob("*.py"))
+                 if "languages" not in path.parts and "evaluation" not in path.parts
+                 and path.name not in ("kokoro.py", "festival.py")
+                 for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                 if named.search(line) and not line.lstrip().startswith(("#", '"""'))]
+    assert offenders == [], offenders

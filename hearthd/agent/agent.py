@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import HearthdError
-from ..locale import system_prompt
+from ..locale import DEFAULT_LANGUAGE, system_prompt
 from ..numbers import digits_for_times
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from .dialect import dialect_named, typed_arguments
@@ -497,7 +497,7 @@ class Agent:
         decision.name_probs = probs
         return decision
 
-    def check(self, raw: str, utterance: str = "", lang: str = "en") -> Decision:
+    def check(self, raw: str, utterance: str = "", lang: str = DEFAULT_LANGUAGE) -> Decision:
         """Parse and validate model output; anything unusable becomes an abstention with its reason."""
         try:
             calls = parse_tool_calls(raw)

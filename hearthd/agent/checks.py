@@ -22,7 +22,7 @@ from functools import cache
 from typing import Any
 
 from ..dates import impossible_date
-from ..locale import phrases, table
+from ..locale import phrases, read_with, table
 from ..numbers import words_of
 from ..text import fold
 from ..tools.registry import Tool, ToolRegistry
@@ -57,7 +57,7 @@ def _own(lang: str) -> dict[str, Any]:
 @cache
 def _words(lang: str) -> _Words:
     """`lang`'s words with English's (English verbs turn up in Hindi and Russian speech: "front door खोलो")."""
-    tables = [_own(lang)] + ([_own("en")] if lang != "en" else [])
+    tables = [_own(source) for source in read_with(lang)]
 
     def merged(section: str, key: str) -> tuple[Pattern, ...]:
         return tuple(p for t in tables for p in _patterns(t.get(section, {}).get(key, [])))
@@ -109,7 +109,7 @@ def _start(tokens: list[str], words: _Words) -> int:
 
 def says_many(text: str, lang: str) -> bool:
     """Whether a request names many things: "all", "every", a plural ("the lights"), a mass noun ("весь свет")."""
-    return _anywhere(_tokens(text), tuple(p for t in (_own(lang), _own("en"))
+    return _anywhere(_tokens(text), tuple(p for t in (_own(source) for source in read_with(lang))
                                           for p in _patterns(t.get("group", {}).get("many", []))))
 
 
@@ -194,7 +194,7 @@ def without_tag(text: str, lang: str) -> str:
 
 def negation_words(lang: str) -> frozenset[str]:
     """The words that say what not to do, in `lang` and in English (said inside it)."""
-    return frozenset(fold(w) for t in (_own(lang), _own("en")) for w in t.get("negation", {}).get("words", []))
+    return frozenset(fold(w) for source in read_with(lang) for w in _own(source).get("negation", {}).get("words", []))
 
 
 def negated(text: str, lang: str) -> bool:
@@ -215,7 +215,7 @@ def time_said(text: str, lang: str) -> bool:
     A number alone beside an alarm word ("будильник 3 %", "alarm uh seven") is not a time."""
     from ..numbers import digits_for_times, parse_number
 
-    table = [t.get("time", {}) for t in (_own(lang), _own("en"))]
+    table = [_own(source).get("time", {}) for source in read_with(lang)]
     before = {fold(w) for t in table for w in t.get("before", [])}
     after = {fold(w) for t in table for w in t.get("after", [])}
     tokens = [w.strip(_STRIP) for w in fold(digits_for_times(text, lang)).split()]

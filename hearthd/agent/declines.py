@@ -15,7 +15,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from ..locale import table
+from ..locale import read_with, table
 from .agent import Agent, Decision
 from .checks import Pattern, _anywhere, _patterns, _tokens, about_alarm
 from .split import split_requests
@@ -24,7 +24,7 @@ from .split import split_requests
 @cache
 def _tables(lang: str) -> tuple[tuple[Pattern, ...], tuple[tuple[str, tuple[Pattern, ...]], ...]]:
     """`lang`'s words with English's: what keeps a sentence in scope, and each kind's words, in the file's order."""
-    sources = [table(lang, "declines.toml")] + ([table("en", "declines.toml")] if lang != "en" else [])
+    sources = [table(source, "declines.toml") for source in read_with(lang)]
     keep = tuple(p for t in sources for p in _patterns(t.get("keep", [])))
     kinds: dict[str, list[Pattern]] = {}
     for t in sources:

@@ -116,7 +116,7 @@ def _time_words(lang: str) -> frozenset[str]:
             for v in value:
                 add(v)
 
-    for source in dict.fromkeys((lang, "en")):
+    for source in locale.read_with(lang):
         numbers = locale.toml(source, "numbers.toml") if locale.has(source, "numbers.toml") else {}
         for section in _TIME_SECTIONS:
             add(numbers.get(section, {}))
@@ -251,7 +251,7 @@ def _template_words(lang: str) -> frozenset[str]:
         template = re.sub(r"\{[^}]*\}", " ", template)
         words.update(fold(w) for w in words_of(re.sub(r"[\[\]()|<>]", " ", template)))
 
-    for source in dict.fromkeys((lang, "en")):
+    for source in locale.read_with(lang):
         for file in locale.sentence_files(source):
             data = locale.yaml(source, file) or {}
             for intent in (data.get("intents") or {}).values():

@@ -7,7 +7,7 @@ import re
 from functools import cache
 from typing import Any
 
-from ..locale import languages, sentence_files, table, toml, yaml
+from ..locale import languages, read_with, sentence_files, table, toml, yaml
 from ..numbers import words_of
 from ..tools.registry import Tool
 
@@ -34,7 +34,9 @@ def hours_said(utterance: str, lang: str) -> set[int]:
         n = n // 100 if n >= 100 else n  # "730" as Whisper writes seven thirty
         if n <= 24:
             hours.add(n % 12 or 12)
-    words = {**_hour_words("en"), **_hour_words(lang)}  # English numbers turn up in Hindi and Russian speech
+    words: dict[str, int] = {}
+    for source in reversed(read_with(lang)):  # English numbers turn up in Hindi and Russian speech
+        words.update(_hour_words(source))
     ambiguous, units = _ambiguous(lang)
     said = [w.rstrip(".") for w in words_of(low)]
     for i, word in enumerate(said):
@@ -152,7 +154,7 @@ def _merged_names(lang: str) -> tuple[dict[str, frozenset[str]], dict[str, froze
     """The names of `lang` and English together (English device names turn up in Hindi and Russian speech)."""
     table: dict[str, set[str]] = {}
     lists: dict[str, frozenset[str]] = {}
-    for source in {lang, "en"}:
+    for source in read_with(lang):
         names, groups = _alias_words(source)
         for k, v in names.items():
             table.setdefault(k, set()).update(v)

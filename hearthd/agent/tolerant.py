@@ -498,7 +498,7 @@ class TolerantMatcher:
 
     @staticmethod
     def _value_at(words: list[str], firsts: list[str], values: dict[str, list[tuple[tuple[str, ...], str]]],
-                  lang: str = "en", known: frozenset[str] = frozenset(),
+                  lang: str = locale.DEFAULT_LANGUAGE, known: frozenset[str] = frozenset(),
                   spoken: Mapping[str, float] | None = None) -> tuple[dict[str, float], dict[str, str]]:
         """The slots `words` fill as a whole: said exactly, inflected or heard approximately (not one short word);
         and for a slot filled approximately, the value's own words. A number word is never heard approximately: a
@@ -1133,7 +1133,7 @@ def _actions(lang: str, index: Index) -> list[tuple[tuple[str, ...], frozenset[s
     templates' words that say it."""
     out = []
     for action in ACTIONS:
-        patterns = tuple(_fold(p) for source in dict.fromkeys((lang, "en"))
+        patterns = tuple(_fold(p) for source in locale.read_with(lang)
                          for p in locale.table(source, "checks.toml").get("polarity", {}).get(action, [])
                          if " " not in p.strip())
         words = frozenset(w for w in index.weight if not w.startswith("{") and any(_fits(w, p) for p in patterns))

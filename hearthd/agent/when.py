@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..locale import table
+from ..locale import read_with, table
 from ..numbers import words_of
 
 _MAX_WORDS = 7
@@ -52,7 +52,7 @@ def relative_span(text: str, lang: str) -> tuple[int, int, int] | None:
 def relative_duration(text: str, lang: str) -> int | None:
     """The seconds of a relative time the text says ("in 5 minutes", "через час", "दस मिनट में"), in the text's
     language or in English (code-mixed speech: "in 5 minutes सामने का दरवाज़ा खोलो")."""
-    for source in dict.fromkeys((lang, "en")):
+    for source in read_with(lang):
         span = relative_span(text, source)
         if span is not None:
             return span[2]
@@ -72,5 +72,6 @@ def absolute_times(text: str, lang: str, now: datetime) -> str:
 
 def _rewrite(words: list[str], start: int, end: int, seconds: int, lang: str, now: datetime) -> str:
     at = now + timedelta(seconds=seconds)
-    clock = str(_relative(lang).get("at") or _relative("en")["at"]).format(t=f"{at.hour}:{at.minute:02d}")
+    said = next((str(_relative(source)["at"]) for source in read_with(lang) if _relative(source).get("at")), "{t}")
+    clock = said.format(t=f"{at.hour}:{at.minute:02d}")
     return " ".join(words[:start] + [clock] + words[end:])

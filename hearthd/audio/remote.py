@@ -38,6 +38,7 @@ from wyoming.wake import Detect, Detection, NotDetected
 
 from ..config import SttConfig
 from ..language import rules
+from ..locale import DEFAULT_LANGUAGE
 from ..wyoming_reader import read_client_event
 from .pcm import SAMPLE_RATE, mono16
 from .stt import SttError, Transcript
@@ -187,6 +188,15 @@ def _chunks(audio: np.ndarray) -> list[Event]:
             for i in range(0, len(data), SAMPLES_PER_CHUNK)]
 
 
+async def _send(client: AsyncClient, request: Event, audio: np.ndarray) -> None:
+    """A request (transcribe, detect) and the utterance after it as one audio stream: start, chunks, stop."""
+    await client.write_event(request)
+    await client.write_event(AudioStart(rate=SAMPLE_RATE, width=2, channels=1).event())
+    for chunk in _chunks(audio):
+        await client.write_event(chunk)
+    await client.write_event(AudioStop().event())
+
+
 def _pcm16(raw: bytes, width: int, channels: int) -> np.ndarray:
     """Whole frames of little-endian PCM (8-bit unsigned, 16/24/32-bit signed) as mono int16 (the server's reader)."""
     if width not in (1, 2, 3, 4) or channels < 1:
@@ -212,7 +222,7 @@ class WyomingSpeechToText:
     conversation's language, then general.language, and reported as a fallback. A remote gives no probability for
     its language: a language it chose within `stt.languages` is reported as sure (1.0)."""
 
-    def __init__(self, uri: str, cfg: SttConfig, default_language: str = "en",
+    def __init__(self, uri: str, cfg: SttConfig, default_language: str = DEFAULT_LANGUAGE,
                  timeout_s: float = STT_TIMEOUT_S) -> None:
         self.uri = uri
         self.cfg = cfg
@@ -243,11 +253,7 @@ class WyomingSpeechToText:
     async def _transcribe(self, audio: np.ndarray, language: str | None) -> tuple[str, str | None]:
         client = await _connect(self.uri)
         try:
-            await client.write_event(Transcribe(language=language).event())
-            await client.write_event(AudioStart(rate=SAMPLE_RATE, width=2, channels=1).event())
-            for chunk in _chunks(audio):
-                await client.write_event(chunk)
-            await client.write_event(AudioStop().event())
+            await _send(client, Transcribe(language=language).event(), audio)
             while True:
                 event = await _read(client)
                 if WyTranscript.is_type(event.type):
@@ -424,11 +430,7 @@ class WyomingWakeWordDetector:
     async def _detect(self, audio: np.ndarray) -> tuple[str | None, int | None] | None:
         client = await _connect(self.uri)
         try:
-            await client.write_event(Detect(names=[self.name]).event())
-            await client.write_event(AudioStart(rate=SAMPLE_RATE, width=2, channels=1).event())
-            for chunk in _chunks(audio):
-                await client.write_event(chunk)
-            await client.write_event(AudioStop().event())
+            await _send(client, Detect(names=[self.name]).event(), audio)
             while True:
                 event = await _read(client)
                 if Detection.is_type(event.type):

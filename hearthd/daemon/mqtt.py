@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import MqttConfig
-from ..locale import phrase
+from ..locale import DEFAULT_LANGUAGE, phrase
 from ..sentences import BETWEEN_SENTENCES, MARKS
 from ..sentences import pieces as sentence_pieces
 from ..tools.catalogue import Catalogue, CatalogueFull
@@ -622,7 +622,7 @@ def _discovery_reason(e: DiscoveryError) -> str:
 def _busy_phrase(lang: str | None) -> str:
     for key in ("error.busy", "error.internal"):  # error.busy: when the locales have it
         try:
-            return phrase(lang or "en", key)
+            return phrase(lang or DEFAULT_LANGUAGE, key)
         except Exception:
             continue
     return "hearthd is busy"
@@ -630,6 +630,6 @@ def _busy_phrase(lang: str | None) -> str:
 
 def _error_phrase(lang: str | None) -> str:
     try:
-        return phrase(lang or "en", "error.internal")
+        return phrase(lang or DEFAULT_LANGUAGE, "error.internal")
     except Exception:
         return "Sorry, something went wrong."

@@ -53,7 +53,7 @@ from ..events import (
     WakeEvent,
 )
 from ..language import language_of_text
-from ..locale import ask_phrase, phrase
+from ..locale import DEFAULT_LANGUAGE, ask_phrase, phrase
 from ..private import StateWriteError
 from ..tools.registry import SchemaError, ToolFailed, ToolResult, UnknownTool
 from .choice import chosen, held_choice, resolved_call
@@ -118,7 +118,7 @@ class TurnResult:
     """What one turn produced."""
 
     transcript: str = ""
-    lang: str = "en"
+    lang: str = DEFAULT_LANGUAGE
     decision: Decision | None = None
     results: list[ToolResult] = field(default_factory=list)
     reply: str = ""
@@ -254,8 +254,8 @@ class Pipeline:
         language, when the templates cannot read the transcript; never while this conversation's question waits for
         its answer. When whisper was unsure of the language (below `stt.rescore_languages_below`: "बस, रुक जाओ" heard
         as English "Bus Ruk Chao" at 0.62, "वॉल्यूम कम करो" as Russian "Волюм Камкаро" at 0.72), the other languages'
-        sentences are weighed too, each language's against whisper's words read as that language (told "hi", whisper
-        fits "Bus Ruk Chao" worse than "bas ruk jao"; told "en", the other way round), the best of them taken."""
+        sentences are weighed too, each language's against whisper's words read as that language (told Hindi, whisper
+        fits "Bus Ruk Chao" worse than "bas ruk jao"; told English, the other way round), the best of them taken."""
         stt = self.c.stt()
         fit = getattr(stt, "fit", None)
         if not self.cfg.stt.rescore or fit is None or not transcript.text.strip() or dialogue.is_open() \
@@ -521,7 +521,7 @@ class Pipeline:
             self.trace.emit(NotifyEvent(id=nid, kind=kind))
 
     async def _execute(self, name: str, arguments: dict[str, Any], confirmed: bool = False,
-                       lang: str = "en") -> ToolResult:
+                       lang: str = DEFAULT_LANGUAGE) -> ToolResult:
         started = time.monotonic()
         try:
             # Validated again here: the registry, not the model, is the authority on what may run.

@@ -19,6 +19,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..context import turn_language, turn_origin
+from ..locale import DEFAULT_LANGUAGE, read_with
 from ..private import PrivateStore, StateWriteError, open_sqlite, reopen_writable, writing
 from .registry import Tool, ToolResult
 
@@ -72,7 +73,7 @@ class Alarm:
     at: datetime
     label: str = ""
     kind: str = "alarm"
-    lang: str = "en"
+    lang: str = DEFAULT_LANGUAGE
     seconds: int | None = None
     state: str = "pending"
     repeat: str = ""
@@ -193,7 +194,7 @@ def timer_label(label: str) -> str:
     from ..locale import phrases
 
     fillers: set[str] = set()
-    for lang in dict.fromkeys((turn_language.get(), "en")):
+    for lang in read_with(turn_language.get()):
         fillers.update(_name_words(phrases(lang).get("timer.not_names", "").replace(",", " ")))
     words = label.split()
     while words and set(_name_words(words[0])) <= fillers:
@@ -476,7 +477,7 @@ class AlarmBook:
             return matches
         from ..numbers import parse_duration
 
-        seconds = parse_duration(label, turn_language.get()) or parse_duration(label, "en")
+        seconds = next((s for lang in read_with(turn_language.get()) if (s := parse_duration(label, lang))), None)
         return [t for t in timers if seconds and t.seconds == seconds]
 
     def _named(self, args: dict[str, Any], timers: list[Alarm]) -> list[Alarm] | ToolResult:
