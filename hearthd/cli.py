@@ -79,10 +79,7 @@ def cmd_run(args: argparse.Namespace, cfg: Config) -> int:
     audio = read_wav(args.input, cfg.audio.max_input_s)
     trace = _trace(args)
     pipeline = Pipeline(_components(cfg, trace), trace)
-    result = asyncio.run(pipeline.run_audio(audio, language=args.lang))
-    if result.speech is not None and args.output:
-        _write_speech(args.output, result.speech)
-    return EXIT_OK if not result.error else EXIT_FAIL
+    return _ended(asyncio.run(pipeline.run_audio(audio, language=args.lang)), args.output)
 
 
 def cmd_ask(args: argparse.Namespace, cfg: Config) -> int:
@@ -101,8 +98,13 @@ def cmd_ask(args: argparse.Namespace, cfg: Config) -> int:
     for answer in args.then or []:
         # the next utterance of the same conversation: the answer to "Cancel all your alarms?" or "For what time?"
         result = asyncio.run(turn(answer))
-    if result.speech is not None and args.speak:
-        _write_speech(args.speak, result.speech)
+    return _ended(result, args.speak)
+
+
+def _ended(result: Any, speech_path: str | None) -> int:
+    """A one-shot turn's exit status, its reply written to `speech_path` (a WAV) when one was asked for."""
+    if result.speech is not None and speech_path:
+        _write_speech(speech_path, result.speech)
     return EXIT_OK if not result.error else EXIT_FAIL
 
 
