@@ -1,6 +1,6 @@
 """Voices, round trip: each language's default voice against espeak-ng, judged by what whisper hears back.
 
-    .venv/bin/python bench/voices.py [--langs en,ru,hi] [--limit N] [--no-espeak]
+    .venv/bin/python bench/voices.py [--langs en,ru,hi] [--limit N] [--no-espeak] [--voice hi=kokoro:hm_omega]
 
 Every reply phrase of a language (the string values of locales/<lang>/phrases.toml and answers.toml that are spoken:
 they contain letters and end a sentence or hold a {placeholder}; lists of answer words, word tables such as [colours]
@@ -132,6 +132,8 @@ def main() -> int:
     ap.add_argument("--langs", default=",".join(LANGS), help="languages, comma-separated (default: en,ru,hi)")
     ap.add_argument("--limit", type=int, default=0, help="at most N phrases per language, spread evenly (0: all)")
     ap.add_argument("--no-espeak", action="store_true", help="only the default voices, no espeak-ng baseline")
+    ap.add_argument("--voice", action="append", default=[], metavar="LANG=SPEC",
+                    help="speak LANG with SPEC (a tts.voices value, e.g. hi=kokoro:hm_omega) instead of its default")
     args = ap.parse_args()
     langs = [lang.strip() for lang in args.langs.split(",") if lang.strip()]
 
@@ -142,6 +144,9 @@ def main() -> int:
     environ = {k: os.environ[k] for k in ("HEARTHD__MQTT__ENABLED", "HEARTHD__DBUS__ENABLED")}
     with tempfile.NamedTemporaryFile("w", suffix=".toml") as empty:  # the defaults, whatever the user configured
         cfg = load_config(empty.name, environ=environ)
+    for choice in args.voice:  # another voice than the default, to compare voices in one language
+        lang, _, spec = choice.partition("=")
+        cfg.tts.voices = {**cfg.tts.voices, lang.strip(): spec.strip()}
     store = make_store(cfg)
     bank = voice_bank(cfg, store)
     start = time.perf_counter()
