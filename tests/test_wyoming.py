@@ -759,3 +759,18 @@ async def test_the_transcript_is_begun_in_the_pause_before_audio_stop(served: Se
         whole = await transcribe(client, first + silence[: len(silence) // 2] + second + silence, rate, width,
                                  channels, language="en")
     assert re.search(r"7[.:, ]+30", whole.text), whole.text  # "7, 30": the pause heard as a comma
+
+
+async def test_speech_after_a_long_pause_is_in_the_transcript(served: Served) -> None:
+    """A client that streams until the user lets go of a button (or whose own silence detection waits longer than
+    hearthd's) may pause for longer than vad.end_silence_ms inside one request: the transcript begun in that pause
+    is made stale by the words that follow it, however late they come, and audio-stop is answered with all of them
+    (the server's endpointer goes on following the stream after it has seen the speech end)."""
+    raw, rate, width, channels = wav_bytes(SAMPLES / "en_alarm_0730.wav")
+    frame = width * channels
+    first, second = raw[int(1.3 * rate) * frame:int(2.6 * rate) * frame], raw[int(2.6 * rate) * frame:]
+    for pause_s in (1.0, 2.5):
+        async with served.client() as client:
+            whole = await transcribe(client, first + bytes(int(rate * pause_s) * frame) + second
+                                     + bytes(int(rate * 1.2) * frame), rate, width, channels, language="en")
+        assert "alarm" in whole.text.lower() and re.search(r"7[.:, ]+30", whole.text), (pause_s, whole.text)

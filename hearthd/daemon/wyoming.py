@@ -169,6 +169,7 @@ class _Asr:
     speculation: asyncio.Future[Any] | None = None  # a transcript begun in the pause before audio-stop
     stale: threading.Event | None = None  # set: that transcript is not wanted (speech went on)
     speculated_to: int = 0  # the samples that transcript decodes (the speech so far, cut at its end)
+    watched_from: int = 0  # the stream's sample where the endpointer's count begins (it starts again after an end)
 
     def cancel(self) -> None:
         if self.speculation is not None:
@@ -441,9 +442,16 @@ class WyomingHandler(AsyncEventHandler):
             self._endpointer = Endpointer(self.cfg.vad, self.c.speech_probability())
         endpointer = self._endpointer
         state = endpointer.feed(audio)
+        if state in (EndpointState.DONE, EndpointState.TIMEOUT):
+            # the speech it followed has ended, but the stream goes on (a push-to-talk client, or one whose own
+            # silence detection waits longer than vad.end_silence_ms): what comes after is followed too, so words
+            # after a long pause make the transcript begun in it stale
+            endpointer.reset()
+            asr.watched_from = asr.samples
+            return
         if state == EndpointState.SPEAKING:
             quiet = endpointer.trailing_silence_ms
-            end = endpointer.speech_so_far().end
+            end = asr.watched_from + endpointer.speech_so_far().end
             if asr.speculation is not None and end != asr.speculated_to:
                 # speech again, even if a block also holds the pause after it: that transcript is stale (a check
                 # of `quiet == 0` alone missed speech that resumed and paused within one client chunk)
