@@ -818,8 +818,12 @@ class Router:
         said = f"{pending.text} {answer}"
         combined = absolute_times(said, lang, self.wall()) if about_alarm(said, lang) else said
         decision = self.fast_path.match(combined, lang) if self.fast_path is not None else None
-        if decision is None or [c.name for c in decision.calls] != [pending.call.name]:
-            decision = self._answer_alone(pending, answer)
+        if decision is None or [c.name for c in decision.calls] != [pending.call.name] or (
+                decision.kind == "clarify" and decision.missing == pending.missing):
+            # read together, the answer is not the value asked for ("set a timer called laundry" + "an hour": the
+            # name's wildcard takes "laundry an hour" and the duration is still missing): the answer alone may be
+            alone = self._answer_alone(pending, answer)
+            decision = alone if alone is not None or decision is None or decision.kind != "clarify" else decision
         if decision is None or [c.name for c in decision.calls] != [pending.call.name]:
             decision = self._agent().decide(combined, lang, only=pending.call.name)
         decision.source = "clarify" if decision.source != "fastpath" else "fastpath"
