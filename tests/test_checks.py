@@ -448,6 +448,9 @@ def test_a_new_family_with_a_time_is_checked_by_its_declared_topic() -> None:
         assert reviewed("wake_light", waking, lang).kind == "call", (lang, waking)
         assert reviewed("water_plants", bare, lang).say == "check.time_without_topic", (lang, bare)
         assert phrase(lang, "check.time_without_topic")
+    # no number and nothing of the topic said: the time is the model's own, and hearthd does not say it heard one
+    for lang, vague in [("en", "make the bedroom nice"), ("ru", "сделай в спальне уютно"), ("hi", "चाय के लिए टाइमर")]:
+        assert reviewed("wake_light", vague, lang).say == "check.not_about_topic", (lang, vague)
     assert reviewed("start_dishwasher", "start the dishwasher at half past seven", "en").kind == "call"
     assert reviewed("start_dishwasher", "посудомойку на семь тридцать", "ru").kind == "call"
     for lang, clear in [("en", "clear everything please"), ("ru", "убери всё"), ("hi", "sab hata do")]:

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..dates import impossible_date
 from ..locale import phrases, read_with, table
-from ..numbers import words_of
+from ..numbers import parse_number, words_of
 from ..text import fold
 from ..tools.registry import Tool, ToolRegistry
 from .agent import Decision
@@ -213,7 +213,7 @@ def time_said(text: str, lang: str) -> bool:
     """Whether the words hold a time of day as people say one: "7:30", "7am", a number with a word that makes it a
     time ("at 7", "на семь", "7 baje", "seven o'clock", "6 утра"), or an hour and its minutes ("seven thirty").
     A number alone beside an alarm word ("будильник 3 %", "alarm uh seven") is not a time."""
-    from ..numbers import digits_for_times, parse_number
+    from ..numbers import digits_for_times
 
     table = [_own(source).get("time", {}) for source in read_with(lang)]
     before = {fold(w) for t in table for w in t.get("before", [])}
@@ -264,6 +264,12 @@ def _takes_a_duration(tool: Tool | None) -> bool:
     props = tool.parameters.get("properties", {})
     return any(isinstance(props.get(k), dict) and props[k].get(GROUND_KEY) == "duration"
                for k in tool.parameters.get("required", []))
+
+
+def _numbers_said(text: str, lang: str) -> bool:
+    """Whether any number is said, in digits or words ("7", "seven", "साढ़े सात", "полвосьмого" as a word of a time)."""
+    return any(ch.isdigit() for ch in text) or time_said(text, lang) or any(
+        parse_number(token, source) is not None for token in _tokens(text) for source in read_with(lang))
 
 
 def _letters(text: str) -> int:
@@ -321,6 +327,8 @@ def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | No
         if tool is None or tool.read_only:  # "what day is the 22nd" only reads
             continue
         if tool.topic and not about(tool.topic, text, lang):
+            if not _numbers_said(text, lang):  # the model's time: no number, nothing of the topic was said
+                return refuse(f"{call.name}: no time and nothing about {tool.topic} said", "check.not_about_topic")
             return refuse(f"{call.name}: a time said, but nothing about {tool.topic}",
                           _said_key("time_without", tool.topic, lang))
         if decision.source == "model" and "time" in call.arguments and not time_said(text, lang):
