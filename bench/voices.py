@@ -141,7 +141,9 @@ def main() -> int:
     from hearthd.config import load_config
     from hearthd.daemon.components import Components, make_store, voice_bank
 
-    environ = {k: os.environ[k] for k in ("HEARTHD__MQTT__ENABLED", "HEARTHD__DBUS__ENABLED")}
+    # the defaults, and any voice setting given in the environment (HEARTHD__TTS__LENGTH_SCALE=1.15: slower speech)
+    environ = {k: v for k, v in os.environ.items()
+               if k in ("HEARTHD__MQTT__ENABLED", "HEARTHD__DBUS__ENABLED") or k.startswith("HEARTHD__TTS__")}
     with tempfile.NamedTemporaryFile("w", suffix=".toml") as empty:  # the defaults, whatever the user configured
         cfg = load_config(empty.name, environ=environ)
     for choice in args.voice:  # another voice than the default, to compare voices in one language

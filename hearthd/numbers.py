@@ -226,6 +226,7 @@ class _Spoken:
     connectors: frozenset[str]  # between a fraction and its unit: "of"
     percent_signs: tuple[tuple[str, ...], ...]
     whole_percents: dict[str, int]  # "max", "половина", "पूरा"
+    unit_first: bool = False  # the unit before the number says "about": "минут десять", "часа два"
 
 
 def _folded(lang: str, name: str, section: dict[str, Any]) -> dict[str, Any]:
@@ -275,6 +276,7 @@ def _own_spoken(lang: str) -> _Spoken:
         connectors=wordset(duration, "connectors"),
         percent_signs=phrases(percent, "signs"),
         whole_percents=words(percent, "whole"),
+        unit_first=bool(duration.get("unit_first", False)),
     )
 
 
@@ -484,7 +486,14 @@ def parse_duration(text: str, lang: str) -> int | None:
     or "на" in front, a zero, or a part that is not whole seconds gives None.
     """
     tokens = _tokens(text)
-    return _only(_Reader(_spoken(lang), tokens).durations(0), 1) if tokens else None
+    if not tokens:
+        return None
+    spoken = _spoken(lang)
+    seconds = _only(_Reader(spoken, tokens).durations(0), 1)
+    if seconds is None and spoken.unit_first and len(tokens) >= 2 and tokens[0] in spoken.units:
+        # "минут десять", "часа два": the unit said first makes it approximate, the same length for a timer
+        seconds = _only(_Reader(spoken, (*tokens[1:], tokens[0])).durations(0), 1)
+    return seconds
 
 
 def parse_percent(text: str, lang: str) -> int | None:

@@ -79,7 +79,7 @@ def test_an_answer_that_is_just_the_value_completes_the_call(lang: str, ask: str
     ("hi", "चाय के लिए टाइमर लगा दो", "पाँच मिनट", ("set_timer", {"label": "चाय", "seconds": 300})),
     ("hi", "pizza wala timer lagao", "das minute", ("set_timer", {"label": "pizza", "seconds": 600})),
     ("ru", "поставь таймер для чая", "на пять минут", ("set_timer", {"label": "чая", "seconds": 300})),
-    ("ru", "мне нужен таймер для пельменей", "десять минут", ("set_timer", {"label": "пельменей", "seconds": 600})),
+    ("ru", "мне нужен таймер для пельменей", "минут десять", ("set_timer", {"label": "пельменей", "seconds": 600})),
 ])
 def test_a_named_timer_without_its_length_keeps_the_name_and_asks_how_long(lang: str, ask: str, answer: str,
                                                                           call: tuple) -> None:  # type: ignore[type-arg]

@@ -301,6 +301,17 @@ def test_parse_duration(lang: str, text: str, expected: int | None) -> None:
     assert parse_duration(text, lang) == expected
 
 
+@pytest.mark.parametrize("lang,text,expected", [
+    ("ru", "минут десять", 600), ("ru", "минут 15", 900), ("ru", "часа два", 7200), ("ru", "секунд тридцать", 30),
+    ("ru", "минут", None), ("ru", "десять", None),
+    ("en", "minutes ten", None),  # English does not say it so: its numbers.toml does not declare unit_first
+])
+def test_a_unit_before_its_number_is_an_approximate_length_where_the_language_says_so(lang: str, text: str,
+                                                                                       expected: int | None) -> None:
+    """"Минут десять" is how Russian says "about ten minutes"; a timer takes it as ten minutes."""
+    assert parse_duration(text, lang) == expected
+
+
 @pytest.mark.parametrize(
     "lang,text,expected", _cases("en", EN_PERCENTS) + _cases("ru", RU_PERCENTS) + _cases("hi", HI_PERCENTS)
 )
