@@ -251,8 +251,11 @@ async def hub_for(base_config: Config, broker: Broker, monkeypatch: pytest.Monke
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # a device catalogue of this test's own
     made: list[Hub] = []
 
-    async def make(*sats: Satellite) -> Hub:
-        hub = Hub(Components(hub_config(base_config, broker, list(sats))))
+    async def make(*sats: Satellite, tune: Any = None) -> Hub:
+        cfg = hub_config(base_config, broker, list(sats))
+        if tune is not None:
+            tune(cfg)
+        hub = Hub(Components(cfg))
         made.append(hub)
         await hub.hub.start()
         return hub
@@ -297,6 +300,28 @@ async def test_the_kitchen_satellite_turns_on_the_kitchen_light(satellites: dict
     assert home.commands_to("bedroom_light") == []
     assert "kitchen" in played_text(hub.components, reply)
     await hub.wait_listening("kitchen")  # and it listens for the wake word again
+
+
+async def test_a_whole_command_said_to_a_satellite_ends_on_the_short_silence(satellites: dict[str, Satellite],
+                                                                               home: DeviceSimulator, hub_for: Any,
+                                                                               utterances: dict[str, Path]) -> None:
+    """Issue 28.2 at a satellite: the words heard in the pause make a whole command ("Set a timer for six seconds."),
+    so the utterance ends on vad.complete_silence_ms. The long silence is made longer than the recording's own
+    silence after the words, so only the short ending can end it while the recording plays (no timing is asserted:
+    the end of speech says how it ended). The timer is set in the satellite's room, once."""
+    def long_silence(cfg: Config) -> None:
+        cfg.vad.end_silence_ms = 4000
+
+    kitchen = satellites["kitchen"]
+    kitchen.start()
+    hub = await hub_for(kitchen, tune=long_silence)
+    await hub.wait_listening("kitchen")
+    kitchen.say(utterances["timer"])
+    await hub.wait(lambda: hub.trace.of_type(EventType.TOOL_CALL), 60, "no timer was set")
+    [end] = [e for e in hub.trace.of_type(EventType.SPEECH_END) if e.satellite == "kitchen"]
+    assert end.complete is True, end.payload()
+    [call] = hub.trace.of_type(EventType.TOOL_CALL)
+    assert call.name == "set_timer" and call.arguments.get("seconds") == 6, call.payload()
 
 
 async def test_two_satellites_at_once_are_each_answered_in_their_own_room(satellites: dict[str, Satellite],
