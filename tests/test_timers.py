@@ -108,6 +108,8 @@ FAST = [
     ("en", "put the pizza timer on hold", "pause_timer", {"action": "pause", "label": "pizza"}),
     ("en", "resume the timer please", "pause_timer", {"action": "resume"}),
     ("en", "start a timer called pizza for 10 minutes", "set_timer", {"label": "pizza", "seconds": 600}),
+    ("en", "pasta timer for twelve minutes", "set_timer", {"label": "pasta", "seconds": 720}),
+    ("en", "could you set a timer called laundry for 40 minutes", "set_timer", {"label": "laundry", "seconds": 2400}),
     ("en", "how's the pizza timer doing", "timer_remaining", {"label": "pizza"}),
     ("en", "how many timers do I have", "timer_remaining", {}),
     ("en", "knock a minute off the timer", "change_timer", {"seconds": 60, "direction": "subtract"}),
@@ -537,3 +539,12 @@ def test_a_named_timer_rings_with_its_name(hearthd: Components, clock: Clock, la
     asyncio.run(Scheduler(hearthd.alarms, ring).tick())
     assert heard == [said]
     assert [t.label for t in hearthd.alarms.ringing()] != ["The pizza timer."]  # the store keeps the name itself
+
+
+@pytest.mark.parametrize("lang,text", [("en", "set a timer called 7"), ("en", "set a timer for 7 am"),
+                                       ("ru", "поставь таймер для семи"), ("hi", "सात बजे का टाइमर लगा दो")])
+def test_a_time_or_a_number_is_never_a_timer_s_name(lang: str, text: str) -> None:
+    """The name's wildcard takes what follows "called" or "for": a time or a number there is no name (asking "For
+    how long?" of a timer named "7 am" would keep a name nobody gave)."""
+    decision = FastPath(ToolRegistry(AlarmBook().tools())).match(text, lang)
+    assert decision is None or all("label" not in c.arguments for c in decision.calls), decision

@@ -80,6 +80,9 @@ def _label(text: str, lang: str) -> str | None:
         return None
     if label.lower().split()[-1:] and label.lower().split()[-1] in _no_names(lang):
         return None  # "never mind the timer, cancel it": a name never ends in "the", "my", "it"
+    if parse_number(label, lang) is not None or parse_clock(label, lang) is not None:
+        return None  # "a timer for 7 am", "a timer called 7": a time of day or a number is no name (a length is:
+    #                   "cancel the 10 minute timer" names the timer by it)
     return label if 0 < len(label) <= 40 else None
 
 
