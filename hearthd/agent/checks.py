@@ -257,13 +257,17 @@ def _duration_as_value(decision: Decision, text: str, lang: str, registry: ToolR
     return ""
 
 
+def _grounded(tool: Tool | None, *kinds: str, required: bool = False) -> set[str]:
+    """The arguments of `tool` whose schema grounds them as one of `kinds` (time, date, duration), the required ones
+    only with `required`."""
+    props = tool.parameters.get("properties", {}) if tool is not None else {}
+    names = set(tool.parameters.get("required", [])) if tool is not None and required else set(props)
+    return {k for k in names if isinstance(props.get(k), dict) and props[k].get(GROUND_KEY) in kinds}
+
+
 def _takes_a_duration(tool: Tool | None) -> bool:
     """Whether a length of time from now is what `tool` requires ("in 5 minutes" is a timer's own duration)."""
-    if tool is None:
-        return False
-    props = tool.parameters.get("properties", {})
-    return any(isinstance(props.get(k), dict) and props[k].get(GROUND_KEY) == "duration"
-               for k in tool.parameters.get("required", []))
+    return bool(_grounded(tool, "duration", required=True))
 
 
 def _numbers_said(text: str, lang: str) -> bool:
@@ -278,8 +282,7 @@ def _letters(text: str) -> int:
 
 def _time_keys(tool: Tool | None) -> set[str]:
     """The arguments of `tool` that take a time of day or a date (its schema's grounding says so)."""
-    props = tool.parameters.get("properties", {}) if tool is not None else {}
-    return {k for k, v in props.items() if isinstance(v, dict) and v.get(GROUND_KEY) in ("time", "date")}
+    return _grounded(tool, "time", "date")
 
 
 def _said_key(kind: str, topic: str, lang: str) -> str:

@@ -821,12 +821,12 @@ class Router:
         said = f"{pending.text} {answer}"
         combined = absolute_times(said, lang, self.wall()) if about_alarm(said, lang) else said
         decision = self.fast_path.match(combined, lang) if self.fast_path is not None else None
-        if decision is None or [c.name for c in decision.calls] != [pending.call.name] or (
-                decision.kind == "clarify" and decision.missing == pending.missing):
-            # read together, the answer is not the value asked for ("set a timer called laundry" + "an hour": the
-            # name's wildcard takes "laundry an hour" and the duration is still missing): the answer alone may be
+        same = decision is not None and [c.name for c in decision.calls] == [pending.call.name]
+        if not same or (decision is not None and decision.kind == "clarify" and decision.missing == pending.missing):
+            # read together, the answer may not give the value asked for ("set a timer called laundry" + "an hour": the
+            # name's wildcard takes "laundry an hour" and the duration is still missing): the answer alone may
             alone = self._answer_alone(pending, answer)
-            decision = alone if alone is not None or decision is None or decision.kind != "clarify" else decision
+            decision = alone if alone is not None or not same else decision
         if decision is None or [c.name for c in decision.calls] != [pending.call.name]:
             decision = self._agent().decide(combined, lang, only=pending.call.name)
         decision.source = "clarify" if decision.source != "fastpath" else "fastpath"
