@@ -27,10 +27,10 @@ from hearthd.config import Config
 from hearthd.daemon.components import Components
 from hearthd.daemon.inference import InferenceGate
 from hearthd.daemon.live import LiveLoop, LoopState
-from hearthd.evaluation.voices import speak as seeded_speech
 from hearthd.events import EventType, Trace
 
 from .mqtt_sim import CommandRecorder as Sent
+from .speech import said
 from .test_library import FLOORS, HOME
 
 
@@ -163,13 +163,8 @@ def live_home(tmp_path_factory: pytest.TempPathFactory, base_config: Config) -> 
 
 
 def speak(c: Components, text: str) -> np.ndarray:
-    """The English Piper voice, seeded (the same audio in every run), its own silence before and after cut off (the
-    pauses are the test's)."""
-    audio = seeded_speech(text, "en", 0)
-    level = np.abs(audio.astype(np.int32))
-    loud = np.flatnonzero(level > 0.02 * level.max())  # the voice's own quiet onsets and decays kept
-    margin = int(0.03 * SAMPLE_RATE)
-    return audio[max(0, loud[0] - margin):loud[-1] + 1 + margin] if len(loud) else audio
+    """The English test voice, seeded (tests/speech.py)."""
+    return said(text)
 
 
 async def hear(c: Components, parts: list[str], pause_s: float) -> tuple[Trace, list[str]]:

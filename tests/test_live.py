@@ -14,13 +14,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hearthd.audio.io import MemorySink, WavSource, as_int16, resample
+from hearthd.audio.io import MemorySink, WavSource, as_int16
 from hearthd.audio.pcm import SAMPLE_RATE
 from hearthd.audio.wavio import read_wav
 from hearthd.config import Config
 from hearthd.daemon.components import Components
 from hearthd.daemon.live import LiveLoop, LoopState, sentences
 from hearthd.events import EventType, Trace
+
+from .speech import said
 
 pytestmark = pytest.mark.models
 
@@ -47,9 +49,8 @@ def live_components(tmp_path_factory: pytest.TempPathFactory, base_config: Confi
 
 
 def speak(components: Components, text: str) -> np.ndarray:
-    """Real speech from the English Piper voice, at 16 kHz."""
-    speech = components.voices.synthesize(text, "en")
-    return resample(np.asarray(speech.audio), speech.rate, SAMPLE_RATE)
+    """Real speech from the English Piper voice, at 16 kHz, seeded: the same audio every run (tests/speech.py)."""
+    return said(text)
 
 
 async def run_until(loop: LiveLoop, done: object, timeout: float) -> None:

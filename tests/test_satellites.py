@@ -44,6 +44,7 @@ from hearthd.tools.alarms import AlarmBook
 from .conftest import SAMPLES
 from .mqtt_sim import DEVICES, DeviceSimulator, SimDevice, simulator
 from .services import Broker, RegistryUnreachable, free_port, venv_with, wait_port
+from .speech import said
 
 HERE = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
@@ -179,10 +180,9 @@ def utterances(components: Components, tmp_path_factory: pytest.TempPathFactory)
     made = {}
     for key, text in (("on", "Turn on the light."), ("off", "Turn off the light."),
                       ("timer", "Set a timer for six seconds."), ("stop", "Stop.")):
-        speech = components.voices.synthesize(text, "en")
-        request = resample(np.asarray(speech.audio, dtype=np.int16), speech.rate, 16000)
-        said = [np.zeros(4800, np.int16)] if key == "stop" else [wake, np.zeros(4800, np.int16)]  # no wake word
-        audio = np.concatenate([np.zeros(3200, np.int16), *said, request, np.zeros(int(1.5 * 16000), np.int16)])
+        request = said(text)  # seeded: the same audio every run
+        before = [np.zeros(4800, np.int16)] if key == "stop" else [wake, np.zeros(4800, np.int16)]  # no wake word
+        audio = np.concatenate([np.zeros(3200, np.int16), *before, request, np.zeros(int(1.5 * 16000), np.int16)])
         path = made[key] = out / f"{key}.wav"
         with wave.open(str(path), "wb") as w:
             w.setnchannels(1)
