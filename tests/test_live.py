@@ -19,6 +19,7 @@ from hearthd.audio.pcm import SAMPLE_RATE
 from hearthd.audio.wavio import read_wav
 from hearthd.config import Config
 from hearthd.daemon.components import Components
+from hearthd.daemon.dialogue import LOCAL
 from hearthd.daemon.live import LiveLoop, LoopState, sentences
 from hearthd.events import EventType, Trace
 
@@ -188,6 +189,7 @@ async def test_okay_nabu_stop_silences_a_ringing_alarm(live_components: Componen
                                           speak(live_components, "Stop."), silence(1.2, seed=9)]))
         await loop.ring("Time's up!", "en")
 
+    await loop.prepare()  # the models loaded before the timer rings: the ring is not spent waiting for them
     scheduler = Scheduler(book, ring, grace=60, repeat=30, max_rings=3)
     scheduler.start()
     stopping = asyncio.Event()
@@ -209,16 +211,72 @@ async def test_okay_nabu_stop_silences_a_ringing_alarm(live_components: Componen
             book.remove(alarm)
 
 
-@pytest.mark.parametrize("lang,word", [("en", "Stop."), ("en", "Be quiet.")])
-async def test_stop_without_the_wake_word_silences_a_reply(live_components: Components, lang: str,
-                                                           word: str) -> None:
+async def test_a_stop_heard_in_other_letters_stops_a_ringing_alarm_itself(live_components: Components) -> None:
+    """A timer rings in a Hindi household and "बस करो" is said without the wake word: whisper base writes it in other
+    letters, it sounds like the stop phrase, and the turn then reads that phrase, which stops the alarm itself."""
+    from hearthd.daemon.scheduler import Scheduler
+
+    book = live_components.alarms
+    dialogue = live_components.dialogues.get(LOCAL)
+    before, dialogue.lang = dialogue.lang, "hi"
+    await live_components.tools.get("set_timer").handler({"seconds": 1})
+    source = WavSource(silence(0.5), tail_s=None)
+    trace = Trace()
+    loop = LiveLoop(live_components, trace, source, MemorySink())
+    rang: list[int] = []
+
+    async def ring(alarm: object, count: int) -> None:
+        rang.append(count)
+        # long enough to outlast hearing the stop on a busy machine (it is cut the moment the stop is recognised)
+        await loop.ring(" ".join(["समय पूरा हुआ, टाइमर बज रहा है।"] * 12), "hi")
+
+    def heard() -> bool:
+        if loop.state == LoopState.SPEAKING and not getattr(heard, "sent", False):
+            source.append(np.concatenate([silence(0.8, seed=13), said("बस करो।", "hi"), silence(1.2, seed=14)]))
+            heard.sent = True  # type: ignore[attr-defined]
+        return loop.turns_done >= 1
+
+    await loop.prepare()  # the models loaded before the timer rings: the ring is not spent waiting for them
+    scheduler = Scheduler(book, ring, grace=60, repeat=30, max_rings=3)
+    scheduler.start()
+    stopping = asyncio.Event()
+    ticking = asyncio.create_task(scheduler.run(stopping))
+    try:
+        await run_until(loop, heard, 90)
+        (barge,) = of(trace, EventType.BARGE_IN)
+        assert (barge["by"], barge["text"], barge["lang"]) == ("stop", "बस करो", "hi"), barge
+        assert [c["name"] for c in of(trace, EventType.TOOL_CALL)] == ["stop"], trace.events
+        assert rang == [1] and book.pending("timer") == [] and book.ringing() == []
+    finally:  # nothing left ringing for the tests after this one, whatever happened
+        stopping.set()
+        await ticking
+        dialogue.lang = before
+        for alarm in book.ringing() + book.pending("timer"):
+            book.remove(alarm)
+
+
+@pytest.mark.parametrize("lang,word,home", [
+    ("en", "Stop.", None), ("en", "Be quiet.", None), ("ru", "Хватит.", None),
+    # said in a Hindi household: whisper base writes these in other letters ("Баскарой", "Рук, ciao"), alike enough
+    ("hi", "बस करो।", "hi"), ("hi", "रुक जाओ।", "hi")])
+async def test_stop_without_the_wake_word_silences_a_reply(live_components: Components, lang: str, word: str,
+                                                           home: str | None) -> None:
     assert live_components.alarms.ringing() == []  # "stop" here only quiets the reply
+    dialogue = live_components.dialogues.get(LOCAL)
+    before, dialogue.lang = dialogue.lang, home or dialogue.lang
+    try:
+        await _stop_silences_a_reply(live_components, lang, word, home)
+    finally:
+        dialogue.lang = before
+
+
+async def _stop_silences_a_reply(live_components: Components, lang: str, word: str, home: str | None) -> None:
     source = WavSource(silence(0.6), tail_s=None)
     sink = MemorySink()
     trace = Trace()
     loop = LiveLoop(live_components, trace, source, sink)
     results: list[bool] = []
-    stop_audio = speak(live_components, word)
+    stop_audio = said(word, lang)
 
     async def announce() -> None:
         await asyncio.sleep(0.3)
@@ -241,7 +299,7 @@ async def test_stop_without_the_wake_word_silences_a_reply(live_components: Comp
     await speaker
     assert results == [False]
     (barge,) = of(trace, EventType.BARGE_IN)
-    assert (barge["by"], barge["lang"]) == ("stop", lang)
+    assert barge["by"] == "stop" and (home is not None or barge["lang"] == lang), barge
     assert of(trace, EventType.TOOL_CALL) == []  # nothing rang: just quiet
 
 
@@ -255,6 +313,20 @@ def test_only_a_whole_stop_utterance_counts(text: str, lang: str, stop: bool) ->
     from hearthd.daemon.policy import is_stop
 
     assert is_stop(text, lang) is stop
+
+
+@pytest.mark.parametrize("heard,langs,stop", [
+    # a stop word said alone, as whisper base wrote it (the language it heard first, then the conversation's)
+    ("Кватит.", ("ru",), True), ("Тиши!", ("ru",), True), ("bus", ("en", "hi"), True),
+    ("Баскарой!", ("ru", "hi", "en"), True), ("Рук, ciao!", ("ru", "hi", "en"), True), ("Chup.", ("en", "hi"), True),
+    # short words that are no stop, alike or not; and one language's stop is not another's
+    ("Спасибо!", ("ru",), False), ("Тихон.", ("ru",), False), ("Что?", ("ru",), False), ("Shop.", ("en", "hi"), False),
+    ("Thank you.", ("en",), False), ("Okay.", ("en",), False), ("Bus stop.", ("en", "hi"), False),
+    ("bus", ("en",), False), ("Да.", ("ru",), False), ("नहीं", ("hi", "en"), False)])
+def test_a_stop_word_whisper_misheard_alone_still_stops(heard: str, langs: tuple[str, ...], stop: bool) -> None:
+    from hearthd.daemon.policy import is_stop
+
+    assert is_stop(heard, *langs) is stop
 
 
 def _raise_on_first_turn(loop: LiveLoop, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -26,9 +26,10 @@ import numpy as np
 from ..audio.pcm import SAMPLE_RATE
 from ..audio.vad import Endpointer, EndpointState
 from ..config import VadConfig
+from ..locale import read_with
 from .components import Components
 from .pipeline import Guess, Pipeline
-from .policy import is_stop
+from .policy import stop_phrase
 from .speculation import Speculation
 
 STOP_MAX_S = 1.6  # "stop" is short: longer speech heard while hearthd talks is not one
@@ -168,12 +169,17 @@ class ListeningHead:
         return None
 
     async def stop_said(self, audio: np.ndarray) -> Any:
-        """The transcript of a short utterance when it asks only for quiet ("stop", "बस", "хватит"), else None. Heard
-        beside a turn, never instead of one (the inference gate's speculative slot)."""
+        """A short utterance that asks only for quiet ("stop", "बस", "хватит"): the transcript of the stop phrase it
+        was heard as, in that phrase's language (what a ringing alarm's turn then reads); else None. Heard beside a
+        turn, never instead of one (the inference gate's speculative slot)."""
         lang = self.c.dialogues.get(self.conversation).lang
         transcript = await asyncio.get_running_loop().run_in_executor(
             None, self.c.inference.speculative, self.c.stt().transcribe, audio, None, lang)
-        return transcript if is_stop(transcript.text, transcript.lang) else None
+        # the stop words of the language heard and of the conversation's, each with those its speakers mix in: a
+        # Hindi speaker's "बस" is written as English "bus", "बस करो" in Cyrillic letters
+        langs = (*read_with(transcript.lang), *(read_with(lang) if lang else ()))
+        found = stop_phrase(transcript.text, *langs)
+        return None if found is None else replace(transcript, text=found[0], lang=found[1])
 
     # -- the turn ------------------------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from typing import Any
 from ..agent.parsing import ToolCall
 from ..locale import phrase, phrases, toml
 from ..numbers import words_of
+from ..phonetic import similarity
 from ..spoken import say_count
 from ..tools.alarms import TIME_PATTERN, spoken_time
 from ..tools.registry import Tool, ToolRegistry
@@ -89,10 +90,30 @@ def _cover(words: tuple[str, ...], phrases: tuple[tuple[tuple[str, ...], str], .
     return {"yes", "no"} if rest(0) - {frozenset()} else set()
 
 
-def is_stop(text: str, lang: str) -> bool:
-    """The whole utterance asks hearthd to be quiet ("stop", "хватит", "बस करो")."""
+# How alike (hearthd.phonetic) a short utterance must sound to a stop phrase to be one: whisper base, given a word
+# alone, writes something near it — "Кватит" for "хватит", "bus" or "Баскарой" for "बस"/"बस करो", "Рук, ciao" for
+# "रुक जाओ". Short words that are no stop stay below ("Тихон" 0.75, "shop" 0.76, "что" 0.73, "top" 0.71).
+STOP_ALIKE = 0.8
+
+
+def stop_phrase(text: str, *langs: str) -> tuple[str, str] | None:
+    """The stop phrase of one of `langs` ("stop", "хватит", "बस करो") the whole utterance is, as said or as whisper
+    writes such a word heard alone (STOP_ALIKE), and its language; None when it asks for something else."""
     said = " ".join(w.strip(".,!?;:।") for w in words_of(text.lower())).strip()
-    return bool(said) and said in _answers(lang)["stop"]
+    if not said:
+        return None
+    stops = [(p, lang) for lang in dict.fromkeys(langs) for p in _answers(lang)["stop"]]
+    exact = [stop for stop in stops if stop[0] == said]
+    if exact:
+        return exact[0]
+    alike = [(similarity(said, p), p, lang) for p, lang in stops]
+    best = max(alike, default=None)
+    return (best[1], best[2]) if best is not None and best[0] >= STOP_ALIKE else None
+
+
+def is_stop(text: str, *langs: str) -> bool:
+    """The whole utterance asks hearthd to be quiet in one of `langs` (`stop_phrase`)."""
+    return stop_phrase(text, *langs) is not None
 
 
 class ConfirmationPolicy:
