@@ -649,8 +649,11 @@ async def test_the_daemon_shows_its_satellites_in_home_assistant_and_rings_where
     daemon, trace, components = await _daemon(hub_config(base_config, broker, [kitchen, bedroom]), rings)
     try:
         await _until(lambda: _connected(trace, "kitchen") and _connected(trace, "bedroom"), 20, "not connected")
-        await asyncio.sleep(0.3)
-        seen = await _retained(broker.port, "#")
+        # the connections are published once seen (a moment after, on a busy machine): read until both are there
+        deadline = time.monotonic() + 20
+        while not {state + "kitchen", state + "bedroom", discovery} <= set(seen := await _retained(broker.port, "#")) \
+                and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
         cmps = json.loads(seen[discovery])["cmps"]
         assert cmps["satellite_kitchen"]["p"] == "binary_sensor"
         assert cmps["satellite_kitchen"]["name"] == "kitchen satellite"
