@@ -89,7 +89,8 @@ def summary(results: dict[str, list[Heard]], flags: Flags) -> list[dict[str, obj
             "tiers": {t: {"cases": len(oks), "right": sum(oks)} for t, oks in sorted(tiers.items())},
             "p50_ms": round(statistics.median(h.ms for h in heard), 0) if heard else 0.0,
             "flags": {"bias": flags.bias, "rescore": flags.rescore, "tolerant": flags.tolerant,
-                      "domain_hint": flags.domain_hint, "lang_forced": flags.lang_forced},
+                      "domain_hint": flags.domain_hint, "lang_forced": flags.lang_forced,
+                      "household": flags.household},
         })
     return rows
 
@@ -122,6 +123,8 @@ async def in_process(args: argparse.Namespace, flags: Flags, suites: dict[str, l
     cfg = load_config(empty, environ={})
     if args.stt_window is not None:
         cfg.stt.window_s = args.stt_window
+    if args.window_languages is not None:
+        cfg.stt.window_languages = [code for code in args.window_languages.split(",") if code]
     runner = SpokenRunner(cfg, load_home(Path(args.home)), SpokenVoices(), flags, args.seed)
     runner.load()
     results: dict[str, list[Heard]] = {}
@@ -166,7 +169,10 @@ def main() -> None:
     parser.add_argument("--no-tolerant", action="store_true", help="agent.tolerant = false")
     parser.add_argument("--no-domain-hint", action="store_true", help="agent.domain_hint = false")
     parser.add_argument("--stt-window", type=float, help="stt.window_s: the seconds whisper's encoder looks at")
+    parser.add_argument("--window-languages", help="stt.window_languages, e.g. en,ru")
     parser.add_argument("--lang-forced", action="store_true", help="tell whisper the suite's language")
+    parser.add_argument("--household", action="store_true",
+                        help="each conversation already in the suite's language (else a new one in general.language)")
     parser.add_argument("--cli", action="store_true", help="shell each utterance out to `hearthd run` instead")
     parser.add_argument("--suites", default=str(SUITES), help="directory of <lang>.yaml spoken suites")
     parser.add_argument("--home", default=str(HOME), help="the home the suites are spoken in")
@@ -174,7 +180,7 @@ def main() -> None:
     os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="hearthd-spoken-state-"))
     flags = Flags(bias=not args.no_bias, rescore=not args.no_rescore, tolerant=not args.no_tolerant,
                   domain_hint=not args.no_domain_hint,
-                  lang_forced=args.lang_forced)
+                  lang_forced=args.lang_forced, household=args.household)
     suites = {lang: load_suite(Path(args.suites) / f"{lang}.yaml", lang)[: args.limit] for lang in args.lang or LANGS}
     results = by_cli(args, flags, suites) if args.cli else asyncio.run(in_process(args, flags, suites))
     rows = summary(results, flags)

@@ -215,6 +215,19 @@ def test_language_choice_and_transcription_share_one_encoder_pass(components, mo
     english = read_wav(SAMPLES / "en_alarm_0730.wav")[int(1.6 * 16000):]
     assert "alarm" in stt.transcribe(english).text.lower()
     assert calls == [(80, 1000)]  # English: one pass, in the short window
+    # a conversation already in Russian: its next words are heard in whisper's 30 s at once (the short window would
+    # only have handed them on), and English said in it is still English, read from that same pass
+    calls.clear()
+    for _ in range(2):
+        transcript = stt.transcribe(audio, None, "ru")
+        assert transcript.lang == "ru" and "будильник" in transcript.text
+    assert calls == [(80, 3000)] * 2
+    calls.clear()
+    transcript = stt.transcribe(english, None, "ru")
+    assert transcript.lang == "en" and "alarm" in transcript.text.lower()
+    assert calls == [(80, 3000)]
+    calls.clear()
+    assert stt.transcribe(english, None, "en").lang == "en" and calls == [(80, 1000)]  # back to the short window
 
 
 def test_templates_answer_first_and_the_model_takes_the_rest(components) -> None:  # type: ignore[no-untyped-def]

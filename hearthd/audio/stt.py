@@ -109,7 +109,12 @@ class WhisperSpeechToText:
         self.model._last = None  # reuse within one utterance only, never a stale output across utterances
         language = language or self.cfg.language or None
         short = self._window(len(floats))
-        self.model.frames = short if language is None or language in self.cfg.window_languages else 0
+        # detected in the short window first, unless the conversation is in a language that window is not for: then
+        # its speaker most likely goes on in it, which the short window would only hand on to whisper's 30 s to hear
+        # again (Russian: 144 ms of a 1,050 ms transcription); one who turns to English is decoded from those 30 s
+        likely_long = fallback is not None and fallback not in self.cfg.window_languages
+        self.model.frames = short if (language is None and not likely_long) or language in self.cfg.window_languages \
+            else 0
         source = "forced"
         if language:
             prob = 1.0

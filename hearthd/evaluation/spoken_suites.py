@@ -48,6 +48,9 @@ class Flags:
     tolerant: bool = True  # agent.tolerant: the scored nearest-template tier
     domain_hint: bool = True  # agent.domain_hint: the model chooses within the domain the tiers point at
     lang_forced: bool = False  # the suite's language is given to whisper (else detected, as the product does)
+    # each conversation has spoken the suite's language before (a household that speaks it): the language whisper
+    # falls back to, and the window it is first heard in (else a new conversation, in general.language)
+    household: bool = False
 
 
 def spoken_config(base: Config, home: SuiteHome, flags: Flags) -> Config:
@@ -177,10 +180,12 @@ class SpokenRunner:
         trace = Trace()
         self._turns += 1
         self.components.router().reset()
+        conversation = f"spoken-{command.lang}-{self._turns}"
+        if self.flags.household:
+            self.components.dialogues.get(conversation).lang = command.lang
         started = time.monotonic()
         result = await Pipeline(self.components, trace).run_audio(
-            audio, language=command.lang if self.flags.lang_forced else None,
-            conversation=f"spoken-{command.lang}-{self._turns}")
+            audio, language=command.lang if self.flags.lang_forced else None, conversation=conversation)
         ms = (time.monotonic() - started) * 1000
         held = bool(trace.of_type(EventType.CONFIRM_REQUEST))
         return judged(command, result.decision, held, result.transcript, result.lang, result.error, self.home, ms)
