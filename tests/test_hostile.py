@@ -20,7 +20,7 @@ import signal
 import statistics
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +180,8 @@ class Daemon:
         self.env, self.rings, self.log_path = env, rings, log
         self.proc: asyncio.subprocess.Process | None = None
         self.events: list[dict[str, Any]] = []
+        # every event's last few hundred, for a failure's report: what the daemon was doing when asks went unanswered
+        self.recent: deque[str] = deque(maxlen=300)
         self._ready = asyncio.Event()
         self._reader: asyncio.Task[None] | None = None
 
@@ -199,6 +201,7 @@ class Daemon:
             if line.startswith(b"{"):
                 with contextlib.suppress(ValueError):
                     event = json.loads(line)
+                    self.recent.append(f"{time.monotonic():.1f} {json.dumps(event, ensure_ascii=False)[:240]}")
                     if event.get("type") in ("ready", "error", "metrics", "model"):
                         self.events.append(event)
                     if event.get("type") == "ready":
@@ -398,6 +401,7 @@ async def test_the_running_daemon_survives_ten_thousand_hostile_messages(broker:
             alive = daemon.alive
             metrics = await asker.counts()
             await asker.close()
+            recent = list(daemon.recent)[-120:] if hangs else []  # what it was doing while the asks waited
         entities = _catalogue(state)
         rc = await daemon.stop()
 
@@ -446,7 +450,7 @@ async def test_the_running_daemon_survives_ten_thousand_hostile_messages(broker:
     print("written to", out_file)
 
     assert report["crashes"] == 0, report
-    assert hangs == 0, report
+    assert hangs == 0, (report, "\n".join(recent))
     assert report["inputs"] >= 10_000
     assert report["rejected_total"], report
     for kind in ("ask", "announce"):  # every message on a topic hearthd listens to was read
