@@ -125,6 +125,23 @@ def test_a_sound_alike_slip_is_read_as_meant(home: SuiteHome, lang: str, text: s
     assert read(home, text, lang) == read(home, meant, lang)
 
 
+@pytest.mark.parametrize("lang,text,meant", [
+    ("en", "turn of the kitchen lite", "turn off the kitchen lite"),  # a name misheard too: the tolerant tier's
+    ("en", "switch of the hall way light", "switch off the hall way light"),
+    ("en", "turn of the heater its too hot", "turn off the heater its too hot"),
+])
+def test_a_slip_the_templates_cannot_read_reaches_every_tier_as_meant(home: SuiteHome, lang: str, text: str,
+                                                                      meant: str) -> None:
+    """Given "turn of the kitchen lite" as heard, the model switched the light on: past the templates, every tier
+    and every check reads the request as meant."""
+    decision, model = decide(home, text, lang)
+    names = [c.name for c in decision.calls]
+    assert "turn_on" not in names and all(asked == meant for asked in model.asked), (names, model.asked)
+    if text == "turn of the kitchen lite":
+        assert (decision.kind, names) == ("call", ["turn_off"])
+        assert decision.calls[0].arguments == {"device": "Kitchen Light"}
+
+
 def test_a_slip_is_put_right_only_where_nothing_reads_it_as_heard() -> None:
     assert as_meant("the light of the moon", "en") == "the light of the moon"  # no context: no change
     assert as_meant("thymes and rosemary", "en") == "thymes and rosemary"
