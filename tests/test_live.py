@@ -322,7 +322,8 @@ def test_only_a_whole_stop_utterance_counts(text: str, lang: str, stop: bool) ->
     # short words that are no stop, alike or not; and one language's stop is not another's
     ("Спасибо!", ("ru",), False), ("Тихон.", ("ru",), False), ("Что?", ("ru",), False), ("Shop.", ("en", "hi"), False),
     ("Thank you.", ("en",), False), ("Okay.", ("en",), False), ("Bus stop.", ("en", "hi"), False),
-    ("bus", ("en",), False), ("Да.", ("ru",), False), ("नहीं", ("hi", "en"), False)])
+    ("bus", ("en",), False), ("Да.", ("ru",), False), ("नहीं", ("hi", "en"), False),
+    ("Shh!", ("en",), True), ("Hush.", ("en",), True), ("Sure.", ("en",), False), ("She.", ("en",), False)])
 def test_a_stop_word_whisper_misheard_alone_still_stops(heard: str, langs: tuple[str, ...], stop: bool) -> None:
     from hearthd.daemon.policy import is_stop
 
