@@ -142,6 +142,15 @@ def test_a_slip_the_templates_cannot_read_reaches_every_tier_as_meant(home: Suit
         assert decision.calls[0].arguments == {"device": "Kitchen Light"}
 
 
+@pytest.mark.parametrize("lang,text", [("en", "set the table"), ("en", "set the table please")])
+def test_words_only_like_a_template_are_no_request(home: SuiteHome, lang: str, text: str) -> None:
+    """"set the table" sounds a little like "shut down" word for word ("set" ~ "shut", "the table" ~ "down"), and
+    no word of it is said as a template says it: nothing is done or asked on that (it was a question about shutting
+    the computer down); the model reads it, within the domain."""
+    decision, model = decide(home, text, lang)
+    assert decision.kind != "call" and model.asked, (decision.kind, decision.calls, decision.reason)
+
+
 def test_a_slip_is_put_right_only_where_nothing_reads_it_as_heard() -> None:
     assert as_meant("the light of the moon", "en") == "the light of the moon"  # no context: no change
     assert as_meant("thymes and rosemary", "en") == "thymes and rosemary"
