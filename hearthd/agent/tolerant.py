@@ -671,9 +671,10 @@ class TolerantMatcher:
         for match in ranked[:3]:
             if match.score < self.ask or _lopsided(match):
                 break
-            if not any(reading.options[p].get(token, 0.0) >= 1.0 for p, token in match.used.items()):
-                # no word of it heard as the template says it, each only like one ("set the table" as "shut
-                # down"): too little to act on, or to ask about; the model reads it within the domain
+            if not any(reading.options[p].get(token, 0.0) > SOUND_CREDIT for p, token in match.used.items()):
+                # every word of it only sounds somewhat like the template's ("set the table" as "shut down"), none
+                # said as the template says it or as a form of its word ("погасок" for "погаси"): too little to act
+                # on, or to ask about; the model reads it within the domain
                 break
             decision = self._realise(match, reading, text, lang)
             if decision is None:
