@@ -170,10 +170,25 @@ def test_replies_are_cut_into_sentences() -> None:
     assert sentences("Turn on the light in the kitchen, please.") == ["Turn on the light in the kitchen, please."]
 
 
-async def test_okay_nabu_stop_silences_a_ringing_alarm(live_components: Components) -> None:
-    """A timer rings through the speaker; the wake word cuts the ring and "stop" stops the alarm itself."""
+async def ringing(loop: LiveLoop, ring: Any, done: object, timeout: float) -> None:
+    """Run `loop` until `done()`, beside a scheduler that calls `ring` for the alarms due. The models are loaded
+    first, so the ring is not spent waiting for them."""
     from hearthd.daemon.scheduler import Scheduler
 
+    await loop.prepare()
+    scheduler = Scheduler(loop.c.alarms, ring, grace=60, repeat=30, max_rings=3)
+    scheduler.start()
+    stopping = asyncio.Event()
+    ticking = asyncio.create_task(scheduler.run(stopping))
+    try:
+        await run_until(loop, done, timeout)
+    finally:
+        stopping.set()
+        await ticking
+
+
+async def test_okay_nabu_stop_silences_a_ringing_alarm(live_components: Components) -> None:
+    """A timer rings through the speaker; the wake word cuts the ring and "stop" stops the alarm itself."""
     book = live_components.alarms
     await live_components.tools.get("set_timer").handler({"seconds": 1})
     source = WavSource(silence(0.5), tail_s=None)
@@ -189,16 +204,7 @@ async def test_okay_nabu_stop_silences_a_ringing_alarm(live_components: Componen
                                           speak(live_components, "Stop."), silence(1.2, seed=9)]))
         await loop.ring("Time's up!", "en")
 
-    await loop.prepare()  # the models loaded before the timer rings: the ring is not spent waiting for them
-    scheduler = Scheduler(book, ring, grace=60, repeat=30, max_rings=3)
-    scheduler.start()
-    stopping = asyncio.Event()
-    ticking = asyncio.create_task(scheduler.run(stopping))
-    try:
-        await run_until(loop, lambda: loop.turns_done >= 1, 60)
-    finally:
-        stopping.set()
-        await ticking
+    await ringing(loop, ring, lambda: loop.turns_done >= 1, 60)
     heard = [(e.type.value, e.payload()) for e in trace.events
              if e.type in (EventType.TRANSCRIPT, EventType.ERROR, EventType.WAKE, EventType.REPLY)]
     try:
@@ -214,8 +220,6 @@ async def test_okay_nabu_stop_silences_a_ringing_alarm(live_components: Componen
 async def test_a_stop_heard_in_other_letters_stops_a_ringing_alarm_itself(live_components: Components) -> None:
     """A timer rings in a Hindi household and "बस करो" is said without the wake word: whisper base writes it in other
     letters, it sounds like the stop phrase, and the turn then reads that phrase, which stops the alarm itself."""
-    from hearthd.daemon.scheduler import Scheduler
-
     book = live_components.alarms
     dialogue = live_components.dialogues.get(LOCAL)
     before, dialogue.lang = dialogue.lang, "hi"
@@ -236,20 +240,13 @@ async def test_a_stop_heard_in_other_letters_stops_a_ringing_alarm_itself(live_c
             heard.sent = True  # type: ignore[attr-defined]
         return loop.turns_done >= 1
 
-    await loop.prepare()  # the models loaded before the timer rings: the ring is not spent waiting for them
-    scheduler = Scheduler(book, ring, grace=60, repeat=30, max_rings=3)
-    scheduler.start()
-    stopping = asyncio.Event()
-    ticking = asyncio.create_task(scheduler.run(stopping))
     try:
-        await run_until(loop, heard, 90)
+        await ringing(loop, ring, heard, 90)
         (barge,) = of(trace, EventType.BARGE_IN)
         assert (barge["by"], barge["text"], barge["lang"]) == ("stop", "बस करो", "hi"), barge
         assert [c["name"] for c in of(trace, EventType.TOOL_CALL)] == ["stop"], trace.events
         assert rang == [1] and book.pending("timer") == [] and book.ringing() == []
     finally:  # nothing left ringing for the tests after this one, whatever happened
-        stopping.set()
-        await ticking
         dialogue.lang = before
         for alarm in book.ringing() + book.pending("timer"):
             book.remove(alarm)
@@ -310,9 +307,9 @@ async def _stop_silences_a_reply(live_components: Components, lang: str, word: s
                                             ("хватит играть эту песню", "ru", False),
                                             ("बस करो", "hi", True), ("रुको।", "hi", True), ("बस से जाना है", "hi", False)])
 def test_only_a_whole_stop_utterance_counts(text: str, lang: str, stop: bool) -> None:
-    from hearthd.daemon.policy import is_stop
+    from hearthd.daemon.policy import stop_phrase
 
-    assert is_stop(text, lang) is stop
+    assert (stop_phrase(text, lang) is not None) is stop
 
 
 @pytest.mark.parametrize("heard,langs,stop", [
@@ -325,9 +322,9 @@ def test_only_a_whole_stop_utterance_counts(text: str, lang: str, stop: bool) ->
     ("bus", ("en",), False), ("Да.", ("ru",), False), ("नहीं", ("hi", "en"), False),
     ("Shh!", ("en",), True), ("Hush.", ("en",), True), ("Sure.", ("en",), False), ("She.", ("en",), False)])
 def test_a_stop_word_whisper_misheard_alone_still_stops(heard: str, langs: tuple[str, ...], stop: bool) -> None:
-    from hearthd.daemon.policy import is_stop
+    from hearthd.daemon.policy import stop_phrase
 
-    assert is_stop(heard, *langs) is stop
+    assert (stop_phrase(heard, *langs) is not None) is stop
 
 
 def _raise_on_first_turn(loop: LiveLoop, monkeypatch: pytest.MonkeyPatch) -> None:

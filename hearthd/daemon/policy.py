@@ -111,11 +111,6 @@ def stop_phrase(text: str, *langs: str) -> tuple[str, str] | None:
     return (best[1], best[2]) if best is not None and best[0] >= STOP_ALIKE else None
 
 
-def is_stop(text: str, *langs: str) -> bool:
-    """The whole utterance asks hearthd to be quiet in one of `langs` (`stop_phrase`)."""
-    return stop_phrase(text, *langs) is not None
-
-
 class ConfirmationPolicy:
     """Holds consequential calls until a yes; `clock` is injected so tests control the timeout."""
 

@@ -24,7 +24,7 @@ that is hearthd's own voice.
 
 The reply goes out at the pace it plays (`LEAD_S` ahead): wyoming-satellite 1.0.0 has no event that stops its
 speaker, it plays what it was sent until `audio-stop`. So "stop" said to *that* satellite while it plays (the stop
-words of the live loop, `policy.is_stop`, a short utterance transcribed on its own) ends the stream there: no more
+words of the live loop, `policy.stop_phrase`, a short utterance transcribed on its own) ends the stream there: no more
 chunks, `audio-stop` at once; what is already at the satellite (at most `LEAD_S`) plays out. Other satellites go on.
 
 Alarms and timers remember who set them (`context.turn_origin`, set for the satellite's turns): one set from
