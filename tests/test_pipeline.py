@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import subprocess
 import sys
 import wave
@@ -215,17 +216,19 @@ def test_language_choice_and_transcription_share_one_encoder_pass(components, mo
     english = read_wav(SAMPLES / "en_alarm_0730.wav")[int(1.6 * 16000):]
     assert "alarm" in stt.transcribe(english).text.lower()
     assert calls == [(80, 1000)]  # English: one pass, in the short window
-    # a conversation already in Russian: its next words are heard in whisper's 30 s at once (the short window would
-    # only have handed them on), and English said in it is still English, read from that same pass
+    # a conversation already in Russian: its language is asked in a glance (the least window that holds the words,
+    # not the short window's 10 s), and the words are read in whisper's 30 s at once, not chosen again there
     calls.clear()
     for _ in range(2):
         transcript = stt.transcribe(audio, None, "ru")
         assert transcript.lang == "ru" and "будильник" in transcript.text
-    assert calls == [(80, 3000)] * 2
+    glance = (80, 100 * math.ceil(len(audio) / 16000 + 1.0))
+    assert glance[1] < 1000 and calls == [glance, (80, 3000)] * 2
+    # English said in it is still English, and read in the short window as any English, not in those 30 s
     calls.clear()
     transcript = stt.transcribe(english, None, "ru")
     assert transcript.lang == "en" and "alarm" in transcript.text.lower()
-    assert calls == [(80, 3000)]
+    assert calls == [(80, 100 * math.ceil(len(english) / 16000 + 1.0)), (80, 1000)]
     calls.clear()
     assert stt.transcribe(english, None, "en").lang == "en" and calls == [(80, 1000)]  # back to the short window
 
