@@ -287,6 +287,28 @@ def test_no_room_known_asks_which_and_the_answer_completes_it(roomless, lang: st
     assert _lights(sent) == lights and model.asked == []
 
 
+@pytest.mark.parametrize("lang,ask,answer,lights", [
+    ("en", "turn on the", "the kitchen light", {"kl"}),
+    ("en", "could you switch off", "the bedroom lamp please", {"bl"}),
+    ("ru", "выключи", "кухонный свет", {"kl"}),
+    ("ru", "включите пожалуйста", "Kitchen Spots", {"ks"}),
+    ("hi", "बंद कर दो", "किचन की लाइट", {"kl", "ks"}),  # the kitchen's light(s), as "किचन की लाइट बंद कर दो" is read
+    ("hi", "on kar do", "Landing Light", {"ll"}),
+])
+def test_a_verb_alone_asks_which_device_and_the_answer_completes_it(roomless, lang: str, ask: str, answer: str,  # type: ignore[no-untyped-def]
+                                                                     lights: set[str]) -> None:
+    """"turn on the" (the rest not said, or lost by speech to text): which device is asked, never the model's guess
+    and never a refusal; the answer, a name alone, completes the call."""
+    c, sent, model = roomless
+    trace = Trace()
+    first = asyncio.run(Pipeline(c, trace).run_text(ask, language=lang))
+    assert first.reply == phrase(lang, "ask.device")
+    (clarify,) = trace.of_type(EventType.CLARIFY)
+    assert clarify.missing == "device" and sent.sent == []
+    _say(c, answer, lang)
+    assert _lights(sent) == lights
+
+
 def test_an_unknown_room_is_said_and_asked_again(roomless) -> None:  # type: ignore[no-untyped-def]
     c, sent, model = roomless
     _say(c, "turn the lights off", "en")

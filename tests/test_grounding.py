@@ -69,6 +69,27 @@ def test_an_invented_optional_detail_is_dropped_and_an_invented_required_one_ref
     assert agent.check(f"<tool_call>\n{wrong_hour}\n</tool_call>", said, "en").kind == "abstain"
 
 
+@pytest.mark.parametrize("said,lang,tool,written,missing", [
+    ("could you switch on the", "en", "turn_on", {"device": "desk lamp"}, "device"),  # a name nobody said: ask which
+    ("выключи", "ru", "turn_off", {"device": "kitchen light"}, "device"),
+    ("um set an alarm for uh 7 30 a.m.", "en", "set_alarm", {"time": "09:30"}, ""),  # a wrong hour: no question
+])
+def test_a_name_the_model_made_up_is_what_to_ask_for(said: str, lang: str, tool: str, written: dict,  # type: ignore[type-arg]
+                                                     missing: str) -> None:
+    """A required name the user did not say is refused and marked as missing (the agent asks "Which device?"); a
+    value that contradicts what was said is refused and asks nothing."""
+    from pathlib import Path
+
+    from hearthd.agent.agent import Agent
+    from hearthd.evaluation.evaluate import load_catalogue
+
+    agent = Agent.__new__(Agent)
+    agent.registry = load_catalogue(Path(__file__).parent / "data" / "commands" / "tools.yaml")
+    call = json.dumps({"name": tool, "arguments": written})
+    out = agent.check(f"<tool_call>\n{call}\n</tool_call>", said, lang)
+    assert (out.kind, out.missing) == ("abstain", missing)
+
+
 @pytest.mark.parametrize("said,lang,temperature,kept", [
     ("термостат на двадцать один", "ru", 21, True),
     ("thermostat to nineteen and a half please", "en", 19.5, True),

@@ -329,6 +329,27 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("hi", "बेडरूम में रोशनी बहुत ज़्यादा है", "set_brightness", {"area": "Bedroom", "step": "down"}),
     ("hi", "कल शाम सात बजे का अलार्म", "set_alarm", {"time": "19:00", "day": "tomorrow"}),
     ("hi", "mera alarm cancel kar do", "cancel_alarm", {}),
+    # en: a light by the home's name for it to a level, in words or numbers (hearthd's own list of lights named the
+    # desk lamp and not the floor lamp, and the library has no "half")
+    ("en", "floor lamp to half", "set_brightness", {"device": "Floor Lamp", "percent": 50}),
+    ("en", "bring the floor lamp down to thirty", "set_brightness", {"device": "Floor Lamp", "percent": 30}),
+    ("en", "could you take the garage light to max", "set_brightness", {"device": "Garage Light", "percent": 100}),
+    ("en", "the bathroom light at half brightness please", "set_brightness",
+     {"device": "Bathroom Light", "percent": 50}),
+    ("en", "dim the floor lamp to 20%", "set_brightness", {"device": "Floor Lamp", "percent": 20}),
+    # en: a timer's name said after its length, a timer asked about by what it times, curtains pulled, a fan got
+    # going, a floor's devices asked about, light let in
+    ("en", "timer, three minutes, for the eggs", "set_timer", {"seconds": 180, "label": "eggs"}),
+    ("en", "a ten minute countdown for my tea", "set_timer", {"seconds": 600, "label": "tea"}),
+    ("en", "how much longer on the eggs", "timer_remaining", {"label": "eggs"}),
+    ("en", "how long till the pasta's done", "timer_remaining", {"label": "pasta"}),
+    ("en", "how much more time on my timer", "timer_remaining", {}),  # "timer" names no timer
+    ("en", "pull the bedroom curtains closed", "close_cover", {"device": "Bedroom Curtains"}),
+    ("en", "draw the living room blinds open", "open_cover", {"device": "Living Room Blinds"}),
+    ("en", "get the fan going", "turn_on", {"device": "Ceiling Fan"}),
+    ("en", "could you get the telly going", "turn_on", {"device": "TV"}),
+    ("en", "is anything still on downstairs", "device_state", {"area": "Downstairs", "state": "on", "question": "any"}),
+    ("en", "let some light in, open the blinds", "open_cover", {"device": "Living Room Blinds"}),
 ]
 
 

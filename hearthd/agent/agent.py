@@ -491,6 +491,11 @@ class Agent:
                 return Decision("abstain", reason=f"{name}: arguments longer than {self.model.cfg.max_tokens} tokens",
                                 say="agent.too_long", name_probs=probs)
             decision = self.check(self.dialect.call_text(name, completion.text), text, lang)
+            if decision.kind == "abstain" and decision.missing:
+                # the tool is what was asked and only what to act on was not said: asked for, as the templates ask
+                # "turn on the" (the model's own guess at a name is never acted on)
+                return Decision("clarify", calls=[ToolCall(name, {})], missing=decision.missing, name_probs=probs,
+                                reason=f"{name}: {decision.missing} not said")
             decision.prompt_tokens = completion.prompt_tokens
             decision.completion_tokens = completion.completion_tokens
             decision.tokens = head_tokens + completion.tokens
@@ -520,8 +525,12 @@ class Agent:
                 bad = ungrounded_arguments(tool, call.arguments, utterance, lang)
                 required = set(tool.model_parameters.get("required", []))
                 if any(key in required for key in bad):
+                    # a name the user did not say ("can you open the": the model wrote some device): `missing` says
+                    # which, for the turn to ask (Agent._arguments)
+                    props = tool.model_parameters.get("properties", {})
+                    names = [k for k in bad if k in required and props.get(k, {}).get("x-ground") == "name"]
                     return Decision("abstain", reason=f"{call.name}: {', '.join(bad)} not said by the user",
-                                    raw=raw)
+                                    raw=raw, missing=names[0] if names and len(calls) == 1 else "")
                 # an optional detail the user never gave ("every day" added to "set an alarm for 7") is dropped
                 call.arguments = {k: v for k, v in call.arguments.items() if k not in bad}
         return Decision("call", calls=calls, raw=raw)

@@ -490,6 +490,10 @@ class FastPath:
         if set(arguments) - set(tool.parameters.get("properties", {})):
             return None  # a slot this tool has no parameter for
         missing = [k for k in tool.parameters.get("required", []) if k not in arguments]
+        if not missing and tool.family == "home" and not any(arguments.get(k) for k in TARGETS):
+            # "turn on the", "выключи", "बंद कर दो": what to act on is all that is missing (these tools take a group
+            # too, so the schema requires no name): asked for, as the model's own calls must name it
+            missing = [k for k in tool.model_parameters.get("required", []) if k in NAMES][:1]
         if missing:  # "set an alarm": the tool is certain, the time was not said — ask for it
             return Decision("clarify", calls=[ToolCall(tool.name, arguments)], missing=missing[0],
                             source="fastpath", reason=f"{tool.name}: {missing[0]} not said")
@@ -499,6 +503,10 @@ class FastPath:
             return None
         return Decision("call", calls=[ToolCall(intent, arguments)], source="fastpath", name_probs={intent: 1.0})
 
+
+# what a home call acts on: a device or door by name, or a group (a room, a kind); NAMES are asked for by name
+TARGETS = ("device", "door", "scene", "area", "domain", "device_class")
+NAMES = ("device", "door")
 
 _BARE_NUMBER = re.compile(r"[\d०-९]+(?:[.:,][\d०-९]+)*")  # "7", "7.30", "7:30" (not "6am": its unit is said)
 
@@ -819,6 +827,27 @@ class Router:
             return None
         return self.fast_path._decision(pending.call.name, {**pending.call.arguments, pending.missing: value})
 
+    def _named(self, pending: Pending, answer: str) -> Decision | None:
+        """The answer to "Which device?" ("the kitchen light", "किचन की लाइट"): the request read with the name where
+        the language puts it (after the verb, "turn on the kitchen light"; before it, "किचन की लाइट बंद कर दो"), the
+        word said twice at the seam once ("turn on the" + "the kitchen light"); else the answer as one of this
+        home's names. None: neither reads as the call asked about."""
+        lang, name = pending.lang, pending.call.name
+        assert self.fast_path is not None
+        for text in (_joined(pending.text, answer), _joined(answer, pending.text)):
+            found = self.fast_path.match(text, lang)
+            if found is not None and found.kind == "call" and [c.name for c in found.calls] == [name]:
+                return found
+        library = self.fast_path.library
+        catalogue = library.catalogue() if library is not None else None
+        bare = " ".join(w for w in answer.split() if w.lower().strip(".,!?") not in skip_words(lang))
+        if catalogue is None or not bare.strip(" .,!?"):
+            return None
+        found_names = catalogue.resolve(bare.strip(" .,!?"), KINDS.get(name, ())).entities
+        if len(found_names) != 1:
+            return None  # none, or several (the fast path's reading of the whole asks which of them)
+        return self.fast_path._decision(name, {**pending.call.arguments, pending.missing: found_names[0].name})
+
     def _follow_up(self, pending: Pending, answer: str, state: OpenQuestion) -> Decision:
         lang = pending.lang
         if is_cancel(answer, lang):
@@ -827,6 +856,10 @@ class Router:
         combined = absolute_times(said, lang, self.wall()) if about_alarm(said, lang) else said
         decision = self.fast_path.match(combined, lang) if self.fast_path is not None else None
         same = decision is not None and [c.name for c in decision.calls] == [pending.call.name]
+        if pending.missing in NAMES and not (same and decision is not None and decision.kind == "call"):
+            named = self._named(pending, answer)
+            if named is not None:
+                decision, same = named, True
         if not same or (decision is not None and decision.kind == "clarify" and decision.missing == pending.missing):
             # read together, the answer may not give the value asked for ("set a timer called laundry" + "an hour": the
             # name's wildcard takes "laundry an hour" and the duration is still missing): the answer alone may
@@ -844,6 +877,14 @@ class Router:
             state.pending = Pending(pending.call, decision.missing, combined, lang,
                                     self.clock() + self.clarify_timeout, pending.asked + 1)
         return decision
+
+
+def _joined(first: str, second: str) -> str:
+    """Two utterances read as one, a word said at the end of one and the start of the other once ("the")."""
+    a, b = first.split(), second.split()
+    if a and b and a[-1].lower().strip(".,!?") == b[0].lower().strip(".,!?"):
+        b = b[1:]
+    return " ".join(a + b)
 
 
 def _acts(decision: Decision | None) -> bool:
