@@ -152,7 +152,9 @@ async def one_turn(components: Components, audio: np.ndarray) -> dict[str, float
     await components.tools.get("cancel_all_alarms").handler({})
     await components.tools.get("cancel_timer").handler({})
     ends = [getattr(e, "complete", None) for e in trace.of_type(EventType.SPEECH_END)]
-    return {"source": source, "cut": float(cut), "agent": timings.get("agent", float("nan")),
+    heard_as = trace.of_type(EventType.TRANSCRIPT)
+    return {"heard": f"{heard_as[0].lang}: {heard_as[0].text}" if heard_as else "",
+            "source": source, "cut": float(cut), "agent": timings.get("agent", float("nan")),
             "complete": float(bool(ends and ends[0])),
             "last_action": 1000 * (marks["end_of_speech_to_action"] - heard)
             if "end_of_speech_to_action" in marks else float("nan"),
@@ -577,6 +579,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-n", type=int, default=3, help="runs per sample and mode")
     parser.add_argument("--idle-s", type=float, default=10.0)
+    parser.add_argument("-v", "--verbose", action="store_true", help="each live-loop turn as it ends")
     parser.add_argument("--callers", action="store_true",
                         help="only every caller's turn (text, one-shot ask) on the model path, idle and at 2x cores")
     parser.add_argument("--hog", action="store_true", help="the live-loop table again with a CPU hog per core")
@@ -620,17 +623,22 @@ async def main() -> None:
     cores = len(allowed_cores())
     loads = [("idle", 0)] + ([(f"{cores} hogs", cores)] if args.hog else [])
     rows: dict[tuple[str, str], dict[str, list[dict[str, float | str]]]] = {}
+    streaming_ms = cfg.vad.speculate_ms  # read once: the batch runs set it to 0 (cfg is the components' own)
     for label, hogs in loads:
         with cpu_hogs(hogs):
             if hogs:
                 await asyncio.sleep(1.5)  # the free-core count sees the load
             for _ in range(args.n):  # interleaved: drift hits every sample and mode alike
-                for mode, speculate in (("streaming", cfg.vad.speculate_ms), ("batch", 0)):
+                for mode, speculate in (("streaming", streaming_ms), ("batch", 0)):
                     components.cfg.vad.speculate_ms = speculate
                     for name, audio in samples:
-                        rows.setdefault((label, name), {}).setdefault(mode, []).append(
-                            await one_turn(components, audio))
-    components.cfg.vad.speculate_ms = cfg.vad.speculate_ms
+                        run = await one_turn(components, audio)
+                        rows.setdefault((label, name), {}).setdefault(mode, []).append(run)
+                        if args.verbose:
+                            print(f"  {label} {mode} {name}: {run['source']}, last voice → action "
+                                  f"{float(run['last_action']):.0f} ms, whole command {bool(run['complete'])}, "
+                                  f"heard {run['heard']!r}", flush=True)
+    components.cfg.vad.speculate_ms = streaming_ms
     print(f"\nlive loop, {args.n} runs per sample and mode, real-time pace, {cores} cores (ms, medians; last voice = "
           "the last voiced VAD window; end of speech = the endpoint; streaming = heard and decided in the pause, "
           "batch = after the end of speech)\n")
