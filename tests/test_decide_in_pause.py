@@ -23,12 +23,15 @@ from hearthd.agent.agent import Decision
 from hearthd.agent.split import goes_on
 from hearthd.audio.io import MemorySink, WavSource
 from hearthd.audio.pcm import SAMPLE_RATE
+from hearthd.audio.stt import Stale
+from hearthd.audio.wavio import read_wav
 from hearthd.config import Config
 from hearthd.daemon.components import Components
 from hearthd.daemon.inference import InferenceGate
 from hearthd.daemon.live import LiveLoop, LoopState
 from hearthd.events import EventType, Trace
 
+from .conftest import SAMPLES
 from .mqtt_sim import CommandRecorder as Sent
 from .speech import said
 from .test_library import FLOORS, HOME
@@ -237,12 +240,18 @@ def test_an_alarm_time_said_in_two_goes(live_home: tuple[Components, Sent]) -> N
 
 
 @pytest.mark.models
-def test_a_whole_command_ends_on_the_short_silence(live_home: tuple[Components, Sent]) -> None:
+@pytest.mark.parametrize("speculate_ms", [150, 64])
+def test_a_whole_command_ends_on_the_short_silence(live_home: tuple[Components, Sent], speculate_ms: int,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Also where the guess begins before the endpointer's tail is in (a vad.speculate_ms below 150 ms): the speech
+    it heard is the same while no voiced window follows, though the utterance's cut grows as the quiet goes on."""
     c, sent = live_home
+    monkeypatch.setattr(c.cfg.vad, "speculate_ms", speculate_ms)
     sent.sent.clear()
     trace, guessed = asyncio.run(hear(c, ["Turn off the kitchen light."], 0.0))
     (end,) = trace.of_type(EventType.SPEECH_END)
     assert end.complete is True  # ended on vad.complete_silence_ms, not end_silence_ms
+    assert len(guessed) == 1  # heard and decided once: the quiet after it made it no less the speech's
     acted_after_the_end(trace)
     assert ("kl/set", "OFF") in set(sent.sent)
     (call,) = trace.of_type(EventType.TOOL_CALL)
@@ -282,6 +291,40 @@ def test_a_stale_decision_frees_the_model_between_tokens(components: Components)
     skipped.set()
     with agent.speculating(skipped):  # stale before it began: the model is not even asked
         assert agent.decide("set an alarm for 6 am", "en").reason.startswith("stale")
+
+
+def test_a_stale_transcription_stops_before_its_next_stage(components: Components,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    stt = components.stt()
+    audio = read_wav(SAMPLES / "ru_alarm_0700.wav")[int(1.3 * SAMPLE_RATE):]
+    stages: list[str] = []
+    stale = threading.Event()
+    detect, decode = stt.detect_language, stt._decode
+
+    def detecting(floats: np.ndarray) -> tuple[str, float]:
+        stages.append(f"language in {stt.model.frames or 3000} frames")
+        stale.set()  # the speaker goes on while whisper asks which language it is
+        return detect(floats)
+
+    def decoding(*args: Any) -> str:
+        stages.append("words")
+        return decode(*args)
+
+    monkeypatch.setattr(stt, "detect_language", detecting)
+    monkeypatch.setattr(stt, "_decode", decoding)
+    gate = InferenceGate()
+    # a Russian conversation: the language in a glance, then whisper's 30 s pass and the decoding, ~0.9 s on 2 cores,
+    # for words nobody will use: neither runs, and the gate is free for the next guess
+    with pytest.raises(Stale):
+        gate.speculative(stt.transcribe, audio, None, "ru", cancelled=stale)
+    (only,) = stages
+    assert only.startswith("language in ") and int(only.split()[2]) < 1000 and not gate.busy
+    # not speculative, or not stale: heard whole
+    stages.clear()
+    assert stt.transcribe(audio, None, "ru").text and stages[-1] == "words"
+    stages.clear()
+    assert "будильник" in gate.speculative(stt.transcribe, audio, None, "ru", cancelled=threading.Event()).text.lower()
+    assert stages[-1] == "words"
 
 
 class Heard:

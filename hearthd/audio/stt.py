@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -24,6 +26,33 @@ class SttError(HearthdError):
     """Speech to text that cannot run (a remote service that is down, refuses or does not answer in time)."""
 
     code = "stt-unavailable"
+
+
+class Stale(HearthdError):
+    """A transcription made in the pause that the speaker made stale by going on, stopped between whisper's stages."""
+
+    code = "stt-stale"
+
+
+_stop = threading.local()
+
+
+@contextmanager
+def stoppable(stale: threading.Event) -> Iterator[None]:
+    """Speech to text in this thread stops between its stages (the language in a window, whisper's 30 s, the
+    decoding) once `stale` is set (Stale): a guess made in the pause goes on no longer than a stage after the speaker
+    goes on, and the cores are free for the next. A stage under way (an encoder pass, a decode) runs to its end."""
+    _stop.stale = stale
+    try:
+        yield
+    finally:
+        _stop.stale = None
+
+
+def _go_on() -> None:
+    stale = getattr(_stop, "stale", None)
+    if stale is not None and stale.is_set():
+        raise Stale("the speaker went on: this transcription is stale")
 
 
 @dataclass
@@ -121,6 +150,7 @@ class WhisperSpeechToText:
         if language:
             prob = 1.0
         else:
+            _go_on()
             language, prob = self.detect_language(floats)
             if self.model.frames and (language not in self.cfg.window_languages
                                       or prob < self.cfg.rescore_languages_below):
@@ -128,7 +158,8 @@ class WhisperSpeechToText:
                 # जाओ" as English "Bus Rukcau"), the language is chosen again in those 30 s
                 self.model.frames, self.model._last = 0, None
                 if prob < self.cfg.rescore_languages_below:
-                            language, prob = self.detect_language(floats)
+                    _go_on()
+                    language, prob = self.detect_language(floats)
             source = "detected"
             if prob < self.cfg.min_language_probability and fallback and fallback != language:
                 language, source = fallback, "fallback"
@@ -138,6 +169,7 @@ class WhisperSpeechToText:
             self.model.frames, self.model._last = short, None  # chosen in a glance: decoded in the short window
         plain = unbiased(language)
         bias = self.bias.for_language(language) if self.bias is not None else plain
+        _go_on()
         text = self._decode(floats, language, bias)
         if bias is not plain and (bias.echoed(text) or looped(text)):
             # whisper wrote its prompt back instead of what was said (silence, noise, a mumble), or went round in a
@@ -145,6 +177,7 @@ class WhisperSpeechToText:
             # own prompt then is no speech either
             log.info("the transcript was the prompt written back or a loop; decoded again without the home's words")
             self.echoes += 1
+            _go_on()
             text = self._decode(floats, language, plain)
             if plain.echoed(text):
                 text = ""

@@ -18,6 +18,10 @@ WINDOW = 512  # silero v6 works on 32 ms windows at 16 kHz
 # began: a first word is often a short burst, then a dip (a stop consonant, the gap before the next word), and
 # starting again after the dip cut "lock", "book a", "kill" off the front of what whisper heard.
 START_GAP_MS = 100.0
+# the quiet kept after the last voiced window: the decay of the last syllable. vad.speculate_ms waits at least this
+# long, so the utterance heard in the pause is the very audio the turn hears at the end of speech (whisper base hears
+# a 96 ms tail otherwise than a 150 ms one: a Wyoming client's "wake me up" became "wait me up")
+TAIL = int(0.15 * SAMPLE_RATE)
 CONTEXT = 64
 
 
@@ -146,10 +150,16 @@ class Endpointer:
         """How long the speaker has been quiet (0 while speech goes on)."""
         return self._ms(self._pos - self._last_voiced) if self.state == EndpointState.SPEAKING else 0.0
 
+    @property
+    def last_voiced(self) -> int:
+        """Where the last voiced window ends, in samples (-1 before speech): the same while the speaker stays quiet,
+        so a guess made in the pause is still the speech's while it is."""
+        return self._last_voiced
+
     def speech_so_far(self) -> Segment:
         """The utterance up to now, cut as `_finish` would cut it if it ended here (for speculative STT)."""
         pre = int(self.cfg.pre_roll_ms * SAMPLE_RATE / 1000)
-        return Segment(max(0, self._speech_start - pre), min(self._pos, self._last_voiced + int(0.15 * SAMPLE_RATE)))
+        return Segment(max(0, self._speech_start - pre), min(self._pos, self._last_voiced + TAIL))
 
     def end_now(self) -> EndpointState:
         """The utterance ends here (its words already make a whole command: vad.complete_silence_ms), cut as
@@ -168,7 +178,6 @@ class Endpointer:
 
     def _finish(self) -> None:
         pre = int(self.cfg.pre_roll_ms * SAMPLE_RATE / 1000)
-        tail = int(0.15 * SAMPLE_RATE)  # keep the decay of the last syllable
-        self.segment = Segment(max(0, self._speech_start - pre), min(self._pos, self._last_voiced + tail))
+        self.segment = Segment(max(0, self._speech_start - pre), min(self._pos, self._last_voiced + TAIL))
         self.ended_after_ms = self._ms(self._pos - self._last_voiced)
         self.state = EndpointState.DONE

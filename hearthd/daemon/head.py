@@ -93,7 +93,7 @@ class ListeningHead:
         complete = False
         if state == EndpointState.SPEAKING:
             quiet = endpointer.trailing_silence_ms
-            if self.speculation is not None and endpointer.speech_so_far().end != self.speculation.to:
+            if self.speculation is not None and endpointer.last_voiced != self.speculation.to:
                 self.cancel()  # speech again (even within one block with a pause after): that guess is stale
             if self.speculation is None and quiet >= self.c.cfg.vad.speculate_ms > 0:
                 self._speculate()
@@ -114,7 +114,7 @@ class ListeningHead:
         endpointer = self.endpointer
         seg = endpointer.segment
         assert seg is not None
-        if self.speculation is not None and seg.end != self.speculation.to:
+        if self.speculation is not None and endpointer.last_voiced != self.speculation.to:
             self.cancel()  # speech came after it within the last block
         audio = np.concatenate(self.utterance)
         self.utterance = []
@@ -126,8 +126,8 @@ class ListeningHead:
         dialogue = self.c.dialogues.get(self.conversation)
         if self.area is not None:
             dialogue.area = self.area  # decided in the stream's room, as its turn is
-        self.speculation = Speculation(self.c, self.pipeline, self.conversation, audio[seg.start:seg.end], seg.end,
-                                       None, dialogue.lang)
+        self.speculation = Speculation(self.c, self.pipeline, self.conversation, audio[seg.start:seg.end],
+                                       self.endpointer.last_voiced, None, dialogue.lang)
 
     def take_guess(self) -> Awaitable[Guess] | None:
         """What was heard and decided in the pause, for the turn that now begins (None: nothing was)."""

@@ -3,8 +3,9 @@
 Whisper and the model each size their thread pools to the free cores; run at once, they take the same cores
 twice and both crawl (measured on 2 cores: a model turn of 1.8 s became 12.8 s beside speculative STT). So a
 speculative job waits while a turn runs or waits, never overlaps another speculative job, and one cancelled
-before it started never runs; a turn waits only for the speculative job already running (whisper cannot be
-stopped mid-decode; a speculative model decision is cut between tokens when it becomes stale: Agent.cancel). A
+before it started never runs; a turn waits only for the speculative job already running (whisper stops between its
+stages once the job is stale, hearthd.audio.stt.stoppable, but not inside an encoder pass or a decode; a speculative
+model decision is cut between tokens when it becomes stale: Agent.cancel). A
 speculative job may ask the model as a turn does (a decision made in the pause): the gate it holds is its turn's.
 Turns do not exclude each other here (`turns`, the asyncio lock, orders them), so a turn
 held by the live loop may call the agent, which holds it again.
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from ..audio.stt import stoppable
 from ..errors import HearthdError
 
 T = TypeVar("T")
@@ -90,7 +92,10 @@ class InferenceGate:
             self._speculating = True
         self._here.held = True
         try:
-            return fn(*args)
+            if cancelled is None:
+                return fn(*args)
+            with stoppable(cancelled):  # speech to text stops between its stages once the job is stale
+                return fn(*args)
         finally:
             self._here.held = False
             with self._cond:

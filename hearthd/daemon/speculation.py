@@ -29,7 +29,7 @@ class Speculation:
     def __init__(self, components: Components, pipeline: Pipeline, conversation: str, audio: np.ndarray, to: int,
                  language: str | None, fallback: str | None) -> None:
         self.c = components
-        self.to = to  # where the speech it covers ends: speech after that makes it stale
+        self.to = to  # the last voiced sample it heard (Endpointer.last_voiced): speech after that makes it stale
         self.stale = threading.Event()
         self.task: asyncio.Task[Guess] = asyncio.get_running_loop().create_task(
             self._run(pipeline, conversation, audio, language, fallback))
@@ -60,7 +60,7 @@ class Speculation:
         """Whether the utterance the endpointer follows ends now on the shorter silence: its words, this guess's,
         make a whole command, no speech came after them, and the speaker has been quiet `vad.complete_silence_ms`."""
         wait = self.c.cfg.vad.complete_silence_ms
-        return 0 < wait <= endpointer.trailing_silence_ms and endpointer.speech_so_far().end == self.to \
+        return 0 < wait <= endpointer.trailing_silence_ms and endpointer.last_voiced == self.to \
             and self.complete and endpointer.end_now() == EndpointState.DONE
 
 

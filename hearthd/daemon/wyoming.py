@@ -168,7 +168,8 @@ class _Asr:
     failed: bool = False  # an Error was sent; the rest of this stream is ignored
     speculation: asyncio.Future[Any] | None = None  # a transcript begun in the pause before audio-stop
     stale: threading.Event | None = None  # set: that transcript is not wanted (speech went on)
-    speculated_to: int = 0  # the samples that transcript decodes (the speech so far, cut at its end)
+    speculated_to: int = 0  # the last voiced sample that transcript heard: speech after it makes it stale
+    speculated_samples: int = 0  # the samples it decodes (the speech so far, cut after its last voiced window)
     watched_from: int = 0  # the stream's sample where the endpointer's count begins (it starts again after an end)
 
     def cancel(self) -> None:
@@ -451,14 +452,15 @@ class WyomingHandler(AsyncEventHandler):
             return
         if state == EndpointState.SPEAKING:
             quiet = endpointer.trailing_silence_ms
-            end = asr.watched_from + endpointer.speech_so_far().end
-            if asr.speculation is not None and end != asr.speculated_to:
+            voiced = asr.watched_from + endpointer.last_voiced  # the same while the speaker stays quiet
+            if asr.speculation is not None and voiced != asr.speculated_to:
                 # speech again, even if a block also holds the pause after it: that transcript is stale (a check
                 # of `quiet == 0` alone missed speech that resumed and paused within one client chunk)
                 asr.cancel()
             if asr.speculation is None and quiet >= self.cfg.vad.speculate_ms:
-                so_far = np.concatenate(asr.parts)[:end]
-                asr.stale, asr.speculated_to = threading.Event(), end
+                asr.speculated_samples = asr.watched_from + endpointer.speech_so_far().end
+                so_far = np.concatenate(asr.parts)[:asr.speculated_samples]
+                asr.stale, asr.speculated_to = threading.Event(), voiced
                 job = functools.partial(self.c.inference.speculative, self.c.stt().transcribe, so_far, asr.language,
                                         asr.hint, cancelled=asr.stale)
                 asr.speculation = asyncio.get_running_loop().run_in_executor(None, job)
@@ -497,7 +499,7 @@ class WyomingHandler(AsyncEventHandler):
                     transcript = await asyncio.shield(asr.speculation)
                 self.server.trace.emit(TimingEvent(stage="wyoming_stt_speculative",
                                                    ms=round((time.monotonic() - started) * 1000, 1),
-                                                   used=transcript is not None, samples=asr.speculated_to))
+                                                   used=transcript is not None, samples=asr.speculated_samples))
                 asr.speculation = None
             try:
                 if transcript is None:
