@@ -655,9 +655,12 @@ class Router:
                     return guess
                 among = guess.among if guess is not None and self.domain_hint else []
         whole = self._agent().decide(text, lang, among=among) if among else self._agent().decide(text, lang)
-        if guess is not None and guess.fallback is not None and whole.kind == "abstain" and not whole.say \
-                and not whole.calls:
-            return guess.fallback  # the tier's reading, as a question ("Did you mean …?"), not a refusal
+        if guess is not None and guess.fallback is not None and (whole.kind == "abstain" and not whole.say
+                                                                 and not whole.calls or whole.kind == "clarify"
+                                                                 and whole.missing in NAMES):
+            # the tier's reading, as a question ("Did you mean …?"), not a refusal, nor "which device?" when the
+            # model's name was one the user did not say: the tier read one in the words
+            return guess.fallback
         parts = split_requests(text, lang)
         if len(parts) >= 2 and whole.kind == "call" and len(whole.calls) < len(parts):
             # Fewer calls than requests said: the model may have done one and dropped the rest ("turn off the light

@@ -1050,6 +1050,8 @@ class TolerantMatcher:
         sentence = self._write_out(match, reading, omit=omit)
         for candidate in dict.fromkeys(written):
             found = self.fast_path.match(candidate, lang) if candidate else None
+            if found is not None and found.kind == "clarify" and found.missing in ("device", "door"):
+                continue  # "which device?" is for a verb said alone ("выключи"), never for words read loosely
             if found is not None and found.calls and found.kind in ("call", "clarify"):
                 want = self._tool_of(match)
                 if want is None or any(c.name == want.split(".")[0] for c in found.calls) or match.source == "library":
