@@ -309,6 +309,28 @@ def test_a_verb_alone_asks_which_device_and_the_answer_completes_it(roomless, la
     assert _lights(sent) == lights
 
 
+def test_which_device_asked_by_the_model_without_templates_is_answered_by_the_model() -> None:
+    """No fast path (`hearthd eval --no-fast-path`): the model's own "which device?" is answered through the model,
+    the question's tool fixed, and nothing breaks for want of templates."""
+    from hearthd.agent.parsing import ToolCall
+
+    asked: list[tuple[str, str | None]] = []
+
+    class Asks:
+        def decide(self, text: str, lang: str, now: object = None, only: str | None = None,
+                   among: list[str] | None = None) -> Decision:
+            asked.append((text, only))
+            if only is None:
+                return Decision("clarify", calls=[ToolCall("turn_on", {})], missing="device", reason="device not said")
+            return Decision("call", calls=[ToolCall("turn_on", {"device": "kitchen light"})])
+
+    router = Router(None, lambda: Asks(), clarify_timeout=30.0, clarify_turns=2, clock=Clock())  # type: ignore[arg-type]
+    assert router.decide("could you turn on the", "en").kind == "clarify"
+    answered = router.decide("the kitchen light", "en")
+    assert [(c.name, c.arguments) for c in answered.calls] == [("turn_on", {"device": "kitchen light"})]
+    assert asked[-1] == ("could you turn on the the kitchen light", "turn_on")
+
+
 def test_an_unknown_room_is_said_and_asked_again(roomless) -> None:  # type: ignore[no-untyped-def]
     c, sent, model = roomless
     _say(c, "turn the lights off", "en")
