@@ -154,12 +154,12 @@ class WhisperSpeechToText:
             language, prob = self.detect_language(floats)
             if self.model.frames and (language not in self.cfg.window_languages
                                       or prob < self.cfg.rescore_languages_below):
-                # not a language read as well in the short window: whisper's own 30 s; heard unsure there ("बस, रुक
-                # जाओ" as English "Bus Rukcau"), the language is chosen again in those 30 s
+                # not a language read as well in the short window, or one heard unsure there ("बस, रुक जाओ" as
+                # English "Bus Rukcau"): whisper's own 30 s, the language chosen again in it (its pass is the
+                # decoding's; how sure it is there decides whether the other languages' sentences are weighed too)
                 self.model.frames, self.model._last = 0, None
-                if prob < self.cfg.rescore_languages_below:
-                    _go_on()
-                    language, prob = self.detect_language(floats)
+                _go_on()
+                language, prob = self.detect_language(floats)
             source = "detected"
             if prob < self.cfg.min_language_probability and fallback and fallback != language:
                 language, source = fallback, "fallback"
