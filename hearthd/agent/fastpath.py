@@ -824,8 +824,8 @@ class Router:
         reader = SLOT_READERS.get(pending.missing)
         if reader is None or self.fast_path is None or not _plausible_slot(answer, pending.lang):
             return None
-        bare = " ".join(w for w in answer.split() if w.lower().strip(".,!?") not in skip_words(pending.lang))
-        value = reader(bare.strip(" .,!?"), pending.lang) if bare.strip(" .,!?") else None
+        bare = _bare(answer, pending.lang)
+        value = reader(bare, pending.lang) if bare else None
         if value is None:
             return None
         return self.fast_path._decision(pending.call.name, {**pending.call.arguments, pending.missing: value})
@@ -844,10 +844,10 @@ class Router:
                 return found
         library = self.fast_path.library
         catalogue = library.catalogue() if library is not None else None
-        bare = " ".join(w for w in answer.split() if w.lower().strip(".,!?") not in skip_words(lang))
-        if catalogue is None or not bare.strip(" .,!?"):
+        bare = _bare(answer, lang)
+        if catalogue is None or not bare:
             return None
-        found_names = catalogue.resolve(bare.strip(" .,!?"), KINDS.get(name, ())).entities
+        found_names = catalogue.resolve(bare, KINDS.get(name, ())).entities
         if len(found_names) != 1:
             return None  # none, or several (the fast path's reading of the whole asks which of them)
         return self.fast_path._decision(name, {**pending.call.arguments, pending.missing: found_names[0].name})
@@ -881,6 +881,11 @@ class Router:
             state.pending = Pending(pending.call, decision.missing, combined, lang,
                                     self.clock() + self.clarify_timeout, pending.asked + 1)
         return decision
+
+
+def _bare(answer: str, lang: str) -> str:
+    """An answer without the words around a value that are none ("um", "please"), and its punctuation."""
+    return " ".join(w for w in answer.split() if w.lower().strip(".,!?") not in skip_words(lang)).strip(" .,!?")
 
 
 def _joined(first: str, second: str) -> str:
