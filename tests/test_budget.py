@@ -18,6 +18,7 @@ import pytest
 from hearthd.agent import model as model_module
 from hearthd.agent.agent import Agent
 from hearthd.agent.model import ChatModel, OutOfTime
+from hearthd.agent.relevance import SIDE_CONTEXT_TOKENS
 from hearthd.config import Config
 from hearthd.evaluation.evaluate import load_catalogue
 
@@ -208,6 +209,11 @@ def test_prepared_prefixes_make_the_first_turn_warm(tiny: ChatModel, tmp_path: P
     decision = agent.decide("could you wake me up at half past six tomorrow", "en")
     assert decision.prefix == "warm"
     assert decision.evaluated < len(tiny.prefix_tokens(agent.prefix("en")))  # the turn paid for its words only
+    side = tiny.side(SIDE_CONTEXT_TOKENS)
+    for tool in ("cancel_alarm", "set_alarm"):  # each tool's check was made ready too: its request's words only
+        before = side.evaluated
+        agent.relevant(tool, "could you wake me up at half past six tomorrow")
+        assert side.evaluated - before < 25
 
 
 def test_a_turn_during_the_warm_up_goes_first_and_the_warm_up_resumes(tiny: ChatModel, tmp_path: Path) -> None:

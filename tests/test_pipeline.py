@@ -164,6 +164,7 @@ def fresh_process(model: Any) -> None:
     for context in (model, model.side(SIDE_CONTEXT_TOKENS)):
         context.llm.reset()
         context._snapshots.clear()
+        context._held.clear()
 
 
 def test_saved_prompt_prefix_gives_the_same_decision(components, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -192,6 +193,33 @@ def test_saved_prompt_prefix_gives_the_same_decision(components, tmp_path: Path)
         assert agent.prefix_status == "warm"
     finally:
         agent.state_dir = saved_dir
+
+
+def test_a_tool_checked_again_after_another_costs_only_the_request(components) -> None:  # type: ignore[no-untyped-def]
+    """The relevance check keeps each tool's state (the worked examples, then its signature): checking the alarm after
+    the timer, the timer after the volume, evaluates the request's words only, and answers as a fresh context does."""
+    agent = components.agent()
+    check = agent._relevance
+    side = agent.model.side(SIDE_CONTEXT_TOKENS)
+    asked = [("set_alarm", "I have to be up at half six"), ("set_timer", "ten minutes for the pasta please"),
+             ("change_volume", "a bit louder, I can't hear it")]
+    for name, text in asked:  # each tool checked once: its state is kept
+        agent.relevant(name, text)
+    again = [("set_alarm", "get me up at seven tomorrow"), ("set_timer", "how about a timer for the eggs"),
+             ("set_alarm", "what's the capital of Peru")]
+    held = []
+    for name, text in again:
+        tool = agent.registry.get(name)
+        prefix = check._prefix(side)
+        rest = check.prompt(tool, text)[len(prefix):]
+        words = len(side.prefix_tokens(prefix)) + len(side.tokens_special(rest)) - len(check._head(side, prefix, rest))
+        before = side.evaluated
+        held.append(agent.relevant(name, text))
+        assert side.evaluated - before == words  # not the signature (15-30 tokens) nor the examples (~300)
+    fresh_process(agent.model)  # nothing kept: each check evaluated whole
+    whole = [agent.relevant(name, text) for name, text in again]
+    assert held == pytest.approx(whole, abs=0.03)  # batch sizes differ: see test_budget
+    assert held[0] > held[2] + 0.1  # a wake-up time reads as the alarm far more than a capital city
 
 
 def test_language_choice_and_transcription_share_one_encoder_pass(components, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -212,6 +212,11 @@ def test_the_relevance_check_keeps_its_own_prefix(tiny, catalogue) -> None:  # t
     before = side.evaluated
     agent.relevant("set_alarm", "wake me at six")
     assert side.evaluated - before < 60  # the request and the signature, not the worked examples again
+    other = next(t.name for t in catalogue.offered() if t.name != "set_alarm")
+    agent.relevant(other, "wake me at six")  # another tool's check between: on a cache that cannot rewind
+    before = side.evaluated
+    assert agent.relevant("set_alarm", "wake me at six") == pytest.approx(values[0], abs=0.03)
+    assert side.evaluated - before < 20  # the request only: the alarm's signature was kept after the examples
 
 
 def test_thinking_is_bounded_and_then_the_call_follows(tiny, catalogue) -> None:  # type: ignore[no-untyped-def]

@@ -227,7 +227,7 @@ class Agent:
                 self._check_room(digits_for_times(text, lang), lang, now)  # refused before anything is prepared
             except RequestTooLong as e:
                 return Decision("abstain", reason=str(e), say="agent.too_much", seconds=time.monotonic() - began)
-            prepared = self.prepare([lang])
+            prepared = self.prepare([lang], checks=False)
         started = time.monotonic()
         with self.gate() as since, self._model_for_turn(cancelled):
             budget_from = min(started, since) if since is not None else started
@@ -311,19 +311,22 @@ class Agent:
         if self._relevance is not None:
             self.model.side(SIDE_CONTEXT_TOKENS)
 
-    def prepare(self, langs: list[str], stop: threading.Event | None = None) -> dict[str, str]:
+    def prepare(self, langs: list[str], stop: threading.Event | None = None, checks: bool = True) -> dict[str, str]:
         """Make the catalogue prefix of each language ready (evaluated, or restored from its saved state) and the
-        relevance check's examples, so a first turn pays for neither. The last language stays in the cache (put
-        the default one last). Yields to any turn, then goes on; returns each language's prefix status."""
+        relevance check's examples, so a first turn pays for neither; then, unless `checks` is false (a turn that
+        prepares for itself), the check's state for each tool (its signature after the examples). The last language
+        stays in the cache (put the default one last). Yields to any turn, then goes on; returns the status of the
+        check's prefix and of each language's."""
         done: dict[str, str] = {}
         steps: list[tuple[str, Callable[[], str]]] = []
         if self._relevance is not None:
-            side = self.model.side(SIDE_CONTEXT_TOKENS)
-            marker = "\u0000Q\u0000"
-            head = side.render(RelevanceCheck._messages(marker), None)
-            steps.append(("relevance", lambda: side.ensure_prefix(head[: head.index(marker)], self.state_dir)))
+            side, check = self.model.side(SIDE_CONTEXT_TOKENS), self._relevance
+            steps.append(("relevance", lambda: side.ensure_prefix(check._prefix(side), self.state_dir)))
         for lang in langs:
             steps.append((lang, lambda lang=lang: self.model.ensure_prefix(self.prefix(lang), self.state_dir)))  # type: ignore[misc]
+        if self._relevance is not None and checks:  # each tool's check, after the prefixes a first turn needs more
+            for tool in self.registry.offered():
+                steps.append(("", lambda tool=tool: check.prepare(tool, self.state_dir)))  # type: ignore[misc]
         for name, step in steps:
             while not self._stop.is_set() and not (stop is not None and stop.is_set()):
                 with self._busy:
@@ -332,7 +335,9 @@ class Agent:
                     self._holder = "warm-up"
                     self.model.budget_state.deadline = float("inf")  # under the lock: a turn's cut() comes after
                 try:
-                    done[name] = step()
+                    status = step()
+                    if name:
+                        done[name] = status
                     break
                 except OutOfTime:
                     continue  # cut by a turn: once it is done, go on from what is cached

@@ -224,6 +224,7 @@ class AgentModel(Protocol):
     def prefix_tokens(self, prefix: str) -> list[int]: ...
     def prompt_tokens(self, prefix: str, rest: str, state_dir: Path | None) -> tuple[str, list[int]]: ...
     def ensure_prefix(self, prefix: str, state_dir: Path | None) -> str: ...
+    def hold(self, tokens: list[int]) -> None: ...
     def logprobs_after(self, tokens: list[int]) -> Any: ...  # indexed by token id (one or several): log P
     def complete(self, tokens: list[int], grammar: str | None = None, max_tokens: int | None = None,
                  deadline: float = float("inf"), stop: tuple[str, ...] = ()) -> Completion: ...
@@ -247,6 +248,7 @@ class Prompts:
     _formatter: Any
     _grammars: dict[str, Any]
     SNAPSHOTS = 4  # prefix states kept in memory (one per language and catalogue in use)
+    HELD = 32  # states kept by hold() (the relevance check's, one per tool: ~12 KB a token, ~4 MB each)
 
     def _read_template(self, path: Path) -> None:
         """The chat template and what it can do (capabilities), from the loaded model's metadata."""
@@ -346,6 +348,7 @@ class ChatModel(Prompts):
         self._grammars: dict[str, Any] = {}
         self._side: ChatModel | None = None
         self._snapshots: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
+        self._held: OrderedDict[tuple[int, ...], bytes] = OrderedDict()  # states kept by hold(), apart
         self._logits_live = False  # the context's last logits belong to its last cached token
         self.evaluated = 0  # tokens decoded through this context, for the trace and bench/agent.py
         self.restores = 0  # snapshot restores (each one instead of re-evaluating the prefix)
@@ -435,6 +438,20 @@ class ChatModel(Prompts):
         while len(self._snapshots) > self.SNAPSHOTS:
             self._snapshots.popitem(last=False)
 
+    def hold(self, tokens: list[int]) -> None:
+        """Keep the state of exactly `tokens` (evaluated now unless kept already), apart from the catalogue
+        snapshots and up to HELD of them: the relevance check keeps one per tool (its examples, then the tool's
+        signature), so a check of another tool than the last one evaluates the request's words only."""
+        key = tuple(tokens)
+        if key in self._held:
+            self._held.move_to_end(key)
+            return
+        self._evaluate(tokens)
+        if self.llm.n_tokens == len(tokens):
+            self._held[key] = self._state_bytes()
+            while len(self._held) > self.HELD:
+                self._held.popitem(last=False)
+
     def room(self) -> int:
         """Tokens the context holds at most."""
         return int(self.llm.n_ctx())
@@ -477,14 +494,20 @@ class ChatModel(Prompts):
 
     def _evaluate(self, tokens: list[int]) -> None:
         """Bring the cache to exactly `tokens` with live logits for the last one, evaluating as little as it can:
-        extend what is cached; drop a tail where the memory allows it; else restore the longest snapshot that
-        `tokens` extend; else start from empty."""
+        restore a kept state that holds more of `tokens` than the cache does; else extend what is cached; drop a tail
+        where the memory allows it; else restore the longest snapshot that `tokens` extend; else start from empty."""
         llm = self.llm
         common = self._cached_prefix(tokens)
+        keep = min(common, len(tokens) - 1)  # at least one token is evaluated so logits are live
+        kept = [key for key in (*self._held, *self._snapshots)
+                if keep < len(key) < len(tokens) and tuple(tokens[: len(key)]) == key]
+        for key in sorted(kept, key=len, reverse=True):  # a state that holds more than the cache does
+            if self._restore(key):
+                self._decode(tokens[len(key):])
+                return
         if common == llm.n_tokens and (common < len(tokens) or self._logits_live):
             self._decode(tokens[common:])  # nothing to drop: extend (or nothing at all)
             return
-        keep = min(common, len(tokens) - 1)  # at least one token is evaluated so logits are live
         if keep > 0 and llm._ctx.kv_cache_seq_rm(-1, keep, -1):
             llm.n_tokens = keep
             self._decode(tokens[keep:])
@@ -509,13 +532,14 @@ class ChatModel(Prompts):
         return bool(llama_cpp.llama_state_set_data(self.llm._ctx.ctx, buf, len(blob)) == len(blob))
 
     def _restore(self, key: tuple[int, ...]) -> bool:
-        if not self._set_state(self._snapshots[key]):
+        kept = self._held if key in self._held else self._snapshots
+        if not self._set_state(kept[key]):
             return False
         self.llm.input_ids[: len(key)] = key
         self.llm.n_tokens = len(key)
         self._logits_live = False  # logits are not part of what a restore brings back
         self.restores += 1
-        self._snapshots.move_to_end(key)
+        kept.move_to_end(key)
         return True
 
     def _save_state(self, file: Path) -> None:

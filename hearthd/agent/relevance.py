@@ -98,19 +98,42 @@ class RelevanceCheck:
         if len(side.tokens_special(text)) > side.room() - SIGNATURE_ROOM:
             raise RequestTooLong(f"the request does not fit the relevance check's context ({side.room()} tokens)")
 
+    @staticmethod
+    def _head(side: AgentModel, prefix: str, rest: str) -> list[int]:
+        """The tokens of the check up to the request's words: the examples, then the tool's signature."""
+        cut = rest.index("\nRequest:") + len("\nRequest:")
+        return side.prefix_tokens(prefix) + side.tokens_special(rest[:cut])
+
+    def prepare(self, tool: Tool, state_dir: Path | None = None) -> str:
+        """Have the check of `tool` ready (the examples, then its signature), ahead of any turn; how the examples
+        were (see ChatModel.ensure_prefix)."""
+        side = self.model.side(SIDE_CONTEXT_TOKENS)
+        prefix = self._prefix(side)
+        status = side.ensure_prefix(prefix, state_dir)
+        side.hold(self._head(side, prefix, self.prompt(tool, "")[len(prefix):]))
+        return status
+
+    @staticmethod
+    def _prefix(side: AgentModel) -> str:
+        """The check's own prefix: its system message with the worked examples, as rendered by the template."""
+        marker = "\u0000Q\u0000"
+        head = side.render(RelevanceCheck._messages(marker), None)
+        return head[: head.index(marker)]
+
     def probability(self, tool: Tool, text: str, state_dir: Path | None = None) -> float:
         """P(yes); the examples' evaluated prefix is saved in `state_dir` (the agent's prompt cache) and loaded from
         there by the next process: a one-shot `hearthd ask` otherwise evaluated them first, ~3 s on 2 cores."""
         side = self.model.side(SIDE_CONTEXT_TOKENS)
-        marker = "\u0000Q\u0000"
-        head = side.render(self._messages(marker), None)
-        prefix = head[: head.index(marker)]
+        prefix = self._prefix(side)
         # The examples are the side context's own prefix (kept as a snapshot where the cache cannot rewind).
         rest = self.prompt(tool, text)[len(prefix):]
         room = side.room() - len(side.prefix_tokens(prefix)) - 8
         if len(side.tokens_special(rest)) > room:
             raise RequestTooLong(f"the request does not fit the relevance check's context ({room} tokens)")
         _, tokens = side.prompt_tokens(prefix, rest, state_dir)
+        head = self._head(side, prefix, rest)
+        if tokens[: len(head)] == head:
+            side.hold(head)  # the examples and this tool's signature: kept, so the next check of it starts there
         logprobs = side.logprobs_after(tokens)
         yes = float(np.exp(logprobs[self._yes]).sum())
         no = float(np.exp(logprobs[self._no]).sum())

@@ -130,6 +130,9 @@ class ServerModel(Prompts):
         self._request({"prompt": prefix, "max_tokens": 1, "temperature": 0.0}, timeout=PREFIX_TIMEOUT_S)
         return "evaluated"
 
+    def hold(self, tokens: list[int]) -> None:
+        """Nothing to keep here: the server's prompt cache is its own."""
+
     def prompt_tokens(self, prefix: str, rest: str, state_dir: Path | None) -> tuple[str, list[int]]:
         status = self.ensure_prefix(prefix, state_dir)
         return status, self.prefix_tokens(prefix) + self.tokens_special(rest)
