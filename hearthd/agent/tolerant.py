@@ -1238,6 +1238,18 @@ def _number_words(lang: str) -> tuple[str, ...]:
     return tuple(sorted(w for w in words if len(w) >= 2 and not w.isdigit() and _script_of(w) == script))
 
 
+@functools.lru_cache(maxsize=4096)
+def _number_words_near(word: str, lang: str) -> tuple[str, ...]:
+    """The language's number words `word` sounds nearly like, nearest first, at most four (none for a number word, a
+    digit or a unit heard as one: "बजे" is what was said). Kept: a bag's every reading asks again of the same words."""
+    vocabulary = _number_words(lang)
+    if word.isdigit() or len(word) < 2 or word in vocabulary:
+        return ()
+    found = [v for v in vocabulary if v != word
+             and (sound_key(v) == sound_key(word) or _stem_alike(word, v) or similarity(word, v) >= 0.6)]
+    return tuple(sorted(found, key=lambda v: (v[0] != word[0], -similarity(word, v)))[:4])  # same first letter first
+
+
 NUMBER_VARIANTS = 30  # readings of a time or a duration heard approximately, at most, per bag
 
 
@@ -1248,15 +1260,6 @@ def _numbers_nearly(match: Match, reading: Reading, lang: str) -> list[Reading]:
     positions = [p for p, token in match.used.items() if token == FREE]
     if not positions:
         return [reading]
-    vocabulary = _number_words(lang)
-    known = frozenset(vocabulary)
-
-    def near(word: str) -> list[str]:
-        if word.isdigit() or len(word) < 2 or word in known:
-            return []  # a number word or a unit heard as one ("बजे") is what was said
-        found = [v for v in vocabulary if v != word
-                 and (sound_key(v) == sound_key(word) or _stem_alike(word, v) or similarity(word, v) >= 0.6)]
-        return sorted(found, key=lambda v: (v[0] != word[0], -similarity(word, v)))[:4]  # (the same first letter first)
 
     covered = {i for p, _ in match.used.items() for i in range(*reading.spans[p])}
     spans = list(reading.spans)
@@ -1264,11 +1267,11 @@ def _numbers_nearly(match: Match, reading: Reading, lang: str) -> list[Reading]:
     indices: list[int] = []
     for p in positions:
         start, end = spans[p]
-        if start > 0 and start - 1 not in covered and near(reading.said[start - 1]):
+        if start > 0 and start - 1 not in covered and _number_words_near(reading.said[start - 1], lang):
             start = start - 1  # "बारे मिनेद": the number before its unit, heard as no number, is the duration's
             spans[p] = (start, end)
         for i in range(start, end):
-            choices.append([reading.said[i], *near(reading.said[i])])
+            choices.append([reading.said[i], *_number_words_near(reading.said[i], lang)])
             indices.append(i)
     widened = Reading(reading.said, reading.options, spans, reading.canon)
     out = [reading] if spans == reading.spans else [reading, widened]
