@@ -97,6 +97,32 @@ def test_a_reason_said_beside_a_request_is_not_a_second_request(home: SuiteHome,
     assert [name for name, _ in read(home, text, lang)] == [tool]
 
 
+@pytest.mark.parametrize("lang,text,tool", [
+    ("en", "turn the garage light off we're heading out", "turn_off"),
+    ("en", "its way too loud turn the volume down", "change_volume"),
+    ("en", "pause the music the baby is asleep", "media"),
+    ("ru", "я устал выключи свет в гараже", "turn_off"),
+    ("hi", "गाना रोक दो बच्चे सो रहे हैं", "media"),
+    ("hi", "main bahar ja raha hoon garage ki light band kar do", "turn_off"),
+])
+def test_a_reason_run_on_without_a_comma_is_still_only_a_reason(home: SuiteHome, lang: str, text: str,
+                                                                tool: str) -> None:
+    """Typed commands, and transcripts, often leave out the comma between a request and why it is asked."""
+    assert [name for name, _ in read(home, text, lang)] == [tool]
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("en", "turn off the garage light i said don't"),
+    ("en", "don't turn off the heater it's cold"),
+    ("ru", "выключи свет нет не надо"),
+    ("en", "I'm done with the coffee machine"),  # a name at a remark's end is no request to turn it on
+    ("en", "nobody's watching the tv"),
+])
+def test_a_run_on_remark_is_never_the_request_nor_lets_one_through(home: SuiteHome, lang: str, text: str) -> None:
+    decision, _ = decide(home, text, lang)
+    assert decision.kind != "call", (decision.source, decision.calls)  # left to the model, here one that finds nothing
+
+
 @pytest.mark.parametrize("lang,text", [
     ("en", "I'm leaving, don't lock the front door"),  # what not to do is no request to do it
     ("en", "lock the front door, unlock the back door"),  # two requests, not a reason: the compound rules apply

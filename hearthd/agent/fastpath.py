@@ -91,6 +91,11 @@ def _skip_file(lang: str) -> dict[str, Any]:
     return (locale.yaml(lang, "sentences/_skip.yaml") or {}) if locale.has(lang, "sentences/_skip.yaml") else {}
 
 
+# the template lists that name a device, a room or a floor (FastPath.name_words)
+_NAME_LISTS = frozenset({"device", "light", "room", "cover", "fan", "thermostat", "door", "area", "scene", "home_area",
+                         "home_floor", "home_name"})
+
+
 @functools.cache
 def _no_names(lang: str) -> frozenset[str]:
     """What a wildcard may catch that names nothing: a skip word, or a word for the speaker ("me", "меня")."""
@@ -415,6 +420,27 @@ class FastPath:
                 call.arguments = {**call.arguments, "area": here}
         return decision
 
+    def name_words(self, lang: str) -> frozenset[str]:
+        """Every word a device, a room or a floor is called by in `lang`: this home's names, aliases and rooms, and
+        the templates' own lists ("telly", "lounge")."""
+        lists: list[Any] = []
+        if lang in self._intents:
+            lists += [v for k, v in self._intents[lang].slot_lists.items() if k in _NAME_LISTS]
+        lists += list((self._home_lists() or {}).values())
+        words: set[str] = set()
+
+        def walk(node: Any) -> None:
+            text = getattr(node, "text", None)
+            if isinstance(text, str):
+                words.update(words_of(text.lower()))
+            for item in getattr(node, "items", None) or ():
+                walk(item)
+
+        for slot_list in lists:
+            for value in getattr(slot_list, "values", None) or ():
+                walk(value.text_in)
+        return frozenset(words)
+
     def _home_lists(self) -> dict[str, Any] | None:
         """This home's rooms and floors for hearthd's own group templates ({home_area}, {home_floor}); their
         stand-in lists in the templates when no home is known."""
@@ -688,6 +714,8 @@ class Router:
         assert self.fast_path is not None
         skip = _no_names(lang)
         parts = [p for p in clauses(text) if p.lower() not in skip]  # "…, пожалуйста": a clause of a skip word
+        if len(parts) == 1:
+            parts = self._run_on(parts[0], lang) or parts
         if len(parts) < 2:
             return None if len(parts) < 1 or parts == [text] else self.fast_path.match(parts[0], lang)
         read = [(p, self.fast_path.match(p, lang)) for p in parts]
@@ -710,6 +738,28 @@ class Router:
                                                     for p in others):
             return None  # "I have to be up by six thirty, set an alarm": what is asked for is in the remark
         return requests[0][1]
+
+    def _run_on(self, clause: str, lang: str) -> list[str]:
+        """"turn off the heater its too hot", "it's freezing turn the heater on": a request and a remark with no pause
+        written between them (typed so, or a transcript without its comma), cut where the remark begins or ends when
+        the other side is a request the templates read; [] when no such cut is found."""
+        assert self.fast_path is not None
+        words = clause.split()
+        for i in range(2, len(words) - 1):
+            head, tail = " ".join(words[:i]), " ".join(words[i:])
+            for request, remark in ((head, tail), (tail, head)):
+                if statement(remark, lang) and not goes_on(head, lang):
+                    found = self.fast_path.match(request, lang)
+                    if found is not None and found.kind == "call" and self._says_more_than_a_name(request, lang):
+                        return [head, tail]
+        return []
+
+    def _says_more_than_a_name(self, request: str, lang: str) -> bool:
+        """Whether `request` has a word besides a device's or a room's name and fillers: "the coffee machine" alone,
+        which the library reads as turning it on, is no request when cut from "I'm done with the coffee machine"."""
+        assert self.fast_path is not None
+        names, fillers = self.fast_path.name_words(lang), _no_names(lang)
+        return any(w not in names and w not in fillers for w in words_of(request.lower()))
 
     def _each_part(self, text: str, parts: list[str], decisions: list[Decision | None], lang: str,
                    whole: Decision | None) -> Decision:
