@@ -431,3 +431,29 @@ def test_alarms_are_answered_about_and_a_missing_one_is_said(base_config, tmp_pa
     assert say("set the alarm off") == "Alarm for 6:00 cancelled."
     assert say("how many alarms do I have") == phrase("en", "alarm.none") and c.alarms.pending() == []
     assert say("is my alarm set for 6") == "No, you have no alarm at 6:00."
+
+
+@pytest.mark.parametrize("text,lang", [("turn it off", "en"), ("Okay, I'm up.", "en"), ("выключи", "ru"),
+                                       ("Я встала.", "ru"), ("बंद कर दो", "hi"), ("uth gaya", "hi")])
+def test_an_off_said_alone_while_it_rings_stops_the_alarm(base_config, tmp_path: Path, monkeypatch, text: str,  # type: ignore[no-untyped-def]
+                                                          lang: str) -> None:
+    """While an alarm rings, "turn it off", "выключи", "बंद कर दो" mean the alarm: it stops, and no question which
+    device is asked (a verb said alone asks that at any other time)."""
+    from hearthd.daemon.components import Components
+    from hearthd.daemon.pipeline import Pipeline
+    from hearthd.events import EventType, Trace
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    c = Components(base_config)
+    assert run(c.tools.get("set_alarm").handler({"time": "07:00"})).ok
+    (alarm,) = c.alarms.pending()
+    c.alarms.set_state(alarm, "ringing")
+    trace = Trace()
+    asyncio.run(Pipeline(c, trace).run_text(text, language=lang))
+    assert [e.name for e in trace.of_type(EventType.TOOL_CALL)] == ["stop"]
+    assert c.alarms.ringing() == []
+    if text in ("выключи", "बंद कर दो"):  # nothing rings now: the verb alone is a request of its own
+        again = Trace()
+        asyncio.run(Pipeline(c, again).run_text(text, language=lang))
+        assert again.of_type(EventType.TOOL_CALL) == []
+        assert [e.missing for e in again.of_type(EventType.CLARIFY)] == ["device"]

@@ -327,6 +327,34 @@ def test_a_stop_word_whisper_misheard_alone_still_stops(heard: str, langs: tuple
     assert (stop_phrase(heard, *langs) is not None) is stop
 
 
+@pytest.mark.parametrize("text,lang,off", [("turn it off", "en", True), ("Turn it on.", "en", False),
+                                           ("Выключи!", "ru", True), ("Включи.", "ru", False),
+                                           ("बंद कर दो।", "hi", True), ("लाइट बंद कर दो", "hi", False)])
+def test_an_alarms_off_is_said_exactly(text: str, lang: str, off: bool) -> None:
+    """"turn it off" stops a ringing alarm; its sound-alike "turn it on" (and "включи" beside "выключи") must not."""
+    from hearthd.daemon.policy import off_phrase, stop_phrase
+
+    assert (off_phrase(text, lang) is not None) is off
+    assert stop_phrase(text, lang) is None or lang == "hi"  # (the stop phrases' "बंद करो" sounds like it)
+
+
+async def test_turn_it_off_without_the_wake_word_is_a_stop_only_while_an_alarm_rings(
+        live_components: Components) -> None:
+    book = live_components.alarms
+    head = LiveLoop(live_components, Trace(), WavSource(silence(0.1)), MemorySink()).head
+    audio = speak(live_components, "Turn it off.")
+    assert await head.stop_said(audio) is None  # nothing rings: a request for the model, with the wake word
+    assert (await live_components.tools.get("set_alarm").handler({"time": "07:00"})).ok
+    (alarm,) = book.pending()
+    book.set_state(alarm, "ringing")
+    try:
+        heard = await head.stop_said(audio)
+        assert heard is not None and heard.text == "turn it off"
+    finally:
+        for alarm in book.ringing() + book.pending():
+            book.remove(alarm)
+
+
 def _raise_on_first_turn(loop: LiveLoop, monkeypatch: pytest.MonkeyPatch) -> None:
     real = loop.pipeline.run_utterance
     calls = {"n": 0}

@@ -29,7 +29,7 @@ from ..config import VadConfig
 from ..locale import read_with
 from .components import Components
 from .pipeline import Guess, Pipeline
-from .policy import stop_phrase
+from .policy import off_phrase, stop_phrase
 from .speculation import Speculation
 
 STOP_MAX_S = 1.6  # "stop" is short: longer speech heard while hearthd talks is not one
@@ -179,6 +179,8 @@ class ListeningHead:
         # Hindi speaker's "बस" is written as English "bus", "बस करो" in Cyrillic letters
         langs = (*read_with(transcript.lang), *(read_with(lang) if lang else ()))
         found = stop_phrase(transcript.text, *langs)
+        if found is None and self.c.alarms.ringing():  # "turn it off", "выключи": the alarm's off, said alone
+            found = off_phrase(transcript.text, *langs)
         return None if found is None else replace(transcript, text=found[0], lang=found[1])
 
     # -- the turn ------------------------------------------------------------------------------------------------

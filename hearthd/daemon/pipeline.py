@@ -53,13 +53,13 @@ from ..events import (
     WakeEvent,
 )
 from ..language import language_of_text
-from ..locale import DEFAULT_LANGUAGE, ask_phrase, phrase
+from ..locale import DEFAULT_LANGUAGE, ask_phrase, phrase, read_with
 from ..private import StateWriteError
 from ..tools.registry import SchemaError, ToolFailed, ToolResult, UnknownTool
 from .choice import chosen, held_choice, resolved_call
 from .components import Components
 from .dialogue import LOCAL, Dialogue, confirmations
-from .policy import answer_of
+from .policy import answer_of, off_phrase, stop_phrase
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -397,7 +397,7 @@ class Pipeline:
                 return
             decision, confirmed = Decision("call", calls=calls, source="confirmed"), True
         else:
-            picked = _wordless(result) or self._chosen(result, dialogue) \
+            picked = _wordless(result) or self._hush(result) or self._chosen(result, dialogue) \
                 or _unasked(result, dialogue, self.c.router().fast_path, dropped)
             if picked is None and guess is not None and guess.decision is not None:
                 picked = guess.decision  # decided in the pause, on these same words
@@ -492,6 +492,16 @@ class Pipeline:
         result.error = result.error or "dialogue-full"
         await self._reply(result, phrase(result.lang, "confirm.too_many_open"), speak)
         return True
+
+    def _hush(self, result: TurnResult) -> Decision | None:
+        """An alarm or a timer rings: an utterance that only asks for quiet, as the stop phrases list them ("turn it
+        off", "выключи", "बंद करो"), stops it; never "which device?" (a verb said alone asks that otherwise)."""
+        if not self.c.alarms.ringing():
+            return None
+        langs = read_with(result.lang)
+        if stop_phrase(result.transcript, *langs) is None and off_phrase(result.transcript, *langs) is None:
+            return None
+        return Decision("call", calls=[ToolCall("stop", {})], source="fastpath")
 
     def _chosen(self, result: TurnResult, dialogue: Dialogue) -> Decision | None:
         """The answer to this conversation's "which one?": the held call with the named device, or None (the

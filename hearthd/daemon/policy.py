@@ -38,7 +38,7 @@ class Held:
 @cache
 def _answers(lang: str) -> dict[str, tuple[str, ...]]:
     data = toml(lang, "answers.toml")
-    return {k: tuple(w.lower() for w in data.get(k, [])) for k in ("yes", "no", "cancel", "stop", "courtesy")}
+    return {k: tuple(w.lower() for w in data.get(k, [])) for k in ("yes", "no", "cancel", "stop", "off", "courtesy")}
 
 
 MAX_ANSWER_WORDS = 8  # a yes or a no with its courtesies; longer is a request of its own
@@ -109,6 +109,13 @@ def stop_phrase(text: str, *langs: str) -> tuple[str, str] | None:
     alike = [(similarity(said, p), p, lang) for p, lang in stops]
     best = max(alike, default=None)
     return (best[1], best[2]) if best is not None and best[0] >= STOP_ALIKE else None
+
+
+def off_phrase(text: str, *langs: str) -> tuple[str, str] | None:
+    """The "off" of one of `langs` ("turn it off", "выключи", "बंद कर दो") the whole utterance is, said exactly (its
+    sound-alikes turn things on), and its language: what stops a ringing alarm besides the stop phrases."""
+    said = " ".join(w.strip(".,!?;:।") for w in words_of(text.lower())).strip()
+    return next(((said, lang) for lang in dict.fromkeys(langs) if said and said in _answers(lang)["off"]), None)
 
 
 class ConfirmationPolicy:
