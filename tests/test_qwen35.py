@@ -217,6 +217,9 @@ def test_the_relevance_check_keeps_its_own_prefix(tiny, catalogue) -> None:  # t
     before = side.evaluated
     assert agent.relevant("set_alarm", "wake me at six") == pytest.approx(values[0], abs=0.03)
     assert side.evaluated - before < 20  # the request only: the alarm's signature was kept after the examples
+    before = side.evaluated  # the same tool again, other words: the cache cannot drop the last request's
+    agent.relevant("set_alarm", "how tall is the eiffel tower")
+    assert side.evaluated - before < 20
 
 
 def test_thinking_is_bounded_and_then_the_call_follows(tiny, catalogue) -> None:  # type: ignore[no-untyped-def]

@@ -512,7 +512,7 @@ class ChatModel(Prompts):
             llm.n_tokens = keep
             self._decode(tokens[keep:])
             return
-        for key in sorted(self._snapshots, key=len, reverse=True):
+        for key in sorted((*self._held, *self._snapshots), key=len, reverse=True):
             if len(key) < len(tokens) and tuple(tokens[: len(key)]) == key and self._restore(key):
                 self._decode(tokens[len(key):])
                 return
