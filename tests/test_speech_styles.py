@@ -111,6 +111,17 @@ def test_a_reason_run_on_without_a_comma_is_still_only_a_reason(home: SuiteHome,
     assert [name for name, _ in read(home, text, lang)] == [tool]
 
 
+@pytest.mark.parametrize("lang,text,tool,device", [
+    ("en", "nobody's in the garage, kill the light there", "turn_off", "Garage Light"),
+    ("en", "the kids are in the bedroom, switch the light on in there please", "turn_on", "Bedroom Light"),
+    ("ru", "я в гараже, включи там свет", "turn_on", "Garage Light"),
+    ("hi", "गैराज में कोई नहीं है, वहाँ की लाइट बंद कर दो", "turn_off", "Garage Light"),
+])
+def test_there_is_the_room_the_remark_beside_it_names(home: SuiteHome, lang: str, text: str, tool: str,
+                                                      device: str) -> None:
+    assert read(home, text, lang) == [(tool, {"device": device})]
+
+
 @pytest.mark.parametrize("lang,text", [
     ("en", "turn off the garage light i said don't"),
     ("en", "don't turn off the heater it's cold"),

@@ -19,9 +19,9 @@ from ..tools.smarthome import KINDS, keep_area
 from .agent import Agent, Decision
 from .checks import about_alarm, asks, negated, review, says_many, time_said, without_tag
 from .declines import decline_kind, decline_phrase
-from .library import ROOM, Library
+from .library import ROOM, Library, turn_area
 from .parsing import ToolCall
-from .split import clauses, goes_on, split_requests, statement, tells_not_to, without_courtesy
+from .split import clauses, goes_on, split_requests, statement, tells_not_to, without_courtesy, without_there
 from .tolerant import TolerantMatcher
 from .when import absolute_times
 
@@ -718,7 +718,7 @@ class Router:
             parts = self._run_on(parts[0], lang) or parts
         if len(parts) < 2:
             return None if len(parts) < 1 or parts == [text] else self.fast_path.match(parts[0], lang)
-        read = [(p, self.fast_path.match(p, lang)) for p in parts]
+        read = [(p, self._read_there(p, parts, lang)) for p in parts]
         requests = [(p, d) for p, d in read if d is not None and d.kind in ("call", "clarify") and d.calls]
         if len(requests) >= 2 and all(d.kind == "call" and [(c.name, c.arguments) for c in d.calls] ==
                                       [(c.name, c.arguments) for c in requests[0][1].calls] for _, d in requests):
@@ -739,11 +739,31 @@ class Router:
             return None  # "I have to be up by six thirty, set an alarm": what is asked for is in the remark
         return requests[0][1]
 
+    def _read_there(self, clause: str, parts: list[str], lang: str) -> Decision | None:
+        """The templates' reading of `clause`; when it says "there" ("там", "वहाँ") and names no room, while another
+        part names one ("nobody's in the garage, kill the light there"), read without the "there" as said in that
+        room."""
+        assert self.fast_path is not None
+        library = self.fast_path.library
+        bare = without_there(clause, lang)
+        if bare is None or library is None or library.room_in(clause):
+            return self.fast_path.match(clause, lang)
+        rooms = {library.room_in(p) for p in parts if p != clause} - {""}
+        if len(rooms) != 1:
+            return self.fast_path.match(clause, lang)
+        token = turn_area.set(rooms.pop())
+        try:
+            return self.fast_path.match(bare, lang)
+        finally:
+            turn_area.reset(token)
+
     def _run_on(self, clause: str, lang: str) -> list[str]:
         """"turn off the heater its too hot", "it's freezing turn the heater on": a request and a remark with no pause
         written between them (typed so, or a transcript without its comma), cut where the remark begins or ends when
         the other side is a request the templates read; [] when no such cut is found."""
         assert self.fast_path is not None
+        if asks(clause, lang):  # "कितने बजे के अलार्म लगे हैं": a question's words are no request and remark
+            return []
         words = clause.split()
         for i in range(2, len(words) - 1):
             head, tail = " ".join(words[:i]), " ".join(words[i:])

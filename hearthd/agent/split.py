@@ -147,3 +147,20 @@ def tells_not_to(clause: str, lang: str) -> bool:
     """A remark that ends as a statement says what is, even with "नहीं" in it ("sunai nahi de raha"); only the
     imperative negation ("मत") tells hearthd not to do something."""
     return any(w.strip("'\"«»") in _table(lang).get("imperative_negation", []) for w in clause.lower().split())
+
+
+@cache
+def _there(lang: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(sorted((tuple(w.lower().split()) for w in _table(lang).get("there", [])), key=len, reverse=True))
+
+
+def without_there(clause: str, lang: str) -> str | None:
+    """`clause` without its "there" ("kill the light there" → "kill the light"), or None when it says none: the room
+    it means is one a remark beside it names (split.toml `there`)."""
+    words = clause.split()
+    folded = [w.lower().strip(",.!?…") for w in words]
+    for there in _there(lang):
+        for i in range(len(folded) - len(there) + 1):
+            if tuple(folded[i:i + len(there)]) == there:
+                return " ".join(words[:i] + words[i + len(there):])
+    return None
