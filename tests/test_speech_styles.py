@@ -429,3 +429,18 @@ def test_a_hindi_plea_said_last_is_no_negation(home: SuiteHome, text: str, tool:
 def test_a_hindi_na_before_the_verb_still_denies(home: SuiteHome, text: str) -> None:
     decision, _ = decide(home, text, "hi")
     assert not [c for c in decision.calls if c.name == "turn_on"], decision.calls
+
+
+@pytest.mark.parametrize("text", ["", " ", ",,,", "there", "там там там", "its", "i i i i", "the the", "वहाँ",
+                                  "\u0000 turn \u200b off", "x" * 400, "nobody's in the, there there"])
+def test_remarks_there_and_off_phrases_take_any_text(home: SuiteHome, text: str) -> None:
+    """Garbage through the run-on cut, "there" and the alarm's off phrases: an answer, never an exception."""
+    from hearthd.agent.split import without_there
+    from hearthd.daemon.policy import off_phrase
+
+    for lang in ("en", "ru", "hi"):
+        assert off_phrase(text, lang) is None
+        bare = without_there(text, lang)
+        assert bare is None or len(bare) < len(text)
+        decision, _ = decide(home, text, lang)
+        assert decision.kind in ("call", "abstain", "clarify")

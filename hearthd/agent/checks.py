@@ -198,10 +198,12 @@ def negation_words(lang: str) -> frozenset[str]:
 
 
 @cache
-def _not_negation(lang: str) -> tuple[tuple[str, ...], ...]:
-    """Phrases a negation word is part of without saying what not to do (checks.toml [negation] not_in)."""
-    return tuple(tuple(fold(p).split()) for source in read_with(lang)
-                 for p in _own(source).get("negation", {}).get("not_in", []))
+def _not_negation(lang: str) -> tuple[str, ...]:
+    """Phrases a negation word is part of without saying what not to do (checks.toml [negation] not_in), longest
+    first."""
+    phrases = {" ".join(fold(p).split()) for source in read_with(lang)
+               for p in _own(source).get("negation", {}).get("not_in", [])}
+    return tuple(sorted(phrases, key=len, reverse=True))
 
 
 def negated(text: str, lang: str) -> bool:
@@ -209,12 +211,11 @@ def negated(text: str, lang: str) -> bool:
     words = negation_words(lang)
     # a tag said last, after the request, pleads rather than denies ("बत्ती जला दो ना": do turn it on)
     tags = _tags(lang)
-    said = [w for w in (w.strip(_STRIP) for w in fold(text).split()) if w]
+    said = f" {' '.join(w for w in (w.strip(_STRIP) for w in fold(text).split()) if w)} "
     for phrase in _not_negation(lang):  # "no one's in the garage": who is there, not what not to do
-        n = len(phrase)
-        said = [w for i, w in enumerate(said) if not any(tuple(said[j:j + n]) == phrase for j in range(i - n + 1, i + 1)
-                                                          if j >= 0)]
-    return any(w in words and not (w in tags and i == len(said) - 1 and i > 0) for i, w in enumerate(said))
+        said = said.replace(f" {phrase} ", " ")
+    kept = said.split()
+    return any(w in words and not (w in tags and i == len(kept) - 1 and i > 0) for i, w in enumerate(kept))
 
 
 CLOCK = re.compile(r"^\d{1,2}([:.\-]\d{2})?(am|pm|a\.m\.|p\.m\.)?$")  # "7-30": as whisper writes it
