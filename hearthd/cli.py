@@ -198,6 +198,15 @@ def cmd_models(args: argparse.Namespace, cfg: Config) -> int:
                 failed += 1
                 continue
             print(f"{name}: {path}")
+            if store.spec(name).kind == "llm" and cfg.agent.engine == "local" and not cfg.agent.model_path \
+                    and store.canonical(cfg.agent.model) == name:
+                # the configured model's 8-bit copy (agent.weights), made here rather than at the daemon's first start
+                from .agent.model import default_weights_dir
+                from .agent.weights import for_prompts
+
+                loaded = for_prompts(path, cfg.agent.weights, default_weights_dir())
+                if loaded != path:
+                    print(f"  runs from its 8-bit copy {loaded} (agent.weights)")
             for hint in _fetch_hints(cfg, store, name, path):
                 print(f"  {hint}")
             if name == "kokoro-82m":

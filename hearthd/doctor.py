@@ -113,6 +113,11 @@ def check_agent_model(cfg: Config, store: AssetStore) -> Finding:
             "set agent.model_path to a whole Qwen-family tool-calling GGUF"
         return Finding("models", "agent model", False, detail, fix)
     detail = caps.summary()
+    if cfg.agent.engine == "local":
+        from .agent.model import default_weights_dir
+        from .agent.weights import describe
+
+        detail += f"; {describe(status.path, cfg.agent.weights, default_weights_dir())}"
     thinking = cfg.agent.thinking_budget
     if thinking and not caps.thinking:
         return Finding("models", "agent model", False, f"{detail}; agent.thinking = {thinking} is ignored",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
+import logging
 import os
 import time
 from collections import OrderedDict
@@ -28,7 +29,7 @@ from typing import Any, Literal, Protocol
 import llama_cpp
 import numpy as np
 
-from ..config import AgentConfig
+from ..config import AgentConfig, xdg_dir
 from ..cores import threads_for
 from ..errors import HearthdError
 
@@ -69,6 +70,12 @@ def _quiet_llama() -> None:
 
 
 _quiet_llama()
+log = logging.getLogger(__name__)
+
+
+def default_weights_dir() -> Path:
+    """Where the 8-bit copies of the agent models are kept (hearthd.agent.weights)."""
+    return xdg_dir("XDG_CACHE_HOME", ".cache") / "hearthd" / "weights"
 
 # Prompt tokens evaluated between two looks at the deadline. Each chunk reads all the weights again, so small chunks
 # cost throughput: measured on the default model, 2 shared cores, 512 prompt tokens (medians of 8, interleaved):
@@ -327,23 +334,28 @@ class Prompts:
 class ChatModel(Prompts):
     """llama-cpp-python with the model's own Jinja chat template (Qwen2.5, Qwen3, Qwen3.5: `tools` aware)."""
 
-    def __init__(self, path: Path, cfg: AgentConfig) -> None:
-        from llama_cpp import Llama
+    def __init__(self, path: Path, cfg: AgentConfig, weights_dir: Path | None = None) -> None:
+        """`path`: the GGUF; run from its 8-bit copy in `weights_dir` (default: the cache's) where agent.weights
+        says so (hearthd.agent.weights)."""
+        from .weights import for_prompts
 
         self.cfg = cfg
-        self.path = path
+        self.source = path  # the file named; `path` is the one loaded
+        self._weights_dir = weights_dir if weights_dir is not None else default_weights_dir()
         threads = threads_for(cfg.threads)
+        loaded = for_prompts(path, cfg.weights, self._weights_dir, threads)
         try:
-            self.llm = Llama(
-                model_path=str(path),
-                n_ctx=cfg.n_ctx,
-                n_threads=threads,
-                n_threads_batch=threads,  # llama-cpp-python's default is every core, busy or not
-                n_batch=512,
-                verbose=False,
-            )
-        except (ValueError, RuntimeError) as e:
-            raise ModelError(f"cannot load {path}: {e}") from e
+            self.llm = self._load(loaded, threads)
+        except ModelError:
+            if loaded == path:
+                raise
+            # the copy cannot be read (a disk that failed under it): made again by the next start, the file named now
+            log.warning("the 8-bit copy %s did not load; the model runs from %s", loaded, path)
+            with contextlib.suppress(OSError):
+                loaded.unlink()
+            loaded = path
+            self.llm = self._load(path, threads)
+        self.path = loaded
         self._read_template(path)
         self._grammars: dict[str, Any] = {}
         self._side: ChatModel | None = None
@@ -354,6 +366,21 @@ class ChatModel(Prompts):
         self.restores = 0  # snapshot restores (each one instead of re-evaluating the prefix)
         self.threads = threads
         self._rate: float | None = None  # prompt tokens per second in the last chunk
+
+    def _load(self, path: Path, threads: int) -> Any:
+        from llama_cpp import Llama
+
+        try:
+            return Llama(
+                model_path=str(path),
+                n_ctx=self.cfg.n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,  # llama-cpp-python's default is every core, busy or not
+                n_batch=512,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError) as e:
+            raise ModelError(f"cannot load {path}: {e}") from e
 
     def fit_threads(self) -> int:
         """With agent.threads = 0, as many threads as cores are free now (this context and the side one)."""
@@ -371,7 +398,7 @@ class ChatModel(Prompts):
         if self._side is None:
             from dataclasses import replace
 
-            self._side = ChatModel(self.path, replace(self.cfg, n_ctx=n_ctx))
+            self._side = ChatModel(self.source, replace(self.cfg, n_ctx=n_ctx), self._weights_dir)
             self._side.budget_state = self.budget_state  # one deadline for the turn, whichever context runs
         return self._side
 
