@@ -172,6 +172,67 @@ def test_nothing_is_offered_for_what_is_read_declined_or_negated(home: tuple[Com
     assert c.router().candidates(text, lang) == []
 
 
+def _reading(router, counts: dict[str, int], misses: list[str]):  # type: ignore[no-untyped-def]
+    """The fast path's match, counting the sentences it is asked to read, and those it cannot read as a request."""
+    match = router.fast_path.match
+
+    def counted(text: str, lang: str):  # type: ignore[no-untyped-def]
+        counts[text] = counts.get(text, 0) + 1
+        found = match(text, lang)
+        if found is None or not found.calls or found.kind not in ("call", "clarify"):
+            misses.append(text)
+        return found
+
+    return counted
+
+
+@pytest.mark.parametrize("lang,heard", [
+    ("en", "switch the hall lamp of"),  # no hall lamp in a home of no devices: nothing can be read of its sentences
+    ("en", "turn of the bedroom lite"),
+    ("ru", "выключи свед в спалне"),
+    ("hi", "बेडरूम की लाइट बंध करो"),
+])
+def test_a_request_the_home_cannot_do_is_given_up_after_a_bounded_number_of_sentences(
+        base_config: Config, lang: str, heard: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each sentence written out is read by the templates (~3-7 ms on 2 cores): where none can be read (the devices
+    are not in the home) every bag's every fill was read, 196 sentences for "switch the hall lamp of", 1.4 s of the
+    pause before the model; now none after MISSES + SOUND_MISSES."""
+    from hearthd.agent import tolerant
+
+    cfg = copy.deepcopy(base_config)
+    cfg.dbus.enabled = cfg.mqtt.enabled = False
+    router = Components(cfg).router()
+    counts: dict[str, int] = {}
+    monkeypatch.setattr(router.fast_path, "match", _reading(router, counts, []))
+    assert router.candidates(heard, lang) == []
+    assert sum(counts.values()) <= tolerant.MISSES + tolerant.SOUND_MISSES + 4, len(counts)
+
+
+@pytest.mark.parametrize("lang,heard", [
+    ("hi", "बातचारो"),  # "लाइट बंद करो" as whisper base writes it
+    ("en", "Start counting down 11 minutes for the eggs."),
+    ("ru", "поставь ты мир на 10 минут"),
+])
+def test_each_sentence_offered_is_read_once(
+        home: tuple[Components, object, Model], lang: str, heard: str,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sentence offered was read again before the sound-alikes were added (its action, its letters), ~5 ms each."""
+    from hearthd.agent import tolerant
+
+    c, _, _ = home
+    router = c.router()
+    original = router.fast_path.match
+    counts: dict[str, int] = {}
+    misses: list[str] = []
+    monkeypatch.setattr(router.fast_path, "match", _reading(router, counts, misses))
+    offered = router.candidates(heard, lang, foreign=True)  # (foreign: the sound-alikes are added to what is offered)
+    assert offered
+    assert all(counts[s] == 1 for s in offered), {s: counts[s] for s in offered}
+    read = [original(s, lang) for s in offered]
+    assert all(d is not None and d.kind in ("call", "clarify") and d.calls for d in read), offered
+    assert len(misses) <= tolerant.MISSES + tolerant.SOUND_MISSES + 4, misses
+
+
 # --- heard -------------------------------------------------------------------------------------------------------
 
 
