@@ -358,6 +358,67 @@ def test_a_scorer_that_breaks_leaves_the_words_as_heard_and_the_turn_goes_on(
     assert again.decision is not None and again.decision.calls[0].name == "set_timer"  # the next turn is answered
 
 
+class SlowEar:
+    """Speech to text that takes its time to weigh sentences (as over whisper's 30-second window), noting when."""
+
+    def __init__(self) -> None:
+        self.weighed: list[tuple[str, float, float]] = []
+
+    def fit(self, audio: object, language: str, texts: list[str]) -> list[tuple[float, float]]:
+        began = time.monotonic()
+        time.sleep(0.3)
+        self.weighed.append((language, began, time.monotonic()))
+        return [(-9.0, 1.0) for _ in texts]  # nothing fits: what whisper wrote stands
+
+
+def test_sentences_are_written_off_the_event_loop_the_next_language_while_this_one_is_weighed(
+        home: tuple[Components, object, Model], monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Writing out the sentences takes 100-700 ms of Python a language: on the event loop it held up every other room's
+    audio and every Wyoming client for as long; and a transcript of a language whisper was unsure of is weighed in
+    each language in turn, so the next one's sentences are written while whisper weighs this one's."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    c, _, _ = home
+    c.cfg.stt.languages = ["hi", "en", "ru"]
+    ear = SlowEar()
+    monkeypatch.setattr(c, "stt", lambda: ear)
+    router = c.router()
+    written: list[tuple[str, float]] = []
+
+    def slow(text: str, lang: str, foreign: bool = False) -> list[str]:
+        time.sleep(0.3)  # (Python writing sentences holds the interpreter; sleeping, it shows the same in less CPU)
+        written.append((lang, time.monotonic()))
+        return [f"{lang} sentence"]
+
+    monkeypatch.setattr(router, "candidates", slow)
+    heard = SimpleNamespace(text="जाली सेकन्द का तामर बगा", lang="hi", source="detected", prob=0.3)
+
+    async def main() -> tuple[object, list[float]]:
+        ticks: list[float] = []
+
+        async def tick() -> None:
+            while True:
+                ticks.append(time.monotonic())
+                await asyncio.sleep(0.01)
+
+        ticker = asyncio.create_task(tick())
+        try:
+            found = await Pipeline(c, Trace())._rescored(np.zeros(16000, dtype=np.int16), heard,
+                                                         c.dialogues.get("slow"))
+        finally:
+            ticker.cancel()
+        return found, ticks
+
+    found, ticks = asyncio.run(main())
+    assert found is None and [lang for lang, _, _ in ear.weighed] == ["hi", "en", "ru"]
+    gaps = [b - a for a, b in zip(ticks, ticks[1:], strict=False)]
+    assert len(ticks) > 10 and max(gaps) < 0.25  # the loop was never held up for a language's sentences
+    assert dict(written)["en"] < ear.weighed[0][2]  # English was written while Hindi was weighed, not after it
+    assert dict(written)["ru"] < ear.weighed[1][2]
+
+
 # --- sentences that sound like the whole of it --------------------------------------------------------------------
 
 

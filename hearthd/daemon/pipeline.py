@@ -65,6 +65,12 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
+def _let_go(future: asyncio.Future[Any]) -> None:
+    """A worker's result nobody waits for any more: its exception read, so that asyncio does not log it as lost."""
+    if not future.cancelled():
+        future.exception()
+
+
 class Stage(StrEnum):
     """The stages of one turn, in order."""
 
@@ -266,20 +272,34 @@ class Pipeline:
                 and getattr(transcript, "prob", 1.0) < self.cfg.stt.rescore_languages_below:
             langs += [lang for lang in self.cfg.stt.languages if lang != transcript.lang]
         best: tuple[Rescored, str] | None = None
-        for lang in langs:
-            try:
-                foreign = lang != transcript.lang
-                candidates = self.c.router().candidates(transcript.text, lang, foreign=foreign)
-                if not candidates:
+        router = self.c.router()
+        loop = asyncio.get_running_loop()
+
+        def offer(lang: str) -> asyncio.Future[list[str]]:
+            # the sentences are written out in a worker thread (100-700 ms of Python: on the event loop they held up
+            # every other room's audio), and the next language's while whisper weighs this one's
+            return loop.run_in_executor(None, contextvars.copy_context().run, functools.partial(
+                router.candidates, transcript.text, lang, foreign=lang != transcript.lang))
+
+        coming: asyncio.Future[list[str]] | None = offer(langs[0])
+        try:
+            for i, lang in enumerate(langs):
+                offered, coming = coming, (offer(langs[i + 1]) if i + 1 < len(langs) else None)
+                try:
+                    candidates = await offered if offered is not None else []
+                    if not candidates:
+                        continue
+                    found = await (run or functools.partial(self._blocking, Stage.STT))(
+                        rescored, transcript.text, candidates, lambda texts, lang=lang: fit(speech, lang, texts),
+                        self.cfg.stt.rescore_margin, self.cfg.stt.rescore_floor, lang != transcript.lang)
+                except Exception:  # the transcript as whisper wrote it stands
+                    log.exception("weighing the templates' sentences against the audio failed")
                     continue
-                found = await (run or functools.partial(self._blocking, Stage.STT))(
-                    rescored, transcript.text, candidates, lambda texts, lang=lang: fit(speech, lang, texts),
-                    self.cfg.stt.rescore_margin, self.cfg.stt.rescore_floor, foreign)
-            except Exception:  # the transcript as whisper wrote it stands
-                log.exception("weighing the templates' sentences against the audio failed")
-                continue
-            if found is not None and (best is None or found.score > best[0].score):
-                best = (found, lang)
+                if found is not None and (best is None or found.score > best[0].score):
+                    best = (found, lang)
+        finally:
+            if coming is not None:  # (a turn that ended first: what the next language's sentences came to is let go)
+                coming.add_done_callback(_let_go)
         return best
 
     async def run_utterance(self, speech: np.ndarray, language: str | None = None, transcript: Any = None,
