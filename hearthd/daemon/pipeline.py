@@ -284,9 +284,16 @@ class Pipeline:
         coming: asyncio.Future[list[str]] | None = offer(langs[0])
         try:
             for i, lang in enumerate(langs):
-                offered, coming = coming, (offer(langs[i + 1]) if i + 1 < len(langs) else None)
+                offered, coming = coming, None
                 try:
                     candidates = await offered if offered is not None else []
+                except Exception:  # the transcript as whisper wrote it stands, for this language
+                    log.exception("writing out the templates' sentences failed")
+                    candidates = []
+                finally:  # (the next language's Python beside whisper's weighing, which lets go of the interpreter:
+                    # begun beside this language's own, the two only took turns)
+                    coming = offer(langs[i + 1]) if i + 1 < len(langs) else None
+                try:
                     if not candidates:
                         continue
                     found = await (run or functools.partial(self._blocking, Stage.STT))(
