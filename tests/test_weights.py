@@ -129,3 +129,18 @@ def test_weights_takes_only_what_it_knows(tmp_path: Path) -> None:
         load_config(config, environ={})
     config.write_text('[agent]\nweights = "as-is"\n')
     assert load_config(config, environ={}).agent.weights == "as-is"
+
+
+def test_the_target_architecture_takes_the_copy_too(qwen35_xml_model: Path, base_config: Config,
+                                                   tmp_path: Path) -> None:
+    """BotPsy (qwen35: recurrent and attention layers) ships at Q4_K_M too: llama.cpp's quantizer writes its 8-bit
+    copy, which loads and answers as the original does (a tiny random qwen35 here, the real one cannot be had)."""
+    from hearthd.agent.weights import _quantize
+
+    copy = _quantize(qwen35_xml_model, tmp_path / "tiny-q8_0.gguf", 2)
+    assert file_type(copy) == Q8_0
+    ours = ChatModel(copy, dataclasses.replace(base_config.agent, n_ctx=512), tmp_path)
+    theirs = ChatModel(qwen35_xml_model, dataclasses.replace(base_config.agent, n_ctx=512), tmp_path)
+    tokens = ours.tokens("<|im_start|>user\nturn on the light<|im_end|>\n<|im_start|>assistant\n")
+    a, b = np.exp(ours.logprobs_after(tokens)), np.exp(theirs.logprobs_after(tokens))
+    assert int(a.argmax()) == int(b.argmax()) and np.abs(a - b).max() < 0.05
