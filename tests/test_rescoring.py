@@ -366,7 +366,7 @@ class SlowEar:
 
     def fit(self, audio: object, language: str, texts: list[str]) -> list[tuple[float, float]]:
         began = time.monotonic()
-        time.sleep(0.3)
+        time.sleep(0.5)  # (longer than a language's writing below: the next one's ends well before this does)
         self.weighed.append((language, began, time.monotonic()))
         return [(-9.0, 1.0) for _ in texts]  # nothing fits: what whisper wrote stands
 
@@ -417,6 +417,38 @@ def test_sentences_are_written_off_the_event_loop_the_next_language_while_this_o
     assert len(ticks) > 10 and max(gaps) < 0.25  # the loop was never held up for a language's sentences
     assert dict(written)["en"] < ear.weighed[0][2]  # English was written while Hindi was weighed, not after it
     assert dict(written)["ru"] < ear.weighed[1][2]
+
+
+def test_a_language_whose_sentences_cannot_be_written_is_skipped_and_the_others_weighed(
+        home: tuple[Components, object, Model], monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Writing out one language's sentences breaks (a template the matcher chokes on, garbage words): that language
+    is left out, the others are weighed, and the next turn is answered."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    c, _, _ = home
+    c.cfg.stt.languages = ["hi", "en", "ru"]
+    ear = SlowEar()
+    monkeypatch.setattr(c, "stt", lambda: ear)
+    router = c.router()
+
+    def broken(text: str, lang: str, foreign: bool = False) -> list[str]:
+        if lang == "en":
+            raise RuntimeError("a template the matcher cannot take")
+        return [f"{lang} sentence"]
+
+    monkeypatch.setattr(router, "candidates", broken)
+    for text in ("\x00\x07", "ऽऽऽ " * 50, "जाली सेकन्द का तामर बगा"):
+        heard = SimpleNamespace(text=text, lang="hi", source="detected", prob=0.3)
+        ear.weighed.clear()
+        found = asyncio.run(Pipeline(c, Trace())._rescored(np.zeros(16000, dtype=np.int16), heard,
+                                                           c.dialogues.get("broken-writing")))
+        assert found is None and [lang for lang, _, _ in ear.weighed] == ["hi", "ru"]
+    monkeypatch.undo()
+    again = asyncio.run(Pipeline(c, Trace()).run_text("set a timer for ten minutes", language="en",
+                                                      conversation="broken-writing"))
+    assert again.decision is not None and again.decision.calls[0].name == "set_timer"
 
 
 # --- sentences that sound like the whole of it --------------------------------------------------------------------
