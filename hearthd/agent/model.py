@@ -398,7 +398,8 @@ class ChatModel(Prompts):
         if self._side is None:
             from dataclasses import replace
 
-            self._side = ChatModel(self.source, replace(self.cfg, n_ctx=n_ctx), self._weights_dir)
+            # the very file this context loaded (the copy, or the original it fell back to): nothing read again
+            self._side = ChatModel(self.path, replace(self.cfg, n_ctx=n_ctx, weights="as-is"), self._weights_dir)
             self._side.budget_state = self.budget_state  # one deadline for the turn, whichever context runs
         return self._side
 
