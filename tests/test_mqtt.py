@@ -4,6 +4,7 @@ devices announced by Home Assistant discovery). Every request here is one the fa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import time
@@ -307,6 +308,35 @@ async def test_a_command_the_broker_never_takes_is_reported_and_not_sent_late(he
     assert hearthd.components.mqtt.connected
     await asyncio.sleep(0.5)  # anything queued would go out right after the reconnect
     assert home.commands == []  # the user was told it failed: it must not happen behind their back
+
+
+async def test_a_command_left_waiting_at_stop_is_not_logged_as_an_unread_error(mqtt_config: Config,
+                                                                               broker: Broker) -> None:
+    """A turn cancelled while its command waited for the broker (hearthd stopping): the command is failed, and
+    asyncio does not log "Future exception was never retrieved" for it (an ERROR line at every such stop)."""
+    import gc
+
+    loop = asyncio.get_running_loop()
+    unread: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: unread.append(context))
+    try:
+        h = Conversation(mqtt_config)
+        link = await h.components.mqtt_link().ready()
+        broker.stop()
+        await until(lambda: not link.connected, "the link saw the broker go")
+        sending = asyncio.create_task(link.publish("zigbee2mqtt/kitchen/set", "OFF"))
+        await until(lambda: len(link._queue) == 1, "the command queued")
+        sending.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sending
+        await h.close()
+        assert not link._queue
+        del sending
+        gc.collect()
+        await asyncio.sleep(0)
+        assert not [c for c in unread if "never retrieved" in str(c.get("message"))], unread
+    finally:
+        loop.set_exception_handler(None)
 
 
 async def test_no_broker_at_all_is_not_available(mqtt_config: Config, broker: Broker) -> None:

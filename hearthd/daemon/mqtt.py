@@ -159,6 +159,7 @@ class MqttLink:
         for command in self._queue:
             if not command.done.done():
                 command.done.set_exception(CommandNotSent("hearthd stopped before the broker came back"))
+                command.done.exception()  # read here: a turn cancelled first no longer awaits it (asyncio logs it)
         self._queue.clear()
 
     async def ready(self, timeout: float | None = None) -> MqttLink:
