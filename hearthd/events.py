@@ -44,7 +44,8 @@ class EventType(StrEnum):
     BARGE_IN = "barge_in"
     METRICS = "metrics"
     # the model's share of a turn: {evaluated: tokens evaluated (prompt past the cached prefix, name choice,
-    # arguments, checks), completion_tokens, thinking_tokens, prefix: warm|loaded|evaluated, restores}
+    # arguments, checks), completion_tokens, thinking_tokens, prefix: warm|loaded|evaluated,
+    # kept_mb: the prefix and relevance states kept in memory for later turns (bounded)}
     MODEL = "model"
     # a satellite's link came up or went down: {satellite, area, uri, available, reason (down: why),
     # retry_s (down: the next try in)}; until issue 17 this was a `listening` event with these fields
@@ -384,6 +385,7 @@ class ModelEvent(Event):
     completion_tokens: int
     thinking_tokens: int
     prefix: str  # how the catalogue prefix was made ready: warm | loaded | evaluated
+    kept_mb: float | None = optional()  # memory of the states the model keeps for later turns, after this one
 
 
 Listener = Callable[[Event], None]

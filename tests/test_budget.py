@@ -272,3 +272,21 @@ async def test_the_daemon_prepares_the_prefix_at_start_and_after_a_reload(qwen35
             break
     assert agent.thinking == 8
     assert agent.decide("wake me up at half past six", "en").prefix == "warm"
+
+
+def test_the_states_kept_for_later_turns_are_reported_and_bounded(tiny: ChatModel, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each language's catalogue prefix is kept in memory for its next turn: a turn reports how much the model keeps
+    (the trace's `kept_mb`, what tells a cache from a leak), and a language past SNAPSHOTS replaces the oldest."""
+    tiny._snapshots.clear()
+    tiny._held.clear()
+    agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path)
+    english = agent.decide("could you wake me up at half past six", "en")
+    assert english.kept_bytes == tiny.kept_bytes > 0
+    russian = agent.decide("разбуди меня в половине седьмого", "ru")
+    assert russian.kept_bytes > english.kept_bytes  # both prefixes kept
+    monkeypatch.setattr(tiny, "SNAPSHOTS", 1)
+    hindi = agent.decide("मुझे साढ़े छह बजे जगा देना", "hi")
+    assert len(tiny._snapshots) == 1
+    side = tiny.side(SIDE_CONTEXT_TOKENS).kept_bytes
+    assert hindi.kept_bytes - side == len(next(iter(tiny._snapshots.values()))) < russian.kept_bytes

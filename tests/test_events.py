@@ -77,7 +77,7 @@ FULL: list[Event] = [
     MetricsEvent(blocks=100, frames_dropped=0, turns=2, source="mqtt", mqtt_received={"ask": 1},
                  mqtt_rejected={"ask": {"too-long": 1}}, mqtt_rejected_total=1, mqtt_connections=1,
                  mqtt_connection_errors=0, mqtt_turns_in_flight=0),
-    ModelEvent(evaluated=304, completion_tokens=12, thinking_tokens=0, prefix="warm"),
+    ModelEvent(evaluated=304, completion_tokens=12, thinking_tokens=0, prefix="warm", kept_mb=141.5),
 ]
 
 

@@ -48,6 +48,7 @@ RUN_ON = ("the kitchen the hallway and the garage lights are still on and the ba
 # (a weather request is now declined as out of scope without the model, and the model then loaded during the fuzz,
 # at the first ask that reached it, counted as 1.8 GB of growth)
 MODEL_ASK = "say something nice to me"
+MODEL_ASKS = {"en": MODEL_ASK, "ru": "скажи мне что-нибудь приятное", "hi": "मुझसे कुछ अच्छा कहो"}
 STATE_TOPICS = [DEVICES["kitchen_light"].topics["state"], DEVICES["bedroom_blinds"].topics["position"],
                 DEVICES["bedroom_blinds"].topics["state"], DEVICES["bedroom_fan"].topics["percentage_state"],
                 DEVICES["bedroom_fan"].topics["state"], DEVICES["living_room_lamp"].topics["state"],
@@ -211,12 +212,18 @@ class Daemon:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.returncode is None
 
-    def rss_kb(self) -> int:
+    def memory_kb(self) -> dict[str, int]:
+        """VmRSS and its private part, RssAnon: what a leak grows. The rest is file pages (the model's weights,
+        mapped once per context, the main one and the relevance check's: VmRSS counts a page each time it is
+        mapped) that come and go with the page cache and with which context ran last."""
         assert self.proc is not None
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-        raise AssertionError("no VmRSS")
+        fields = dict(line.split(":", 1) for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines())
+        return {key: int(fields[key].split()[0]) for key in ("VmRSS", "RssAnon")}
+
+    def kept_mb(self) -> float:
+        """What the model keeps for later turns, as its last turn reported: the catalogue prefixes' and relevance
+        checks' states (bounded; which ones depends on which languages and tools the turns used)."""
+        return max([0.0] + [e.get("kept_mb") or 0.0 for e in self.events if e["type"] == "model"][-1:])
 
     async def stop(self) -> int:
         assert self.proc is not None
@@ -284,13 +291,14 @@ class Asker:
             except TimeoutError:
                 return
 
-    async def ask(self, text: str, expected: str | None, timeout: float = 60) -> float | None:
+    async def ask(self, text: str, expected: str | None, timeout: float = 60, lang: str = "en") -> float | None:
         """Seconds until the reply (the expected text, when given), None when none came within `timeout`; a
         "busy" reply is retried."""
         while not self.replies.empty():
             self.replies.get_nowait()
         started = time.monotonic()
-        await self.client.publish(f"{BASE}/ask", json.dumps({"text": text, "lang": "en"}), qos=1)
+        payload = json.dumps({"text": text, "lang": lang})
+        await self.client.publish(f"{BASE}/ask", payload, qos=1)
         deadline = started + timeout
         while (left := deadline - time.monotonic()) > 0:
             try:
@@ -299,7 +307,7 @@ class Asker:
                 break
             if reply.get("error") == "mqtt-busy":
                 await asyncio.sleep(0.5)
-                await self.client.publish(f"{BASE}/ask", json.dumps({"text": text, "lang": "en"}), qos=1)
+                await self.client.publish(f"{BASE}/ask", payload, qos=1)
                 continue
             if expected is None or reply.get("text") == expected:
                 return time.monotonic() - started
@@ -369,8 +377,13 @@ async def test_the_running_daemon_survives_ten_thousand_hostile_messages(broker:
             # Models loaded (the agent by one model turn, the voice by one announcement), then the baseline.
             first = await asker.ask("turn off the kitchen light", OFF)
             assert first is not None, "no first answer"
-            assert await asker.ask(MODEL_ASK, None, timeout=120) is not None, "the model turn did not answer"
-            assert [e for e in daemon.events if e["type"] == "model"], "the model did not run before the baseline"
+            # A model turn in each language: each has its own catalogue prefix, kept in memory once evaluated (up to
+            # model.Prompts.SNAPSHOTS, ~45 MB each): bounded, allocated once, not what the hostile messages leave.
+            for lang, text in MODEL_ASKS.items():
+                ran = sum(1 for e in daemon.events if e["type"] == "model")
+                assert await asker.ask(text, None, timeout=120, lang=lang) is not None, f"no {lang} model turn"
+                await asyncio.sleep(0.5)  # the trace's line may come just after the reply
+                assert sum(1 for e in daemon.events if e["type"] == "model") > ran, f"the {lang} turn ran no model"
             # The voice is warm once it has spoken a piece as long as any it is handed (tts.PIECE_CHARS). Piper's
             # onnxruntime arena kept the peak of the largest piece (+21-22 % here from one fuzzed announcement, run 9
             # of issue 32); it now gives it back after each run (tts._ShrinkingSession), and the warm-up stays so that
@@ -381,10 +394,11 @@ async def test_the_running_daemon_survives_ten_thousand_hostile_messages(broker:
                 await asyncio.sleep(0.2)
             await asyncio.sleep(1)
             latencies_before = [await asker.ask("turn off the kitchen light", OFF) for _ in range(3)]
-            rss_before = daemon.rss_kb()
+            memory_before, kept_before = daemon.memory_kb(), daemon.kept_mb()
 
             report["warm_s"] = round(time.monotonic() - started, 1)
-            print(f"\nwarm after {report['warm_s']} s, RSS {rss_before // 1024} MB; publishing {len(messages)}")
+            print(f"\nwarm after {report['warm_s']} s, RSS {memory_before['VmRSS'] // 1024} MB (private "
+                  f"{memory_before['RssAnon'] // 1024} MB); publishing {len(messages)}")
             fuzz_started = time.monotonic()
             await _publish_all(client, messages)
             report["publish_s"] = round(time.monotonic() - fuzz_started, 1)
@@ -397,7 +411,7 @@ async def test_the_running_daemon_survives_ten_thousand_hostile_messages(broker:
             assert daemon.alive, "the daemon died"
             latencies_after = [await asker.ask("turn off the kitchen light", OFF, timeout=30) for _ in range(3)]
             hangs = sum(1 for t in [drained, *latencies_after] if t is None)
-            rss_after = daemon.rss_kb()
+            memory_after, kept_after = daemon.memory_kb(), daemon.kept_mb()
             alive = daemon.alive
             metrics = await asker.counts()
             await asker.close()
@@ -437,8 +451,12 @@ async def test_the_running_daemon_survives_ten_thousand_hostile_messages(broker:
         "hangs": hangs, "ask_ms_before": ms[:3], "ask_ms_after": ms[3:],
         "ask_p50_ms_before": statistics.median(ms[:3]) if None not in ms[:3] else None,
         "ask_p50_ms_after": statistics.median([m for m in ms[3:] if m is not None] or [0]),
-        "rss_mb_before": round(rss_before / 1024), "rss_mb_after": round(rss_after / 1024),
-        "rss_growth": round(rss_after / rss_before - 1, 3), "entities": len(entities), "junk_entities": len(junk),
+        "rss_mb_before": round(memory_before["VmRSS"] / 1024), "rss_mb_after": round(memory_after["VmRSS"] / 1024),
+        "private_mb_before": round(memory_before["RssAnon"] / 1024),
+        "private_mb_after": round(memory_after["RssAnon"] / 1024),
+        "private_growth": round(memory_after["RssAnon"] / memory_before["RssAnon"] - 1, 3),
+        "kept_mb_before": kept_before, "kept_mb_after": kept_after,
+        "entities": len(entities), "junk_entities": len(junk),
         "own_entities": len(own), "restart_answer_ms": round(restart_latency * 1000) if restart_latency else None,
         "restart_rejected": restart_metrics.get("mqtt_rejected_total"), "one_shot_ask": one_shot_replies,
         "runtime_s": round(time.monotonic() - started, 1)})
@@ -456,7 +474,10 @@ async def test_the_running_daemon_survives_ten_thousand_hostile_messages(broker:
     for kind in ("ask", "announce"):  # every message on a topic hearthd listens to was read
         assert report["received"][kind] >= inputs[kind], report
     assert report["connection_errors"] == 0 and report["connections"] == 1, report
-    assert rss_after <= 1.2 * rss_before, report
+    # No leak: what private memory grew by, less what the model's bounded state caches grew by (the fuzz's model
+    # turns check other tools than the warm-up's), stays within 20 %.
+    grown_mb = (memory_after["RssAnon"] - memory_before["RssAnon"]) / 1024 - (kept_after - kept_before)
+    assert grown_mb <= 0.2 * memory_before["RssAnon"] / 1024, report
     assert not junk and not own and len(entities) <= MAX_ENTITIES, report
     assert report["rejected"]["discovery"].get("catalogue-full"), report  # the bound was reached, and held
     assert {"Kitchen Light", "Bedroom Blinds"} <= {e["name"] for e in entities}

@@ -46,6 +46,7 @@ class Decision:
     missing: str = ""  # clarify: the required argument to ask for (calls[0] is the call waiting for it)
     evaluated: int = 0  # tokens the model evaluated for this turn (prompt, name choice, arguments, checks)
     prefix: str = ""  # how the catalogue prefix was made ready: warm, loaded or evaluated
+    kept_bytes: int = 0  # the states the model keeps for later turns, after this one (AgentModel.kept_bytes)
     thinking: str = ""  # what the model thought before its call (agent.thinking on)
     thinking_tokens: int = 0
     tokens: list[int] = field(default_factory=list, repr=False, compare=False)  # the call after the prefill
@@ -255,6 +256,7 @@ class Agent:
                 decision = Decision("abstain", reason=str(e), say="agent.too_much")
             decision.seconds = time.monotonic() - began  # what the user waited for, the preparation too
             decision.evaluated = self.model.evaluated_total - evaluated
+            decision.kept_bytes = getattr(self.model, "kept_bytes", 0)
             decision.thinking, decision.thinking_tokens = self._thought
             # The prefix's state for this turn: made ready just now by the preparation, or as the turn found it.
             just_made = prepared.get(lang, "")

@@ -242,6 +242,8 @@ class AgentModel(Protocol):
     def room(self) -> int: ...
     @property
     def evaluated_total(self) -> int: ...
+    @property
+    def kept_bytes(self) -> int: ...
 
 
 class Prompts:
@@ -407,6 +409,13 @@ class ChatModel(Prompts):
     def evaluated_total(self) -> int:
         """Tokens evaluated by this context and its side context."""
         return self.evaluated + (self._side.evaluated if self._side is not None else 0)
+
+    @property
+    def kept_bytes(self) -> int:
+        """Memory the states kept for later turns take (the catalogue snapshots and held states, the side context's
+        too): bounded by SNAPSHOTS and HELD, filled by the languages and tools that turns use."""
+        own = sum(map(len, self._snapshots.values())) + sum(map(len, self._held.values()))
+        return own + (self._side.kept_bytes if self._side is not None else 0)
 
     # -- the cache ---------------------------------------------------------------------------------------
 

@@ -119,6 +119,10 @@ class ServerModel(Prompts):
     def evaluated_total(self) -> int:
         return self.evaluated + (self._side.evaluated if self._side is not None else 0)
 
+    @property
+    def kept_bytes(self) -> int:
+        return 0  # the server keeps its own cache
+
     def room(self) -> int:
         return int(self.cfg.n_ctx)
 

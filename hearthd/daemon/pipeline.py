@@ -438,7 +438,8 @@ class Pipeline:
                 raise stage_error(Stage.AGENT, e, AgentError, "agent-failed") from e
             if decision.evaluated:
                 self.trace.emit(ModelEvent(evaluated=decision.evaluated, completion_tokens=decision.completion_tokens,
-                                           thinking_tokens=decision.thinking_tokens, prefix=decision.prefix))
+                                           thinking_tokens=decision.thinking_tokens, prefix=decision.prefix,
+                                           kept_mb=round(decision.kept_bytes / 2**20, 1) or None))
             if decision.kind == "call" and len(decision.calls) > self.cfg.agent.max_calls:
                 decision = Decision("abstain", reason=f"{len(decision.calls)} calls, over agent.max_calls",
                                     source=decision.source, say="agent.too_many")
