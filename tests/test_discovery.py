@@ -395,6 +395,11 @@ def test_components_hearthd_does_not_handle_are_ignored(component: str) -> None:
     ("homeassistant/light/x/config", b'{"cmd_t": "c", "name": {"en": "x"}}', "name must be a string"),
     ("homeassistant/light/x/config", b'{"cmd_t": "c", "uniq_id": [1]}', "unique_id"),
     ("homeassistant/light/x/config", b'{"cmd_t": "~c", "~": ["b"]}', "'~' must be a string"),
+    # a command cannot go to a wildcard (HA's valid_publish_topic; the MQTT client raises on it)
+    ("homeassistant/light/x/config", b'{"cmd_t": "#", "stat_t": "s"}', "command_topic '#' has a wildcard"),
+    ("homeassistant/cover/x/config", b'{"cmd_t": "c", "set_pos_t": "c/+/pos"}', "set_position_topic"),
+    ("homeassistant/light/x/config", b'{"~": "zb/+", "cmd_t": "~/set"}', "wildcard"),
+    ("homeassistant/light/x/config", b'{"cmd_t": "c", "bri_cmd_t": "b\\u0000"}', "NUL"),
     ("homeassistant/device/d/config", b'{"cmps": {"a": {"p": "light", "cmd_t": "c"}}}', "'device' object"),
     ("homeassistant/device/d/config", b'{"dev": {"ids": "d"}}', "'components' object"),
     ("homeassistant/device/d/config", b'{"dev": {"ids": "d"}, "cmps": [1]}', "'components' object"),

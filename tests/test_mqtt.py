@@ -23,6 +23,7 @@ from hearthd.events import Trace
 from hearthd.locale import phrase
 from hearthd.spoken import say_count
 from hearthd.tools.catalogue import Catalogue
+from hearthd.tools.smarthome import CommandNotSent
 
 from .conversation import Conversation
 from .mqtt_sim import DEVICES, DeviceSimulator, simulator
@@ -308,6 +309,23 @@ async def test_a_command_the_broker_never_takes_is_reported_and_not_sent_late(he
     assert hearthd.components.mqtt.connected
     await asyncio.sleep(0.5)  # anything queued would go out right after the reconnect
     assert home.commands == []  # the user was told it failed: it must not happen behind their back
+
+
+async def test_a_command_the_client_refuses_fails_alone_and_the_next_one_goes(hearthd: Conversation,
+                                                                             home: DeviceSimulator) -> None:
+    """A command to a topic the MQTT client will not publish to (a wildcard: discovery refuses such devices now, a
+    hostile run found one) fails at once; the link keeps its connection and its sender, and the next command goes
+    out. The sender used to end on it, leaving that turn waiting forever and every later command unsent."""
+    link = await hearthd.components.mqtt_link().ready()
+    connections = link.connections
+    with pytest.raises(CommandNotSent) as refused:
+        async with asyncio.timeout(3):
+            await link.publish("zigbee2mqtt/+/set", json.dumps({"state": "OFF"}))
+    assert not refused.value.uncertain  # never handed to the broker
+    assert await hearthd.say("turn off the kitchen light") == phrase("en", "home.off", name="Kitchen Light")
+    await home.wait_for_command()
+    assert home.commands == [(KITCHEN_SET, json.dumps({"state": "OFF"}))]
+    assert link.connections == connections
 
 
 async def test_a_command_left_waiting_at_stop_is_not_logged_as_an_unread_error(mqtt_config: Config,

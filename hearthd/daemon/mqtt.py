@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 
 REJECT_LOG_EVERY_S = 30.0  # one warning per kind and reason this often; the ones between are counted in it
 METRICS_LOG_EVERY_S = 300.0  # a summary of what was dropped, when anything was
+CLIENT_TIMEOUT_S = 5.0  # aiomqtt's: the broker's acknowledgement of a publish or subscribe, at most
 TURN_TIMEOUT_S = 300.0  # an ask or announce still running after this has hung: cancelled, its slot freed
 # Piper's memory grows ~1.4 MB per character of one utterance and onnxruntime keeps the peak (1,000 characters
 # without a sentence break: 1.4 GB; 6,000: 12 GB; 250 kB: an allocation failure). An announcement is spoken in
@@ -156,10 +157,8 @@ class MqttLink:
         if self._turns:
             await asyncio.wait(list(self._turns), timeout=2)
         self._log_metrics(force=True)
-        for command in self._queue:
-            if not command.done.done():
-                command.done.set_exception(CommandNotSent("hearthd stopped before the broker came back"))
-                command.done.exception()  # read here: a turn cancelled first no longer awaits it (asyncio logs it)
+        for command in self._queue:  # a turn cancelled first no longer awaits its command: _fail reads the error
+            _fail(command, CommandNotSent("hearthd stopped before the broker came back"))
         self._queue.clear()
 
     async def ready(self, timeout: float | None = None) -> MqttLink:
@@ -193,7 +192,10 @@ class MqttLink:
                 self._queue.remove(command)
                 raise CommandNotSent(f"the broker did not come back within {self.cfg.command_timeout_s:g} s") \
                     from None
-            await command.done  # being sent right now: its outcome decides
+            try:  # being sent right now: its outcome decides, within the client's own wait for the broker's ack
+                await asyncio.wait_for(asyncio.shield(command.done), CLIENT_TIMEOUT_S + 5)
+            except TimeoutError:
+                raise CommandNotSent("the broker did not acknowledge it", uncertain=True) from None
 
     # -- the connection ---------------------------------------------------------------------------------
 
@@ -201,7 +203,7 @@ class MqttLink:
         import aiomqtt
 
         args: dict[str, Any] = {"hostname": self.cfg.host, "port": self.cfg.port, "identifier": self.client_id,
-                                "keepalive": self.cfg.keepalive_s, "timeout": 5}
+                                "keepalive": self.cfg.keepalive_s, "timeout": CLIENT_TIMEOUT_S}
         if self.cfg.username:
             args["username"], args["password"] = self.cfg.username, self.cfg.password or None
         if self.cfg.tls:
@@ -227,14 +229,19 @@ class MqttLink:
                     backoff = 0.5
                     await self._on_connect(client)
                     sender = asyncio.create_task(self._send_loop(client))
+                    reader = asyncio.create_task(self._read_loop(client))
                     settle = asyncio.create_task(self._settle())
                     try:
-                        async for message in client.messages:
-                            self._last_message = time.monotonic()
-                            await self._guarded(client, message.topic.value, message.payload)
+                        # Either ending ends the connection: the reader when the broker goes, the sender when the
+                        # broker stops acknowledging (a sender that ended alone left every later command unsent).
+                        done, _ = await asyncio.wait({sender, reader}, return_when=asyncio.FIRST_COMPLETED)
+                        for task in done:
+                            task.result()
+                        raise aiomqtt.MqttError("the connection ended")
                     finally:
-                        sender.cancel()
-                        settle.cancel()
+                        for task in (sender, reader, settle):
+                            task.cancel()
+                        await asyncio.wait([sender, reader, settle], timeout=1)
             except aiomqtt.MqttError as e:
                 log.warning("MQTT broker %s:%s: %s; retrying in %.1f s", self.cfg.host, self.cfg.port, e, backoff)
             except Exception as e:  # never the end of the link: logged, and the connection starts again
@@ -282,7 +289,14 @@ class MqttLink:
             self._subscribed.update(topics)
             await client.subscribe([(topic, 1) for topic in topics])
 
+    async def _read_loop(self, client: Any) -> None:
+        async for message in client.messages:
+            self._last_message = time.monotonic()
+            await self._guarded(client, message.topic.value, message.payload)
+
     async def _send_loop(self, client: Any) -> None:
+        """Hands the queued commands to the broker one by one. Every command taken ends with a result or an error;
+        a command the client refuses fails alone, and only the connection's own failure ends the loop."""
         import aiomqtt
 
         while True:
@@ -293,12 +307,17 @@ class MqttLink:
                 except (aiomqtt.MqttError, asyncio.CancelledError) as e:
                     # It may have reached the broker (a publish also ends this way when the connection drops
                     # while it waits for the broker's ack): say so, and never send it again.
-                    if not command.done.done():
-                        command.done.set_exception(CommandNotSent(f"the connection broke while sending: {e!r}",
-                                                                  uncertain=True))
+                    _fail(command, CommandNotSent(f"the connection broke while sending: {e!r}", uncertain=True))
                     raise
-                if not command.done.done():
-                    command.done.set_result(None)
+                except (ValueError, TypeError) as e:  # refused before sending (paho checks the topic and payload)
+                    log.warning("MQTT: a command to %r could not be sent: %s", command.topic[:80], e)
+                    _fail(command, CommandNotSent(f"the MQTT client refused it: {e}"))
+                except Exception as e:  # the client's own bookkeeping failed after handing it over: it may be out
+                    log.warning("MQTT: a command to %r failed while sending: %r", command.topic[:80], e)
+                    _fail(command, CommandNotSent(f"sending failed: {e!r}", uncertain=True))
+                else:
+                    if not command.done.done():
+                        command.done.set_result(None)
             self._wake.clear()
             await self._wake.wait()
 
@@ -563,6 +582,12 @@ def _request_id(value: Any) -> str:
 def _shown(topic: str) -> str:
     """A topic as it may appear in the log: bounded, and printable."""
     return ascii(topic[:120]) if not topic.isprintable() else topic[:120]
+
+
+def _fail(command: Command, error: CommandNotSent) -> None:
+    if not command.done.done():
+        command.done.set_exception(error)
+        command.done.exception()  # whoever sent it may have stopped waiting: not an unread error then
 
 
 def _subscribable(topic: str) -> bool:

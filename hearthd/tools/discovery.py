@@ -433,11 +433,19 @@ def _parse_topic(topic: str, prefix: str) -> tuple[str, str, str] | None:
     return component, node_id, object_id
 
 
+def is_command_topic(key: str) -> bool:
+    """Whether a config key names a topic hearthd publishes to (a command), not one it reads."""
+    return key.endswith("command_topic") or key == "set_position_topic"
+
+
 def _check(component: str, config: dict[str, Any]) -> None:
     """Raise DiscoveryError unless `config` has string topics and the ones `component` needs."""
     for key, value in config.items():
         if key.endswith("topic") and not isinstance(value, str):
             raise DiscoveryError(f"{component}: {key} must be a string, not {_json_type(value)}")
+        if is_command_topic(key) and any(ch in value for ch in "+#\x00"):
+            # HA's valid_publish_topic: a command cannot be published to a wildcard (the MQTT client refuses it)
+            raise DiscoveryError(f"{component}: {key} {value[:40]!r} has a wildcard or NUL: nothing can be sent there")
     if "availability" in config and config["availability"] is None:
         del config["availability"]  # `"avty": null` means none, like leaving it out
     availability = config.get("availability")
