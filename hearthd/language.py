@@ -130,6 +130,25 @@ def language_of_text(text: str, allowed: list[str] | tuple[str, ...], default: s
     return default if default in allowed else allowed[0]
 
 
+def client_language(code: object, allowed: list[str] | tuple[str, ...]) -> str | None:
+    """A client's language tag ("en", "en-US", "ru_RU") as one of `allowed`, else None."""
+    if not isinstance(code, str) or not code:
+        return None
+    base = re.split(r"[-_]", code.strip().lower(), maxsplit=1)[0]
+    return base if base in allowed else None
+
+
+def agreeing_language(text: str, code: object, allowed: list[str] | tuple[str, ...]) -> str | None:
+    """The client's language when the text is written in it; else None, and the text's own is read. An automation
+    or Home Assistant sends its own language whatever the words are in ("set a timer for 10 minutes" sent as "ru"
+    was read as Russian: "На сколько?"). Text with no letters ("7:30" answering a question) gets None too: the
+    conversation's language."""
+    lang = client_language(code, allowed)
+    if lang is None or not any(ch.isalpha() for ch in text):
+        return None
+    return lang if language_of_text(text, allowed, lang) == lang else None
+
+
 def _by_words(text: str, candidates: list[str], default: str) -> str:
     """Among languages written in the same script, the one whose own words (its locale files) the text uses most;
     on a tie the default (the conversation's or general.language), then the first allowed: never a language only

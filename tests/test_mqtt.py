@@ -20,6 +20,7 @@ from hearthd.daemon.components import Components
 from hearthd.daemon.mqtt import Handlers
 from hearthd.daemon.pipeline import Pipeline
 from hearthd.events import Trace
+from hearthd.language import language_of_text
 from hearthd.locale import phrase
 from hearthd.spoken import say_count
 from hearthd.tools.catalogue import Catalogue
@@ -261,6 +262,43 @@ async def test_automations_ask_and_control_hearthd(mqtt_config: Config, broker: 
         assert home.commands == [(KITCHEN_SET, json.dumps({"state": "OFF"}))]
         await until(lambda: muted and components.mqtt.status["muted"] == "ON", "the mute is read and taken")
         assert muted == [True] and components.mqtt.status["muted"] == "ON"
+    finally:
+        await components.close()
+
+
+@pytest.mark.parametrize(("text", "tag", "said_in"), [
+    ("set a timer for 10 minutes", "ru", "en"),  # the automation's language, not the words': read as they are
+    ("close the bedroom blinds", "hi", "en"),
+    ("выключи свет на кухне", "en", "ru"),
+    ("रसोई की लाइट बंद करो", "en-US", "hi"),
+    ("light band kar do", "hi", "hi"),  # romanised Hindi is Hindi
+    ("turn off the kitchen light", "en-GB", "en"),  # a region tag is its language
+])
+async def test_an_ask_is_read_in_the_language_its_words_are_written_in(mqtt_config: Config, broker: Broker,
+                                                                        home: DeviceSimulator, text: str, tag: str,
+                                                                        said_in: str) -> None:
+    components = Components(mqtt_config)
+    pipeline = Pipeline(components, Trace())
+    read_in: list[str] = []
+
+    async def ask(text: str, lang: str | None, conversation: str, request_id: str | None = None) -> str:
+        result = await pipeline.run_text(text, language=lang, conversation=conversation)
+        read_in.append(result.lang)
+        return result.reply
+
+    components.mqtt_one_shot = False
+    components.mqtt_handlers = Handlers(ask=ask)
+    await components.mqtt_link().ready()
+    try:
+        async with aiomqtt.Client("127.0.0.1", broker.port, identifier="automation") as automation:
+            await automation.subscribe("hearthd/testnode/reply", qos=1)
+            await automation.publish("hearthd/testnode/ask", json.dumps({"text": text, "lang": tag}), qos=1)
+            async with asyncio.timeout(10):
+                async for m in automation.messages:
+                    reply = json.loads(bytes(m.payload))
+                    break
+        assert read_in == [said_in]
+        assert language_of_text(reply["text"], ["en", "ru", "hi"], "xx") == said_in, reply  # answered in it too
     finally:
         await components.close()
 
@@ -545,6 +583,27 @@ def test_an_announcement_is_cut_in_pieces_at_sentences_then_words() -> None:
     assert pieces("x" * 450, 200) == ["x" * 200, "x" * 200, "x" * 50]
 
 
+async def test_an_announcement_is_spoken_by_the_voice_of_its_words(mqtt_config: Config, broker: Broker) -> None:
+    """An automation's announcement in Russian sent with "en" (or with no language) is said by the Russian voice,
+    not read out by the English one."""
+    said: list[tuple[str, str | None]] = []
+
+    async def announce(text: str, lang: str | None) -> None:
+        said.append((text, lang))
+
+    components = await _ask_link(mqtt_config, Handlers(announce=announce))
+    try:
+        async with aiomqtt.Client("127.0.0.1", broker.port, identifier="automation") as automation:
+            for text, tag in (("ужин готов", "en"), ("dinner is ready", None), ("खाना तैयार है", "hi-IN"),
+                              ("the washing is done", "ru")):
+                await automation.publish("hearthd/testnode/announce", json.dumps({"text": text, "lang": tag}), qos=1)
+        await until(lambda: len(said) == 4, "every announcement spoken", timeout=5)
+        assert sorted(said) == sorted([("ужин готов", "ru"), ("dinner is ready", "en"), ("खाना तैयार है", "hi"),
+                                       ("the washing is done", "en")])
+    finally:
+        await components.close()
+
+
 async def test_bad_asks_and_announces_are_refused_and_counted(mqtt_config: Config, broker: Broker) -> None:
     asked: list[str] = []
     said: list[str] = []
@@ -603,7 +662,7 @@ async def test_turns_run_beside_the_reader_and_a_full_house_is_busy(mqtt_config:
             await automation.subscribe("hearthd/testnode/reply", qos=1)
             await automation.publish("hearthd/testnode/ask", json.dumps({"text": "first"}), qos=1)
             await until(lambda: components.mqtt.metrics()["mqtt_turns_in_flight"] == 1, "the first ask is running")
-            await automation.publish("hearthd/testnode/ask", json.dumps({"text": "second", "lang": "ru"}), qos=1)
+            await automation.publish("hearthd/testnode/ask", json.dumps({"text": "второй", "lang": "ru"}), qos=1)
             await automation.publish("hearthd/testnode/mute/set", "ON", qos=1)
             replies = []
             async with asyncio.timeout(5):

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import MqttConfig
+from ..language import agreeing_language, language_of_text
 from ..locale import DEFAULT_LANGUAGE, phrase
 from ..sentences import BETWEEN_SENTENCES, MARKS
 from ..sentences import pieces as sentence_pieces
@@ -469,8 +470,8 @@ class MqttLink:
             raise ValueError("too-long")
         if not _speakable_text(text):
             raise ValueError("bad-text")
-        lang = request.get("lang")
-        checked = Request(text, lang if isinstance(lang, str) and lang in self.languages else None)
+        # the language given, when the text is written in it ("en-US" too); else the text's own is read
+        checked = Request(text, agreeing_language(text, request.get("lang"), self.languages))
         if kind == "ask":
             given = _request_id(request.get("id"))
             conversation = _request_id(request.get("conversation_id")) or given
@@ -478,6 +479,11 @@ class MqttLink:
             checked.conversation = conversation or checked.id
             checked.given = given
         return checked
+
+    def _said_in(self, request: Request) -> str:
+        """The language to answer `request` in when hearthd itself answers (busy, an error): the one given, when its
+        words agree, else theirs."""
+        return request.lang or language_of_text(request.text, self.languages or [DEFAULT_LANGUAGE], DEFAULT_LANGUAGE)
 
     def _on_request(self, kind: str, payload: bytes, topic: str) -> None:
         """An ask or announce: checked here, then run as a task beside the reader (so messages keep being read);
@@ -494,7 +500,7 @@ class MqttLink:
         if len(self._turns) >= self.cfg.max_turns:
             self.reject(kind, "busy", topic, f"{len(self._turns)} turns in flight (mqtt.max_turns)")
             if kind == "ask":
-                self._spawn(self._reply(_busy_phrase(request.lang), request, "mqtt-busy"))
+                self._spawn(self._reply(_busy_phrase(self._said_in(request)), request, "mqtt-busy"))
             return
         self._spawn(self._turn(kind, handler, request, topic), counted=True)
 
@@ -511,9 +517,9 @@ class MqttLink:
         lang = request.lang
         try:
             async with asyncio.timeout(TURN_TIMEOUT_S):
-                if kind == "announce":
+                if kind == "announce":  # spoken by the voice of the language it is written in
                     for piece in pieces(request.text, ANNOUNCE_PIECE_CHARS):
-                        await handler(piece, lang)
+                        await handler(piece, self._said_in(request))
                     return
                 # the client's id is the request's idempotency key: resent after a crash or a timeout, the same
                 # request returns what it did the first time and does nothing again (a second alarm, a second unlock)
@@ -524,12 +530,12 @@ class MqttLink:
         except TimeoutError:
             self.reject(kind, "timeout", topic, f"still running after {TURN_TIMEOUT_S:g} s")
             if kind == "ask":
-                await self._reply(_error_phrase(lang), request, "mqtt-timeout")
+                await self._reply(_error_phrase(self._said_in(request)), request, "mqtt-timeout")
             return
         except Exception as e:  # the turn's own failure: this request only
             self.reject(kind, f"error:{type(e).__name__}", topic, repr(e)[:200], trace=True)
             if kind == "ask":
-                await self._reply(_error_phrase(lang), request, "internal")
+                await self._reply(_error_phrase(self._said_in(request)), request, "internal")
             return
         if kind == "ask":
             await self._reply(str(result), request)

@@ -66,7 +66,7 @@ from ..audio.wake import MicroWakeWordDetector, builtin_models
 from ..audio.wavio import MAX_RATE, MIN_RATE
 from ..errors import HearthdError
 from ..events import ErrorEvent, TimingEvent, Trace, WakeEvent
-from ..language import language_of_text
+from ..language import agreeing_language, client_language, language_of_text
 from ..locale import phrase
 from ..sentences import ENDS_SENTENCE
 from ..wyoming_reader import BadStream, read_event
@@ -206,12 +206,7 @@ class _Speech:
     failed: bool = False
 
 
-def _language(code: Any, allowed: list[str] | tuple[str, ...]) -> str | None:
-    """A client's language ("en", "en-US", "ru_RU") as one of `allowed`, else None."""
-    if not isinstance(code, str) or not code:
-        return None
-    base = re.split(r"[-_]", code.strip().lower(), maxsplit=1)[0]
-    return base if base in allowed else None
+_language = client_language
 
 
 class WyomingHandler(AsyncEventHandler):
@@ -612,9 +607,7 @@ class WyomingHandler(AsyncEventHandler):
         lang = _language(language, allowed)
         if lang is not None and self.cfg.wyoming.language == "pipeline":
             return lang  # told to: the client's language, whatever the words
-        if lang is None or not any(ch.isalpha() for ch in text):
-            return None  # "7:30" answering "На какое время?": the conversation's own language
-        return lang if language_of_text(text, allowed, lang) == lang else None
+        return agreeing_language(text, lang, allowed)
 
     # -- tts -----------------------------------------------------------------------------------------------------
 
