@@ -140,13 +140,27 @@ def client_language(code: object, allowed: list[str] | tuple[str, ...]) -> str |
 
 def agreeing_language(text: str, code: object, allowed: list[str] | tuple[str, ...]) -> str | None:
     """The client's language when the text is written in it; else None, and the text's own is read. An automation
-    or Home Assistant sends its own language whatever the words are in ("set a timer for 10 minutes" sent as "ru"
+    or Home Assistant sends its own language whatever the words are in ("set a timer for 10 minutes" tagged Russian
     was read as Russian: "На сколько?"). Text with no letters ("7:30" answering a question) gets None too: the
     conversation's language."""
     lang = client_language(code, allowed)
     if lang is None or not any(ch.isalpha() for ch in text):
         return None
-    return lang if language_of_text(text, allowed, lang) == lang else None
+    read = language_of_text(text, allowed, lang)
+    if read == lang:
+        return lang
+    own = SCRIPTS.get(rules(lang).script)
+    if own is not None and any(own[0] <= ord(ch) <= own[1] for ch in text):
+        return lang  # a word in its own letters among others' ("front door खोलो", "включи TV"): code-mixed, its own
+    if rules(lang).reads_latin is not None and read in allowed and rules(read).script == "latin":
+        # Latin letters under a language also written in them (romanised Hindi): the text need not read as that
+        # language on its own ("front door kholo", "haan ji"); it keeps the tag with a word of the tagged language's
+        # own, one the other language lacks, and only wholly the other's words ("close the bedroom blinds") do not
+        words = {w.casefold() for w in _WORD.findall(text)}
+        extra = os.environ.get(ENV, "")
+        if words & (_vocabulary(extra, lang) - _vocabulary(extra, read)):
+            return lang
+    return None
 
 
 def _by_words(text: str, candidates: list[str], default: str) -> str:

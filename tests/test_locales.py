@@ -1,6 +1,6 @@
 import pytest
 
-from hearthd.language import language_of_text
+from hearthd.language import agreeing_language, language_of_text
 from hearthd.locale import LocaleError, languages, phrase, phrases, system_prompt
 
 
@@ -43,6 +43,24 @@ def test_system_prompts_exist() -> None:
 ])
 def test_language_of_text(text: str, lang: str) -> None:
     assert language_of_text(text, ["en", "hi", "ru"]) == lang
+
+
+@pytest.mark.parametrize(("text", "tag", "kept"), [
+    ("set a timer for 10 minutes", "ru", None),  # wholly English: read as such, whatever the client's language
+    ("close the bedroom blinds", "hi", None),
+    ("ужин готов", "en", None),
+    ("खाना तैयार है", "en-US", None),
+    ("front door kholo", "hi", "hi"),  # romanised Hindi the word-count rule alone would not call Hindi
+    ("haan ji", "hi", "hi"),
+    ("front door खोलो", "hi", "hi"),  # code-mixed: a word in its own letters
+    ("включи TV", "ru", "ru"),
+    ("light band kar do", "hi-IN", "hi"),
+    ("turn off the kitchen light", "en-GB", "en"),
+    ("7:30", "ru", None),  # no letters: the conversation's own language
+    ("выключи свет", "de", None),  # a language hearthd does not have
+])
+def test_a_clients_language_holds_when_the_words_agree(text: str, tag: str, kept: str | None) -> None:
+    assert agreeing_language(text, tag, ["en", "hi", "ru"]) == kept
 
 
 @pytest.mark.parametrize("urdu,devanagari", [
