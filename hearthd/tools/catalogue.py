@@ -24,7 +24,7 @@ from ..locale import languages, table
 from ..phonetic import similarity, weight
 from ..private import move_aside, private_dir
 from .devicestate import track
-from .discovery import MAX_JSON_DEPTH, Discovery, Entity
+from .discovery import MAX_JSON_DEPTH, Discovery, Entity, is_command_topic
 from .templates import render_value_template
 
 log = logging.getLogger(__name__)
@@ -188,8 +188,7 @@ class Catalogue:
         topics = set()
         for e in self.entities.values():
             for k, v in e.config.items():
-                if k.endswith("_topic") and not k.endswith("command_topic") and k != "set_position_topic" \
-                        and isinstance(v, str) and v:
+                if k.endswith("_topic") and not is_command_topic(k) and isinstance(v, str) and v:
                     topics.add(v)
             for item in e.config.get("availability", []) or []:
                 if isinstance(item, dict) and isinstance(item.get("topic"), str):
