@@ -419,6 +419,67 @@ def test_sentences_are_written_off_the_event_loop_the_next_language_while_this_o
     assert dict(written)["ru"] < ear.weighed[1][2]
 
 
+class FittingEar:
+    """Speech to text weighing sentences: `best` fits the audio better than what whisper wrote, any other worse."""
+
+    def __init__(self, best: str = "") -> None:
+        self.best = best
+        self.weighed: list[list[str]] = []
+
+    def fit(self, audio: object, language: str, texts: list[str]) -> list[tuple[float, float]]:
+        self.weighed.append(list(texts))
+        return [(-1.0, 1.0) if i == 0 else (-0.2, 1.0) if text == self.best else (-6.0, 1.0)
+                for i, text in enumerate(texts)]
+
+
+def test_the_model_reads_what_whisper_wrote_while_the_sentences_to_weigh_it_against_are_written(
+        home: tuple[Components, object, Model], monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """In the pause, a request the templates cannot read is decided by the model while the rescoring's sentences
+    are written out (50-700 ms of Python, beside llama.cpp), not after them and their weighing: most such requests
+    are no template's, and their answer came that much later. Whisper's weighing still runs; when it chooses a
+    sentence, the guess is that sentence's decision and the model's reading of the words as heard is let go."""
+    import threading
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    c, _, model = home
+    router = c.router()
+    ear = FittingEar()
+    monkeypatch.setattr(c, "stt", lambda: ear)
+    asked = threading.Event()
+    decide = model.decide
+
+    def deciding(*args: object, **kwargs: object) -> Decision:
+        asked.set()
+        return decide(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(model, "decide", deciding)
+    meanwhile: list[bool] = []
+
+    def writing(text: str, lang: str, foreign: bool = False) -> list[str]:
+        meanwhile.append(asked.wait(5))  # whether the model was asked while these were being written
+        return ["turn off the kitchen light"]
+
+    monkeypatch.setattr(router, "candidates", writing)
+    heard = SimpleNamespace(text="Could you do account down to the thing from yesterday", lang="en", source="detected",
+                            prob=0.99)
+    audio = np.zeros(16000, dtype=np.int16)
+    guess = asyncio.run(Pipeline(c, Trace()).guess(audio, heard, "early", threading.Event()))
+    assert meanwhile == [True]
+    assert len(ear.weighed) == 1 and guess.found is None  # weighed all the same; nothing fitted better
+    assert guess.decision is not None and guess.decision.source == "model" and guess.text == heard.text
+    assert [text for text, _ in model.asked] == [heard.text]
+    # a sentence that fits better: the guess decides on it (the templates' call), not on the model's reading
+    ear.best, asked, model.asked = "turn off the kitchen light", threading.Event(), []
+    meanwhile.clear()
+    guess = asyncio.run(Pipeline(c, Trace()).guess(audio, heard, "early", threading.Event()))
+    assert guess.found is not None and guess.found[0].text == "turn off the kitchen light"
+    assert guess.decision is not None and guess.decision.kind == "call" and guess.decision.source == "fastpath"
+    assert [(call.name, call.arguments) for call in guess.decision.calls] == [("turn_off", {"device": "Kitchen light"})]
+    assert meanwhile == [True] and [text for text, _ in model.asked] == [heard.text]  # asked once, on whisper's
+
+
 def test_a_language_whose_sentences_cannot_be_written_is_skipped_and_the_others_weighed(
         home: tuple[Components, object, Model], monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     """Writing out one language's sentences breaks (a template the matcher chokes on, garbage words): that language
