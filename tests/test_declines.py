@@ -111,7 +111,8 @@ def test_a_request_of_such_a_kind_costs_no_model_turn(lang: str, text: str, kind
 @pytest.mark.parametrize("lang,text,time", [("en", "set an alarm for 7 to watch the news", "07:00"),
                                             ("en", "wake me up at 6 for the weather report", "06:00"),
                                             ("ru", "поставь будильник на 7 с названием новости", "07:00"),
-                                            ("hi", "7 baje news dekhne ke liye alarm laga do", "07:00")])
+                                            ("hi", "7 baje news dekhne ke liye alarm laga do", "07:00"),
+                                            ("en", "remind me at 8 to call mom", "08:00")])
 def test_in_scope_requests_mentioning_those_words_still_act(lang: str, text: str, time: str) -> None:
     r, model = router()
     decision = r.decide(text, lang)
@@ -121,7 +122,7 @@ def test_in_scope_requests_mentioning_those_words_still_act(lang: str, text: str
 
 @pytest.mark.parametrize("lang,text,call", [
     ("ru", "разбуди меня в 7 посмотреть новости", ToolCall("set_alarm", {"time": "07:00"})),
-    ("en", "remind me at 8 to call mom", ToolCall("set_alarm", {"time": "08:00", "label": "call mom"})),
+    ("en", "I've got to call mom at 8, remind me", ToolCall("set_alarm", {"time": "08:00", "label": "call mom"})),
     ("hi", "mummy ko call karne ke liye 8 baje yaad dila dena", ToolCall("set_alarm", {"time": "08:00"})),
 ])
 def test_what_the_templates_do_not_read_still_goes_to_the_model(lang: str, text: str, call: ToolCall) -> None:

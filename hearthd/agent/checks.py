@@ -304,6 +304,16 @@ def _said_key(kind: str, topic: str, lang: str) -> str:
     return key if key in phrases(lang) else f"check.{kind}_topic"
 
 
+def _without_names(text: str, decision: Decision) -> str:
+    """`text` without the names its calls give in the user's own words: what a reminder is for is no question,
+    whatever it says ("напомни через полчаса проверить духовку", "remind me to ask Tom")."""
+    for call in decision.calls:
+        label = call.arguments.get("label")
+        if isinstance(label, str) and label.strip() and (at := text.lower().find(label.lower())) >= 0:
+            text = text[:at] + text[at + len(label):]
+    return text
+
+
 def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | None,
            question: bool = True) -> Decision:
     """`decision`, or an abstention saying why it must not be acted on. `question`: whether the question check
@@ -326,7 +336,7 @@ def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | No
 
     if acting and _letters(text) < 2:
         return refuse(f"{acting[0]}: no words in {text[:40]!r}", "check.no_request")
-    if question and acting and asks(text, lang):
+    if question and acting and asks(_without_names(text, decision), lang):
         return refuse(f"{acting[0]}: the sentence asks, it does not request", "check.question")
     for call in decision.calls if decision.kind == "call" else []:
         tool = registry.get(call.name) if registry is not None and call.name in registry else None

@@ -167,6 +167,24 @@ def _clock_then_purpose(text: str, lang: str) -> str | None:
     return None
 
 
+def _clock_then_label(text: str, lang: str) -> tuple[str, str] | None:
+    """A time and what a reminder is for, said one after the other with no word between them ("напомни в пять
+    позвонить маме", "11:02 बजे दवाई लेनी है"): the time is the longest run of words from the start that reads as one,
+    the rest is the reminder's name (the alarm says it when it rings). Two wildcards side by side cannot be a
+    template, so the one slot is read in two."""
+    words = text.split()
+    known = _time_words(lang)
+    for cut in range(len(words) - 1, 0, -1):
+        clock = _clock(" ".join(words[:cut]), lang)
+        if clock is not None:
+            rest = words[cut:]
+            if all(fold(w).strip(".,!?;:'\"«»()") in known for w in rest):
+                return None  # "11:04 बजे": all of it is the time (the template with {time} alone reads it)
+            label = _label(" ".join(rest), lang)
+            return (clock, label) if label is not None else None
+    return None
+
+
 def _place(text: str, lang: str) -> str | None:
     """A place asked about ("what time is it in London", "в Токио", "in Eastern time"): the user's words, never a
     duration or a number ("what time is it in ten minutes") nor an alarm or a reminder."""
@@ -184,6 +202,7 @@ def _place(text: str, lang: str) -> str | None:
 
 
 SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": _clock, "time_for": _clock_then_purpose,
+                                                      "time_label": _clock_then_label,
                                                       "seconds": _duration,
                                                       "percent": _percent, "label": _label, "date": _date,
                                                       "scene": _label, "place": _place}
@@ -193,11 +212,12 @@ HERE = "@here"  # a template slot value: the speaking device's room
 PURPOSE = "purpose"  # a template wildcard for what a request is for ("… to watch the news"), read as nothing
 EVERY = "every"  # a template slot: the words mean every device of the group, said in the singular or not at all
 MAX_SLOT_WORDS = 6  # "quarter past seven in the evening"; a longer wildcard text is more than a time
+MAX_LABEL_WORDS = 8  # what a reminder is for, said after its time in the same slot ("time_label")
 
 
-def _plausible_slot(text: str, lang: str) -> bool:
+def _plausible_slot(text: str, lang: str, more: int = 0) -> bool:
     words = text.lower().split()
-    return len(words) <= MAX_SLOT_WORDS and len(split_requests(text, lang)) == 1
+    return len(words) <= MAX_SLOT_WORDS + more and len(split_requests(text, lang)) == 1
 
 
 @functools.cache
@@ -477,7 +497,7 @@ class FastPath:
             if reader and not str(entity.text).strip() and not getattr(entity, "is_wildcard", False):
                 arguments[name] = entity.value  # the template's own value ("the fan on high": 100), nothing said
                 continue
-            if reader and not _plausible_slot(str(entity.text), lang):
+            if reader and not _plausible_slot(str(entity.text), lang, MAX_LABEL_WORDS if name == "time_label" else 0):
                 return None  # a wildcard that swallowed a second request: "7 am and tell me a joke"
             if name == "label" and parse_clock(str(entity.text), lang) is not None:
                 return None  # "cancel the 6:45 alarm": a time, not an alarm called "6:45"
@@ -491,6 +511,9 @@ class FastPath:
             value = reader(str(entity.text), lang) if reader else entity.value
             if value is None:
                 return None
+            if name == "time_label":
+                arguments["time"], arguments["label"] = value
+                continue
             arguments["time" if name == "time_for" else name] = value
         return arguments
 
@@ -631,6 +654,9 @@ class Router:
         last = words[-1]
         if _BARE_NUMBER.fullmatch(last) or parse_number(last, lang) is not None:
             return False
+        if any(isinstance(label := c.arguments.get("label"), str) and words_of(label.lower())[-1:] == [last.lower()]
+               for c in decision.calls):
+            return False  # free words said last, a reminder's "call mum" or a timer's name: "… and dad" may follow
         registry = self._registry()
         library = self.fast_path.library if self.fast_path is not None else None
         for call in decision.calls:
