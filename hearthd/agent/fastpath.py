@@ -749,6 +749,10 @@ class Router:
         if len(requests) >= 2 and all(d.kind == "call" and [(c.name, c.arguments) for c in d.calls] ==
                                       [(c.name, c.arguments) for c in requests[0][1].calls] for _, d in requests):
             requests = requests[:1]  # "it's way too loud, turn it down": the remark asks for the same
+        if len(requests) >= 2 and any(d.kind == "call" for _, d in requests):
+            # "it's freezing in here, turn the heater on": a remark that alone would be asked about ("To what
+            # temperature?") is the reason beside a request that says what to do
+            requests = [(p, d) for p, d in requests if d.kind == "call" or not statement(p, lang)]
         if len(requests) == 2 and [d.kind for _, d in requests].count("call") == 1 \
                 and len({c.name for _, d in requests for c in d.calls}) == 1:
             # "I've got to be up at 4 tomorrow, put an alarm on": the plan says the time, the request asks for it

@@ -1,0 +1,76 @@
+"""How warm it is indoors, said as it feels ("it's freezing in here", "I'm boiling", "что-то холодно дома", "мне
+жарко"): a request half said, so hearthd asks how warm it should be ("To what temperature?") as it does for "make it
+warmer", rather than the refusal these met before. Said beside a request ("it's freezing in here, turn the heater
+on"), the feeling is the reason and the request is what is done."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from hearthd.config import Config
+from hearthd.daemon.components import Components
+from hearthd.evaluation.evaluate import load_home
+from hearthd.evaluation.spoken_suites import Flags, SpokenRunner
+
+from .test_spoken_suites import HOME
+
+
+class Asked:
+    pending: Any = None
+
+
+@pytest.fixture(scope="module")
+def felt_home(base_config: Config) -> Components:
+    """The spoken suites' home (a thermostat in the living room, a heater and a ceiling fan in the bedroom)."""
+    from hearthd.evaluation.voices import SpokenVoices
+
+    cfg = copy.deepcopy(base_config)
+    cfg.general.area = "Living Room"
+    return SpokenRunner(cfg, load_home(HOME), SpokenVoices(), Flags(), seed=0).components
+
+
+FELT = [("en", "it's freezing in here"), ("en", "I'm cold"), ("en", "it's way too hot in here"),
+        ("en", "I'm a bit chilly"), ("en", "its really stuffy in the house"), ("en", "I am boiling"),
+        ("ru", "мне холодно"), ("ru", "что-то холодно дома"), ("ru", "тут очень жарко"), ("ru", "мне как-то зябко"),
+        ("ru", "слишком душно в квартире")]
+
+
+@pytest.mark.parametrize("lang,text", FELT)
+def test_how_warm_it_feels_indoors_is_asked_about(felt_home: Components, lang: str, text: str) -> None:
+    decision = felt_home.router().decide(text, lang, Asked())
+    assert (decision.kind, decision.source, decision.missing) == ("clarify", "fastpath", "temperature"), decision
+    assert [c.name for c in decision.calls] == ["set_temperature"]
+
+
+def test_the_answer_sets_the_temperature(felt_home: Components) -> None:
+    asked = Asked()
+    router = felt_home.router()
+    assert router.decide("I'm freezing", "en", asked).kind == "clarify"
+    answered = router.decide("twenty two degrees", "en", asked)
+    assert [(c.name, c.arguments.get("temperature")) for c in answered.calls] == [("set_temperature", 22)]
+
+
+@pytest.mark.parametrize("lang,text", [("en", "it's cold outside"), ("en", "it's freezing out there today"),
+                                       ("ru", "на улице холодно")])
+def test_the_weather_outside_is_no_request_about_the_thermostat(felt_home: Components, lang: str,
+                                                                 text: str) -> None:
+    decision = felt_home.router().decide(text, lang, Asked())
+    assert not (decision.kind == "clarify" and decision.source == "fastpath"), decision
+
+
+@pytest.mark.parametrize("lang,text,call", [
+    ("en", "it's freezing in here, turn the heater on", ("turn_on", "Heater")),
+    ("en", "turn on the heater, I'm freezing", ("turn_on", "Heater")),
+    ("en", "I'm hot, turn on the fan", ("turn_on", "Ceiling Fan")),
+    ("ru", "мне холодно, включи обогреватель", ("turn_on", "Heater")),
+    ("ru", "мне жарко выключи обогреватель", ("turn_off", "Heater")),
+    ("ru", "включи вентилятор, тут душно", ("turn_on", "Ceiling Fan")),
+])
+def test_the_feeling_beside_a_request_is_its_reason(felt_home: Components, lang: str, text: str,
+                                                    call: tuple[str, str]) -> None:
+    decision = felt_home.router().decide(text, lang, Asked())
+    assert decision.kind == "call" and decision.source == "fastpath", decision
+    assert [(c.name, c.arguments.get("device")) for c in decision.calls] == [call]
