@@ -325,6 +325,11 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("ru", "торшер на полную яркость", "set_brightness", {"device": "Floor Lamp", "percent": 100}),
     ("ru", "в кабинете убавь яркость", "set_brightness", {"area": "Office", "step": "down"}),
     ("ru", "погромче немножко", "change_volume", {"direction": "up"}),
+    # the volume asked for as a question: "можно …?", "can it be …?"
+    ("ru", "а можно погромче?", "change_volume", {"direction": "up"}),
+    ("ru", "можно музыку чуть-чуть потише, пожалуйста", "change_volume", {"direction": "down"}),
+    ("en", "can it be a bit louder", "change_volume", {"direction": "up"}),
+    ("en", "could we have the music a little quieter please", "change_volume", {"direction": "down"}),
     ("hi", "एक कॉफ़ी बना दीजिए", "turn_on", {"device": "Coffee Machine"}),
     ("hi", "बेडरूम में रोशनी बहुत ज़्यादा है", "set_brightness", {"area": "Bedroom", "step": "down"}),
     ("hi", "कल शाम सात बजे का अलार्म", "set_alarm", {"time": "19:00", "day": "tomorrow"}),
