@@ -447,11 +447,13 @@ def test_the_model_reads_what_whisper_wrote_while_the_sentences_to_weigh_it_agai
     router = c.router()
     ear = FittingEar()
     monkeypatch.setattr(c, "stt", lambda: ear)
-    asked = threading.Event()
+    asked, written = threading.Event(), threading.Event()
     decide = model.decide
 
     def deciding(*args: object, **kwargs: object) -> Decision:
         asked.set()
+        if written.wait(5):  # still deciding when the sentences are written and their weighing is asked for
+            time.sleep(0.3)
         return decide(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(model, "decide", deciding)
@@ -459,6 +461,7 @@ def test_the_model_reads_what_whisper_wrote_while_the_sentences_to_weigh_it_agai
 
     def writing(text: str, lang: str, foreign: bool = False) -> list[str]:
         meanwhile.append(asked.wait(5))  # whether the model was asked while these were being written
+        written.set()
         return ["turn off the kitchen light"]
 
     monkeypatch.setattr(router, "candidates", writing)
@@ -471,7 +474,9 @@ def test_the_model_reads_what_whisper_wrote_while_the_sentences_to_weigh_it_agai
     assert guess.decision is not None and guess.decision.source == "model" and guess.text == heard.text
     assert [text for text, _ in model.asked] == [heard.text]
     # a sentence that fits better: the guess decides on it (the templates' call), not on the model's reading
-    ear.best, asked, model.asked = "turn off the kitchen light", threading.Event(), []
+    ear.best, model.asked = "turn off the kitchen light", []
+    asked.clear()
+    written.clear()
     meanwhile.clear()
     guess = asyncio.run(Pipeline(c, Trace()).guess(audio, heard, "early", threading.Event()))
     assert guess.found is not None and guess.found[0].text == "turn off the kitchen light"

@@ -375,7 +375,9 @@ class Pipeline:
 
         async def run(fn: Callable[..., T], *args: Any) -> T:
             job = functools.partial(self.c.inference.speculative, fn, *args, cancelled=stale)
-            return await loop.run_in_executor(None, context.run, job)
+            # a copy each: two jobs of this guess may be under way at once (the model's decision on whisper's words,
+            # and the weighing waiting for the gate), and one context cannot be entered by two threads
+            return await loop.run_in_executor(None, context.copy().run, job)
 
         early: asyncio.Future[tuple[Decision, _Scratch]] | None = None
         try:
