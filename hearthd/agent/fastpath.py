@@ -139,6 +139,9 @@ def _time_words(lang: str) -> frozenset[str]:
     return frozenset(words)
 
 
+_AROUND_WORDS = ".,!?;:'\"«»()"  # stripped from a word of a time slot before it is looked up
+
+
 def _clock(text: str, lang: str) -> str | None:
     """A {time} slot: a time of day when every word of it is one a time is said with ("quarter past seven", "без
     десяти семь", "सुबह 7 बजे"); never a time picked out of other words ("разбуди меня, когда будет 7 градусов")."""
@@ -146,7 +149,7 @@ def _clock(text: str, lang: str) -> str | None:
 
     known = _time_words(lang)
     for token in fold(digits_for_times(text.lower(), lang, in_time_slot=True)).split():
-        bare = token.strip(".,!?;:'\"«»()")
+        bare = token.strip(_AROUND_WORDS)
         if bare and not any(ch.isdigit() for ch in bare) and bare not in known and token not in known:
             return None
     return parse_clock(text, lang)
@@ -178,7 +181,7 @@ def _clock_then_label(text: str, lang: str) -> tuple[str, str] | None:
         clock = _clock(" ".join(words[:cut]), lang)
         if clock is not None:
             rest = words[cut:]
-            if all(fold(w).strip(".,!?;:'\"«»()") in known for w in rest):
+            if all(fold(w).strip(_AROUND_WORDS) in known for w in rest):
                 return None  # "11:04 बजे": all of it is the time (the template with {time} alone reads it)
             label = _label(" ".join(rest), lang)
             return (clock, label) if label is not None else None
