@@ -330,6 +330,10 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("ru", "можно музыку чуть-чуть потише, пожалуйста", "change_volume", {"direction": "down"}),
     ("en", "can it be a bit louder", "change_volume", {"direction": "up"}),
     ("en", "could we have the music a little quieter please", "change_volume", {"direction": "down"}),
+    # whisper writes Russian's comparative prefix apart ("по громче", "по-тише"): read as meant (heard.toml)
+    ("ru", "а можно по громче?", "change_volume", {"direction": "up"}),
+    ("ru", "сделай музыку по-тише", "change_volume", {"direction": "down"}),
+    ("ru", "сделай вентилятор по быстрее", "set_fan_speed", {"device": "Ceiling Fan", "step": "up"}),
     ("hi", "एक कॉफ़ी बना दीजिए", "turn_on", {"device": "Coffee Machine"}),
     ("hi", "बेडरूम में रोशनी बहुत ज़्यादा है", "set_brightness", {"area": "Bedroom", "step": "down"}),
     ("hi", "कल शाम सात बजे का अलार्म", "set_alarm", {"time": "19:00", "day": "tomorrow"}),
