@@ -290,3 +290,29 @@ def test_the_states_kept_for_later_turns_are_reported_and_bounded(tiny: ChatMode
     assert len(tiny._snapshots) == 1
     side = tiny.side(SIDE_CONTEXT_TOKENS).kept_bytes
     assert hindi.kept_bytes - side == len(next(iter(tiny._snapshots.values()))) < russian.kept_bytes
+
+
+def test_a_request_that_waited_in_line_past_its_budget_is_answered_without_the_model(tiny: ChatModel,
+                                                                                      tmp_path: Path) -> None:
+    """A D-Bus, MQTT or Wyoming request that waited for other turns: its budget ran from when it arrived (issue 28.4:
+    every caller answered within agent.max_turn_s of asking). One that waited longer than that is told at once, the
+    model not asked; one that has time left decides in it."""
+    from hearthd.agent.agent import asked_at
+
+    agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path, max_turn_s=5.0)
+    agent.prepared_in_background = True  # the daemon
+    agent.prepare(["en"])
+    before = tiny.evaluated
+    arrived = asked_at.set(time.monotonic() - 6.0)
+    try:
+        late = agent.decide("wake me up at half past six", "en")
+    finally:
+        asked_at.reset(arrived)
+    assert late.kind == "abstain" and late.say == "error.busy", late  # not "try a bit shorter": it was the line
+    assert tiny.evaluated == before  # nothing evaluated for it
+    arrived = asked_at.set(time.monotonic() - 0.5)
+    try:
+        in_time = agent.decide("wake me up at half past six", "en")
+    finally:
+        asked_at.reset(arrived)
+    assert in_time.say != "agent.too_slow" and tiny.evaluated > before, in_time

@@ -4,6 +4,7 @@ script sees when it asks, listens for signals and reads properties."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 import signal
@@ -386,3 +387,40 @@ async def test_ask_with_id_resent_from_a_new_connection_does_nothing_twice(serve
     assert again.body == first.body and other.message_type == MessageType.METHOD_RETURN
     assert bad.message_type == MessageType.ERROR and bad.error_name == "org.hearthd.Assistant1.Error.InvalidText"
     assert [a.hhmm for a in alarms.pending()] == ["06:00", "06:00"]  # wake-1 once, wake-2 once
+
+
+async def test_an_ask_that_waited_in_line_past_its_budget_is_told_so_at_once(dbus_config: Config,
+                                                                            dbus_address: str) -> None:
+    """Other turns held hearthd longer than a turn's budget (agent.max_turn_s) while an Ask waited: it is answered as
+    soon as its turn comes, with why (its budget ran from when it was asked, issue 28.4), not after a model turn of its
+    own; what the templates read is still done (they need no budget)."""
+    cfg = copy.deepcopy(dbus_config)
+    cfg.agent.max_turn_s = 3.0
+    components = Components(cfg)
+    agent = components.agent()
+    agent.prepared_in_background = True  # as the daemon: its prefix ready before the asks
+    await asyncio.get_running_loop().run_in_executor(None, agent.prepare, ["en"])
+    pipeline = Pipeline(components, Trace())
+    turns = asyncio.Lock()
+    bus, assistant = await export(pipeline, dbus_address, turns=turns)
+    client = await Client.connect(dbus_address)
+    player = MockPlayer("vlc", status="Playing")
+    await start_all(dbus_address, player)
+    try:
+        await turns.acquire()  # a long turn of someone else's
+        model_ask = asyncio.create_task(client.ask("my flat feels a bit dull, any ideas to liven it up"))
+        fast_ask = asyncio.create_task(client.ask("pause the music"))
+        await asyncio.sleep(cfg.agent.max_turn_s + 0.5)
+        assert not model_ask.done() and not fast_ask.done()  # both waited in line
+        turns.release()
+        assert await model_ask == phrase("en", "error.busy")
+        assert await fast_ask == phrase("en", "media.pause") and player.calls == [("Pause", ())]
+        # asked with the line empty, the same request is decided by the model in its own time
+        assert await client.ask("my flat feels a bit dull, any ideas to liven it up") != phrase("en", "error.busy")
+    finally:
+        if turns.locked():
+            turns.release()
+        await stop_all(player)
+        client.bus.disconnect()
+        bus.disconnect()
+        await pipeline.c.bus.close()

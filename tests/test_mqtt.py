@@ -681,6 +681,43 @@ async def test_turns_run_beside_the_reader_and_a_full_house_is_busy(mqtt_config:
         await components.close()
 
 
+async def test_an_ask_that_waited_in_line_past_its_budget_is_told_so_at_once(mqtt_config: Config,
+                                                                            broker: Broker) -> None:
+    """The daemon's ask topic (run.asker): an automation's ask that waited while other turns held hearthd longer than
+    a turn's budget is answered with why as soon as its turn comes, not after a model turn of its own (issue 28.4);
+    asked again with the line empty, the model decides it."""
+    from hearthd.daemon.run import asker
+
+    cfg = copy.deepcopy(mqtt_config)
+    cfg.agent.max_turn_s = 3.0
+    components = Components(cfg)
+    agent = components.agent()
+    agent.prepared_in_background = True  # as the daemon: its prefix made ready before the asks
+    await asyncio.get_running_loop().run_in_executor(None, agent.prepare, ["en"])
+    turns = asyncio.Lock()
+    components.mqtt_one_shot = False
+    components.mqtt_handlers = Handlers(ask=asker(Pipeline(components, Trace()), turns))
+    await components.mqtt_link().ready()
+    said = "my flat feels a bit dull, any ideas to liven it up"
+    try:
+        async with aiomqtt.Client("127.0.0.1", broker.port, identifier="automation") as automation:
+            await automation.subscribe("hearthd/testnode/reply", qos=1)
+            async with turns:  # someone else's turn, longer than a budget
+                await automation.publish("hearthd/testnode/ask", json.dumps({"text": said, "lang": "en"}), qos=1)
+                await asyncio.sleep(cfg.agent.max_turn_s + 0.5)
+            await automation.publish("hearthd/testnode/ask", json.dumps({"text": said, "lang": "en"}), qos=1)
+            replies = []
+            async with asyncio.timeout(60):
+                async for m in automation.messages:
+                    replies.append(json.loads(bytes(m.payload))["text"])
+                    if len(replies) == 2:
+                        break
+        assert replies[0] == phrase("en", "error.busy")
+        assert replies[1] not in (phrase("en", "error.busy"), phrase("en", "agent.too_slow")), replies
+    finally:
+        await components.close()
+
+
 async def test_hearthd_does_not_catalogue_its_own_entities(mqtt_config: Config, broker: Broker,
                                                            home: DeviceSimulator) -> None:
     components = Components(mqtt_config)

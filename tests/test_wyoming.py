@@ -449,6 +449,29 @@ async def test_what_hearthd_cannot_do_is_not_handled(served: Served) -> None:
     assert isinstance(answer, NotHandled) and answer.text
 
 
+async def test_a_request_that_waited_for_other_turns_has_only_what_is_left_of_its_budget(
+        served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Home Assistant's request waits while other turns hold hearthd (up to agent.max_turn_s, then "busy"); the model's
+    budget runs from when it was asked (issue 28.4), so the whole answer comes within max_turn_s, not up to twice it."""
+    async with served.client() as client:  # the model's own answer, with the line empty
+        decided = await ask(client, "my flat feels a bit dull, any ideas to liven it up")
+    assert decided.text not in (phrase("en", "error.busy"), phrase("en", "agent.too_slow"))
+    monkeypatch.setattr(served.components.cfg.agent, "max_turn_s", 3.0)  # the line's wait
+    monkeypatch.setattr(served.components.agent(), "max_turn_s", 3.0)  # the model's budget
+    await served.server.turns.acquire()  # someone else's turn, nearly a whole budget long
+    try:
+        async with served.client() as client:
+            asked = asyncio.create_task(ask(client, "my room feels a bit dull, any ideas to brighten it up"))
+            await asyncio.sleep(3.0 - 0.1)
+            assert not asked.done()
+            served.server.turns.release()
+            answer = await asked
+    finally:
+        if served.server.turns.locked():
+            served.server.turns.release()
+    assert answer.text in (phrase("en", "error.busy"), phrase("en", "agent.too_slow")), answer
+
+
 async def test_a_text_with_no_words_is_not_understood_at_once(served: Served) -> None:
     """Issue 27: " " and "???" from Home Assistant ran the model to the turn's 10 s budget."""
     turns = len(served.trace.of_type(EventType.MODEL))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -70,6 +71,12 @@ class TurnTooLong(HearthdError):
 
     code = "agent-turn-too-long"
     phrase_key = "agent.too_slow"
+
+
+# When the request this turn answers arrived (time.monotonic()), where the asker waited in line for earlier turns (a
+# D-Bus, MQTT or Wyoming request): the turn's budget runs from there, so every caller is answered within
+# agent.max_turn_s of asking, not of its turn in the line. None: from when the turn began.
+asked_at: contextvars.ContextVar[float | None] = contextvars.ContextVar("hearthd_asked_at", default=None)
 
 
 @contextlib.contextmanager
@@ -234,7 +241,13 @@ class Agent:
             budget_from = min(started, since) if since is not None else started
             if prepared.get(lang) in ("evaluated", "loaded"):
                 budget_from = started  # this turn just prepared its prefix: the budget starts after that
+            elif (asked := asked_at.get()) is not None:
+                budget_from = min(budget_from, asked)
             self._deadline = budget_from + self.max_turn_s if self.max_turn_s > 0 else float("inf")
+            if asked_at.get() is not None and time.monotonic() >= self._deadline:  # its budget spent in the line
+                return Decision("abstain", reason=f"waited {time.monotonic() - budget_from:.1f} s for other turns, "
+                                f"over the {self.max_turn_s:g} s budget", say="error.busy",
+                                seconds=time.monotonic() - began)
             self._thought: tuple[str, int] = ("", 0)
             self.prefix_status = ""
             text = digits_for_times(text, lang)  # "साढ़े छह" → "6:30": small models read digits far better

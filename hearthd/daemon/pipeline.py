@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..agent.agent import AgentError, Decision
+from ..agent.agent import asked_at as agent_asked_at
 from ..agent.checks import without_tag
 from ..agent.declines import refusal_phrase
 from ..agent.fastpath import Pending
@@ -199,15 +200,21 @@ class Pipeline:
         return result
 
     async def run_text(self, text: str, language: str | None = None, speak: bool = False,
-                       request_id: str | None = None, conversation: str = LOCAL) -> TurnResult:
+                       request_id: str | None = None, conversation: str = LOCAL,
+                       asked_at: float | None = None) -> TurnResult:
         """One turn from text (`hearthd ask`): the same chain from the agent on. A `request_id` makes the turn
         idempotent: sent again, its actions do not run twice. `conversation` is who asks ("local", "dbus:<sender>",
-        "mqtt:<id>"): only its own next turn answers a question this one asks."""
+        "mqtt:<id>"): only its own next turn answers a question this one asks. `asked_at` (time.monotonic()): when
+        the request arrived, if it waited in line for other turns; the model's budget runs from there."""
         self.request_id = request_id
         first_event = self.trace.mark()
         dialogue = self.c.dialogues.get(conversation)
-        with _in_room(dialogue):
-            result = await self._run_text(text, language, speak, dialogue)
+        arrived = agent_asked_at.set(asked_at)
+        try:
+            with _in_room(dialogue):
+                result = await self._run_text(text, language, speak, dialogue)
+        finally:
+            agent_asked_at.reset(arrived)
         self._audit(result, first_event)
         return result
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -140,10 +140,7 @@ async def run_daemon(components: Components, trace: Trace, ring_output: str | No
         said["n"] += 1
         await write(f"say-{said['n']}.wav", speech.audio, speech.rate)
 
-    async def ask(text: str, lang: str | None, conversation: str, request_id: str | None = None) -> str:
-        async with turns:
-            return (await pipeline.run_text(text, language=lang, conversation=conversation,
-                                            request_id=request_id)).reply
+    ask = asker(pipeline, turns)
 
     life = Lifecycle(components, trace, turns, config_path, notify)
     life.start()
@@ -292,6 +289,19 @@ async def run_daemon(components: Components, trace: Trace, ring_output: str | No
             await components.close()
         finally:
             life.close()  # the signal handlers stay until the end: a second SIGTERM must not cut the flush short
+
+
+def asker(pipeline: Pipeline, turns: asyncio.Lock) -> Callable[..., Awaitable[str]]:
+    """The MQTT ask topic's turns: one at a time, in line with the others (`turns`); the model's budget runs from
+    when the request arrived, so waiting in line is part of it (an ask is answered within agent.max_turn_s)."""
+
+    async def ask(text: str, lang: str | None, conversation: str, request_id: str | None = None) -> str:
+        asked = time.monotonic()
+        async with turns:
+            return (await pipeline.run_text(text, language=lang, conversation=conversation,
+                                            request_id=request_id, asked_at=asked)).reply
+
+    return ask
 
 
 def _setter(settings: SettingsStore, key: str) -> Callable[[Any], None]:

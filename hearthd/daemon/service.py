@@ -13,6 +13,7 @@ import asyncio
 import contextvars
 import json
 import logging
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
@@ -177,13 +178,14 @@ class Assistant(ServiceInterface):
         except DBusError as e:
             self._refuse(member, e)
             return ""
-        conversation = conversation_of(_caller.get())
+        conversation, asked = conversation_of(_caller.get()), time.monotonic()
         try:
             async with self._turns:
                 self.set_state("thinking")
                 try:
                     result = await self.pipeline.run_text(text, language=language, conversation=conversation,
-                                                          request_id=f"dbus:{request_id}" if request_id else None)
+                                                          request_id=f"dbus:{request_id}" if request_id else None,
+                                                          asked_at=asked)
                 finally:
                     self.set_state("idle")
         except Exception as e:  # the turn ended unexpectedly: the asker hears the apology, as a speaker would

@@ -960,12 +960,13 @@ class WyomingServer:
         """One turn of hearthd's agent in `conversation`, under the turn lock (`request_id`: its idempotency key)."""
         if self.closing.is_set():
             raise BadEvent("hearthd is stopping", "stopping")
+        asked = time.monotonic()  # (the model's budget runs from here: waiting for other turns is part of it)
         await self._turn_slot()
         try:
             if self.closing.is_set():  # it closed while this waited: the shutdown does not wait for new turns
                 raise BadEvent("hearthd is stopping", "stopping")
             return await self.pipeline.run_text(text, language=language, conversation=conversation,
-                                                request_id=request_id)
+                                                request_id=request_id, asked_at=asked)
         finally:
             self.turns.release()
 
