@@ -204,14 +204,21 @@ def _sensitive(tool: Tool, call: ToolCall) -> bool:
 def confirm_phrase(call: ToolCall, lang: str) -> str:
     """"Unlock the front door?" — `confirm.<tool>` with the call's arguments, or the generic question."""
     table = phrases(lang)
-    key = f"confirm.{call.name}"
     values: dict[str, Any] = {k: v for k, v in call.arguments.items()}
-    if key in table:
-        try:
-            return table[key].format(**values)
-        except (KeyError, IndexError):
-            pass
+    for key in (*_of_day(f"confirm.{call.name}", call), f"confirm.{call.name}"):
+        if key in table:
+            try:
+                return table[key].format(**values)
+            except (KeyError, IndexError):
+                pass
     return phrase(lang, "confirm.generic", action=call.name.replace("_", " "))
+
+
+def _of_day(key: str, call: ToolCall) -> tuple[str, ...]:
+    """The question's key for the day the call is limited to ("cancel all alarms for tomorrow" is not all of them),
+    tried first; none when it names no day."""
+    day = call.arguments.get("day")
+    return (f"{key}_{day}",) if isinstance(day, str) and day.isidentifier() else ()
 
 
 def guess_phrase(calls: list[ToolCall], lang: str, registry: ToolRegistry) -> str:
@@ -232,7 +239,8 @@ def many_phrase(call: ToolCall, lang: str, count: int, noun: str) -> str:
     values: dict[str, Any] = {**call.arguments, "count": say_count(count, noun, lang)}
     if re.fullmatch(TIME_PATTERN, str(values.get("time", ""))):
         values["time"] = spoken_time(str(values["time"]))  # 07:30 → 7:30, as the reply says it
-    for key in (f"confirm.{call.name}_many_labeled" if "label" in call.arguments else "",
+    for key in (*_of_day(f"confirm.{call.name}_many", call),
+                f"confirm.{call.name}_many_labeled" if "label" in call.arguments else "",
                 f"confirm.{call.name}_many"):
         if key in table:
             try:

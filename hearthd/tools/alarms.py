@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -59,7 +59,8 @@ CREATE TABLE IF NOT EXISTS alarms (
     repeat TEXT NOT NULL DEFAULT '',         -- '' (once) | daily | weekdays | weekends | monday … sunday
     wall TEXT NOT NULL DEFAULT '',           -- HH:MM on the wall clock, for the next occurrence of a repeat
     left_s INTEGER,                          -- a paused timer: the seconds it had left (at_utc means nothing then)
-    origin TEXT NOT NULL DEFAULT ''          -- who set it: '' (this machine) or a satellite's name (it rings there)
+    origin TEXT NOT NULL DEFAULT '',         -- who set it: '' (this machine) or a satellite's name (it rings there)
+    skip TEXT NOT NULL DEFAULT ''            -- a repeat's one day off (YYYY-MM-DD: "no alarm tomorrow"), or ''
 );
 CREATE INDEX IF NOT EXISTS alarms_due ON alarms (state, at_utc);
 """
@@ -79,6 +80,7 @@ class Alarm:
     repeat: str = ""
     left: int | None = None  # a paused timer: seconds left
     origin: str = ""  # who set it: "" (this machine) or the satellite it was set from (daemon/satellites.py)
+    skip: str = ""  # a repeating alarm's one day off, YYYY-MM-DD ("no alarm tomorrow"), or ""
 
     @property
     def hhmm(self) -> str:
@@ -93,6 +95,8 @@ class Alarm:
             out["repeat"] = self.repeat
         if self.left is not None:
             out["left_s"] = self.left
+        if self.skip:
+            out["skip"] = self.skip
         return out
 
 
@@ -233,6 +237,8 @@ class AlarmBook:
             db.execute("ALTER TABLE alarms ADD COLUMN left_s INTEGER")
         if "origin" not in have:  # a store written before satellites: every alarm in it was set here
             db.execute("ALTER TABLE alarms ADD COLUMN origin TEXT NOT NULL DEFAULT ''")
+        if "skip" not in have:  # a store written before a repeat could take a day off
+            db.execute("ALTER TABLE alarms ADD COLUMN skip TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         self._db.close()
@@ -242,14 +248,14 @@ class AlarmBook:
         return str(getattr(tz, "key", None) or self._now().tzname() or "UTC")
 
     def _row(self, row: tuple[Any, ...]) -> Alarm:
-        id_, kind, at_utc, _zone, label, lang, seconds, state, repeat, left, origin = row
+        id_, kind, at_utc, _zone, label, lang, seconds, state, repeat, left, origin, skip = row
         at = datetime.fromisoformat(at_utc).astimezone(self._now().tzinfo)
-        return Alarm(id_, at, label, kind, lang, seconds, state, repeat, left, origin or "")
+        return Alarm(id_, at, label, kind, lang, seconds, state, repeat, left, origin or "", skip or "")
 
     def _select(self, where: str, params: tuple[Any, ...] = ()) -> list[Alarm]:
         with self._lock:
             rows = self._db.execute(
-                "SELECT id, kind, at_utc, zone, label, lang, seconds, state, repeat, left_s, origin FROM alarms "
+                "SELECT id, kind, at_utc, zone, label, lang, seconds, state, repeat, left_s, origin, skip FROM alarms "
                 "WHERE " + where + " ORDER BY at_utc, id", params).fetchall()
         return [self._row(r) for r in rows]
 
@@ -307,7 +313,12 @@ class AlarmBook:
             return
         with self._lock:
             (wall,) = self._db.execute("SELECT wall FROM alarms WHERE id = ?", (alarm.id,)).fetchone()
-        self.set_state(alarm, "pending", self.next_occurrence(wall, alarm.repeat))
+        at = self.next_occurrence(wall, alarm.repeat)
+        if alarm.skip and at.date().isoformat() == alarm.skip:  # its day off: the ring after it
+            at = self._after(wall, alarm.repeat, at.date())
+        if alarm.skip and at.date().isoformat() > alarm.skip:  # the day off is behind it
+            self._write("UPDATE alarms SET skip = '' WHERE id = ?", (alarm.id,), durable=False)
+        self.set_state(alarm, "pending", at)
 
     def set_state(self, alarm: Alarm, state: str, at: datetime | None = None, durable: bool = False) -> None:
         """Ringing, stopped, snoozed, missed: done even when the disk takes no writes (kept in memory, saved when
@@ -330,6 +341,38 @@ class AlarmBook:
         while at <= now or at.weekday() not in days:
             at += timedelta(days=1)
         return at.replace(fold=0)
+
+    def _after(self, hhmm: str, repeat: str, day: date) -> datetime:
+        """The first time the wall clock shows `hhmm` after `day`, on a day the repeat allows."""
+        hours, minutes = (int(x) for x in hhmm.split(":"))
+        at = datetime(day.year, day.month, day.day, hours, minutes, tzinfo=self._now().tzinfo) + timedelta(days=1)
+        days = _RING_DAYS.get(repeat, set(range(7)))
+        while at.weekday() not in days:
+            at += timedelta(days=1)
+        return at.replace(fold=0)
+
+    def day_of(self, day: str) -> date:
+        """The date `day` ("today", "tomorrow") names on the wall clock."""
+        return self._now().date() + timedelta(days=1 if day == "tomorrow" else 0)
+
+    def rings_on(self, alarm: Alarm, day: date) -> bool:
+        """Whether `alarm` rings on `day`: its next ring, or for a repeat any later day it allows (not its day off)."""
+        if alarm.at.date() == day:
+            return True
+        return bool(alarm.repeat) and alarm.at.date() < day and day.isoformat() != alarm.skip \
+            and day.weekday() in _RING_DAYS.get(alarm.repeat, set())
+
+    def take_day_off(self, alarm: Alarm, day: date) -> None:
+        """`alarm` does not ring on `day`: a one-off is cancelled; a repeat keeps its days and skips this one (its
+        next ring moved past it, or, when it rings before then, the day kept as its day off)."""
+        if not alarm.repeat:
+            self.remove(alarm)
+        elif alarm.at.date() == day:
+            with self._lock:
+                (wall,) = self._db.execute("SELECT wall FROM alarms WHERE id = ?", (alarm.id,)).fetchone()
+            self.set_state(alarm, "pending", self._after(wall or alarm.hhmm, alarm.repeat, day), durable=True)
+        else:
+            self._write("UPDATE alarms SET skip = ? WHERE id = ?", (day.isoformat(), alarm.id))
 
     def add(self, hhmm: str, label: str = "", repeat: str = "", day: str = "") -> Alarm:
         return self._insert("alarm", self.next_occurrence(hhmm, repeat, day), label, None, repeat)
@@ -389,7 +432,7 @@ class AlarmBook:
             if args.get("day"):
                 day = self._now().date() + timedelta(days=1 if tomorrow else 0)
                 # a repeating alarm rings on that day when the day is one of its days, whatever its next ring is
-                found = [a for a in found if a.at.date() == day or day.weekday() in _RING_DAYS.get(a.repeat, set())]
+                found = [a for a in found if self.rings_on(a, day)]
             said = spoken_time(found[0].hhmm if found else str(args["time"]))
             key = ("alarm.at_yes" if found else "alarm.at_no") + ("_tomorrow" if tomorrow else "")
             return ToolResult(True, {**data, "found": [a.to_dict() for a in found]}, key, {"time": said})
@@ -401,9 +444,33 @@ class AlarmBook:
         return ToolResult(True, data, "alarm.list", {"count": len(alarms), "times": times},
                           counts={"alarms": (len(alarms), "alarm")})
 
+    def _on_day(self, args: dict[str, Any]) -> list[Alarm] | ToolResult:
+        """The pending alarms; with `day`, those that ring that day (or the answer that none does)."""
+        alarms = self.pending()
+        if args.get("day") in ("today", "tomorrow"):
+            on = self.day_of(args["day"])
+            alarms = [a for a in alarms if self.rings_on(a, on)]
+            if not alarms:
+                return ToolResult(False, {"day": args["day"]}, f"alarm.day_none_{args['day']}")
+        return alarms
+
+    def _days_off(self, alarms: list[Alarm], day: str) -> ToolResult:
+        """`alarms` kept from ringing on `day` (a one-off cancelled, a repeat skipping the day), said as that."""
+        on = self.day_of(day)
+        for alarm in alarms:
+            self.take_day_off(alarm, on)
+        data = {"day": day, "date": on.isoformat(), "cancelled": [a.to_dict() for a in alarms if not a.repeat],
+                "skipped": [a.to_dict() for a in alarms if a.repeat]}
+        repeat = "repeat_" if len(alarms) == 1 and alarms[0].repeat else ""
+        return ToolResult(True, data, f"alarm.day_off_{repeat}{day}",
+                          {"times": ", ".join(spoken_time(a.hhmm) for a in alarms)},
+                          counts={"alarms": (len(alarms), "alarm")})
+
     def _to_cancel(self, args: dict[str, Any]) -> list[Alarm] | ToolResult:
         """The alarms `cancel_alarm` would cancel, or the answer when it cancels none (not found, which one?)."""
-        alarms = self.pending()
+        alarms = self._on_day(args)
+        if isinstance(alarms, ToolResult):
+            return alarms
         if "label" in args:
             wanted = str(args["label"]).strip().lower()
             matches = [a for a in alarms if a.label and (wanted in a.label.lower() or a.label.lower() in wanted)]
@@ -430,12 +497,15 @@ class AlarmBook:
         return (0 if isinstance(found, ToolResult) else len(found)), "alarm"
 
     def cancel_all_count(self, args: dict[str, Any]) -> tuple[int, str]:
-        return len(self.pending()), "alarm"
+        found = self._on_day(args)
+        return (0 if isinstance(found, ToolResult) else len(found)), "alarm"
 
     async def cancel_alarm(self, args: dict[str, Any]) -> ToolResult:
         found = self._to_cancel(args)
         if isinstance(found, ToolResult):
             return found
+        if args.get("day") in ("today", "tomorrow"):  # "no alarm tomorrow": that day's ring, not the repeat
+            return self._days_off(found, args["day"])
         for alarm in found:
             self.remove(alarm)
         data = {"cancelled": [a.to_dict() for a in found]}
@@ -448,7 +518,11 @@ class AlarmBook:
                           values, counts={"alarms": (len(found), "alarm")})
 
     async def cancel_all_alarms(self, args: dict[str, Any]) -> ToolResult:
-        alarms = self.pending()
+        alarms = self._on_day(args)
+        if isinstance(alarms, ToolResult):
+            return alarms
+        if args.get("day") in ("today", "tomorrow"):  # "cancel all my alarms for tomorrow": that day's only
+            return self._days_off(alarms, args["day"])
         if not alarms:
             return ToolResult(True, {"cancelled": []}, "alarm.none")
         for alarm in alarms:
@@ -655,8 +729,9 @@ class AlarmBook:
             ),
             Tool(
                 "cancel_alarm",
-                "Cancel the alarm set for a time of day, or the one with a label.",
-                {"type": "object", "properties": {"time": _TIME, "label": _LABEL}, "additionalProperties": False},
+                "Cancel the alarm set for a time of day, or the one with a label; with day, only that day's ring.",
+                {"type": "object", "properties": {"time": _TIME, "label": _LABEL, "day": _DAY},
+                 "additionalProperties": False},
                 self.cancel_alarm,
                 family="alarms",
                 sides=("unset", "set"),
@@ -665,8 +740,8 @@ class AlarmBook:
             ),
             Tool(
                 "cancel_all_alarms",
-                "Cancel every alarm.",
-                {"type": "object", "properties": {}, "additionalProperties": False},
+                "Cancel every alarm, or every alarm of one day.",
+                {"type": "object", "properties": {"day": _DAY}, "additionalProperties": False},
                 self.cancel_all_alarms,
                 family="alarms",
                 sides=("unset", "set"),

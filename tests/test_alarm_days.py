@@ -1,0 +1,166 @@
+"""One day's alarms ("no alarm tomorrow", "cancel all my alarms for tomorrow", "отмени завтрашний будильник",
+"कल का अलार्म हटा दो"): that day's rings are cancelled, not every alarm; a repeating alarm keeps its days and only
+skips that one, across a restart too; the question before cancelling them says the day."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from hearthd.daemon.scheduler import Scheduler
+from hearthd.tools.alarms import Alarm, AlarmBook
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+class Clock:
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def run(coro):  # type: ignore[no-untyped-def]
+    return asyncio.run(coro)
+
+
+def _rings(book: AlarmBook) -> list[tuple[str, str]]:
+    return sorted((a.at.strftime("%a %d %H:%M"), a.repeat) for a in book.pending())
+
+
+def test_tomorrows_alarms_go_and_a_repeat_only_skips_tomorrow(tmp_path: Path) -> None:
+    clock = Clock(datetime(2026, 12, 1, 22, 0, tzinfo=BERLIN))  # Tuesday evening
+    book = AlarmBook(now=clock, path=tmp_path / "alarms.db")
+    book.add("06:30", day="tomorrow")  # Wednesday, once
+    book.add("07:00", repeat="weekdays")  # next: Wednesday
+    book.add("09:00", repeat="saturday")  # not tomorrow
+    book.add("23:00")  # tonight, once
+    assert book.cancel_all_count({"day": "tomorrow"}) == (2, "alarm")
+    out = run(book.cancel_all_alarms({"day": "tomorrow"}))
+    assert out.ok and out.phrase == "alarm.day_off_tomorrow" and out.values["times"] == "6:30, 7:00"
+    assert [a["time"] for a in out.data["cancelled"]] == ["06:30"] and [a["time"] for a in out.data["skipped"]] == [
+        "07:00"]
+    # tonight's and Saturday's untouched; the weekday alarm's next ring is Thursday
+    assert _rings(book) == [("Sat 05 09:00", "saturday"), ("Thu 03 07:00", "weekdays"), ("Tue 01 23:00", "")]
+    assert run(book.cancel_all_alarms({"day": "tomorrow"})).phrase == "alarm.day_none_tomorrow"
+    assert len(book.pending()) == 3  # asked again: nothing more goes
+
+
+def test_a_repeat_that_rings_before_the_day_off_rings_then_skips_it_even_after_a_restart(tmp_path: Path) -> None:
+    clock = Clock(datetime(2026, 12, 1, 6, 0, tzinfo=BERLIN))  # Tuesday, before its 07:00 ring
+    book = AlarmBook(now=clock, path=tmp_path / "alarms.db")
+    book.add("07:00", repeat="daily")
+    out = run(book.cancel_alarm({"day": "tomorrow"}))
+    assert out.phrase == "alarm.day_off_repeat_tomorrow" and out.values["times"] == "7:00"
+    (alarm,) = book.pending()
+    assert alarm.at == datetime(2026, 12, 1, 7, 0, tzinfo=BERLIN)  # today's ring stays
+    assert not book.rings_on(alarm, book.day_of("tomorrow")) and book.rings_on(alarm, book.day_of("today"))
+    book.close()
+    book = AlarmBook(now=clock, path=tmp_path / "alarms.db")  # the day off is kept on disk
+    rings: list[str] = []
+
+    async def ring(a: Alarm, n: int) -> None:
+        rings.append(a.at.strftime("%a %H:%M"))
+
+    clock.now = datetime(2026, 12, 1, 7, 0, tzinfo=BERLIN)
+    run(Scheduler(book, ring).tick())
+    run(book.stop({}))
+    (alarm,) = book.pending()
+    assert rings == ["Tue 07:00"] and alarm.at == datetime(2026, 12, 3, 7, 0, tzinfo=BERLIN)  # Thursday, not Wednesday
+    assert alarm.skip == ""  # once past, the day off is forgotten: the week after rings as usual
+
+
+def test_a_day_with_several_alarms_asks_which_unless_all_were_meant(tmp_path: Path) -> None:
+    clock = Clock(datetime(2026, 12, 1, 22, 0, tzinfo=BERLIN))
+    book = AlarmBook(now=clock, path=tmp_path / "alarms.db")
+    book.add("06:30", day="tomorrow")
+    book.add("08:00", day="tomorrow")
+    assert run(book.cancel_alarm({"day": "tomorrow"})).phrase == "alarm.which"
+    out = run(book.cancel_alarm({"day": "tomorrow", "time": "08:00"}))
+    assert out.phrase == "alarm.day_off_tomorrow" and [a.hhmm for a in book.pending()] == ["06:30"]
+    assert run(book.cancel_alarm({"day": "today"})).phrase == "alarm.day_none_today"
+    assert len(book.pending()) == 1
+
+
+@functools.cache
+def alarm_fast_path() -> Any:
+    from hearthd.agent.fastpath import FastPath
+    from hearthd.tools.registry import ToolRegistry
+
+    return FastPath(ToolRegistry(AlarmBook().tools()))
+
+
+@pytest.mark.parametrize("text,lang,call", [
+    ("cancel all my alarms for tomorrow", "en", ("cancel_all_alarms", {"day": "tomorrow"})),
+    ("turn off all the alarms tomorrow", "en", ("cancel_all_alarms", {"day": "tomorrow"})),
+    ("please clear today's alarms", "en", ("cancel_all_alarms", {"day": "today"})),
+    ("no alarms tomorrow please", "en", ("cancel_all_alarms", {"day": "tomorrow"})),
+    ("I won't need any alarms tomorrow", "en", ("cancel_all_alarms", {"day": "tomorrow"})),
+    ("could you cancel tomorrow's alarm", "en", ("cancel_alarm", {"day": "tomorrow"})),
+    ("I don't need the alarm tomorrow", "en", ("cancel_alarm", {"day": "tomorrow"})),
+    ("skip tomorrow's 6:30 alarm", "en", ("cancel_alarm", {"day": "tomorrow", "time": "06:30"})),
+    ("switch off the alarm for tomorrow", "en", ("cancel_alarm", {"day": "tomorrow"})),
+    ("no alarm tomorrow", "en", ("cancel_alarm", {"day": "tomorrow"})),
+    ("отмени все будильники на завтра", "ru", ("cancel_all_alarms", {"day": "tomorrow"})),
+    ("убери завтрашние будильники", "ru", ("cancel_all_alarms", {"day": "tomorrow"})),
+    ("мне завтра не нужны будильники", "ru", ("cancel_all_alarms", {"day": "tomorrow"})),
+    ("отключи будильник на завтра", "ru", ("cancel_alarm", {"day": "tomorrow"})),
+    ("сними сегодняшний будильник", "ru", ("cancel_alarm", {"day": "today"})),
+    ("завтра будильник не нужен", "ru", ("cancel_alarm", {"day": "tomorrow"})),
+    ("завтра без будильника", "ru", ("cancel_alarm", {"day": "tomorrow"})),
+    ("выключи будильник на завтра на семь", "ru", ("cancel_alarm", {"day": "tomorrow", "time": "07:00"})),
+    ("कल का अलार्म हटा दो", "hi", ("cancel_alarm", {"day": "tomorrow"})),
+    ("कल अलार्म मत बजाना", "hi", ("cancel_alarm", {"day": "tomorrow"})),
+    ("aaj ka alarm cancel kar do", "hi", ("cancel_alarm", {"day": "today"})),
+    ("kal mujhe alarm nahi chahiye", "hi", ("cancel_alarm", {"day": "tomorrow"})),
+    ("कल के सारे अलार्म हटा दो", "hi", ("cancel_all_alarms", {"day": "tomorrow"})),
+    ("kal ke saare alarm cancel kar do", "hi", ("cancel_all_alarms", {"day": "tomorrow"})),
+])
+def test_a_days_alarms_are_read_with_the_day(text: str, lang: str, call: tuple[str, dict[str, str]]) -> None:
+    decision = alarm_fast_path().match(text, lang)
+    assert decision is not None and [(c.name, c.arguments) for c in decision.calls] == [call], text
+
+
+@pytest.mark.parametrize("text,lang", [("cancel all my alarms", "en"), ("отмени все будильники", "ru"),
+                                       ("set an alarm for 7 tomorrow", "en"), ("cancel the 7 am alarm", "en")])
+def test_no_day_is_read_where_none_was_said(text: str, lang: str) -> None:
+    decision = alarm_fast_path().match(text, lang)
+    assert decision is not None and all("day" not in c.arguments or c.name == "set_alarm" for c in decision.calls)
+
+
+@pytest.mark.parametrize("lang,cancel,yes", [("en", "cancel all my alarms for tomorrow", "yes"),
+                                             ("ru", "отмени все будильники на завтра", "да"),
+                                             ("hi", "कल के सारे अलार्म हटा दो", "हाँ")])
+def test_the_question_says_the_day_and_the_yes_keeps_the_other_days(base_config, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                   monkeypatch: pytest.MonkeyPatch, lang: str,
+                                                                   cancel: str, yes: str) -> None:
+    """Through the whole chain, the model never asked: the confirmation names tomorrow ("Cancel all your alarms for
+    tomorrow?", where "cancel all your alarms?" would have taken every one), and the yes cancels tomorrow's only."""
+    from hearthd.daemon.components import Components
+    from hearthd.daemon.pipeline import Pipeline
+    from hearthd.events import Trace
+    from hearthd.locale import phrase
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    c = Components(base_config)
+    evening = datetime(2026, 12, 1, 21, 0, tzinfo=BERLIN)
+    c.alarms._now = lambda: evening
+    monkeypatch.setattr(c, "agent", lambda: pytest.fail("the model was asked"))
+    c.alarms.add("06:30", day="tomorrow")
+    c.alarms.add("07:00", repeat="daily")
+    c.alarms.add("22:00")  # tonight
+
+    def say(text: str) -> str:
+        return asyncio.run(Pipeline(c, Trace()).run_text(text, language=lang)).reply
+
+    assert say(cancel) == phrase(lang, "confirm.cancel_all_alarms_tomorrow")
+    assert len(c.alarms.pending()) == 3  # nothing before the yes
+    assert say(yes) == phrase(lang, "alarm.day_off_tomorrow", times="6:30, 7:00")
+    assert _rings(c.alarms) == [("Thu 03 07:00", "daily"), ("Tue 01 22:00", "")]
