@@ -62,6 +62,9 @@ def test_a_repeat_that_rings_before_the_day_off_rings_then_skips_it_even_after_a
     (alarm,) = book.pending()
     assert alarm.at == datetime(2026, 12, 1, 7, 0, tzinfo=BERLIN)  # today's ring stays
     assert not book.rings_on(alarm, book.day_of("tomorrow")) and book.rings_on(alarm, book.day_of("today"))
+    asked = run(book.list_alarms({"time": "07:00", "day": "tomorrow"}))  # "is my alarm on for 7 tomorrow?"
+    assert asked.phrase == "alarm.at_no_tomorrow"
+    assert run(book.list_alarms({"time": "07:00", "day": "today"})).phrase == "alarm.at_yes"
     book.close()
     book = AlarmBook(now=clock, path=tmp_path / "alarms.db")  # the day off is kept on disk
     rings: list[str] = []
