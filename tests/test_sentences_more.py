@@ -359,6 +359,22 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("en", "could you get the telly going", "turn_on", {"device": "TV"}),
     ("en", "is anything still on downstairs", "device_state", {"area": "Downstairs", "state": "on", "question": "any"}),
     ("en", "let some light in, open the blinds", "open_cover", {"device": "Living Room Blinds"}),
+    # the room itself made lighter or darker, asked for more light, a room dimmed as a whole; when the next alarm is
+    ("en", "could you make it a little lighter in here", "set_brightness", {"area": "Living Room", "step": "up"}),
+    ("en", "can I get some more light please", "set_brightness", {"area": "Living Room", "step": "up"}),
+    ("en", "make the bedroom a touch darker", "set_brightness", {"area": "Bedroom", "step": "down"}),
+    ("en", "please brighten the office up a bit", "set_brightness", {"area": "Office", "step": "up"}),
+    ("ru", "а можно чуть потемнее", "set_brightness", {"area": "Living Room", "step": "down"}),
+    ("ru", "на кухне слишком темно", "set_brightness", {"area": "Kitchen", "step": "up"}),
+    ("hi", "थोड़ी और रोशनी चाहिए", "set_brightness", {"area": "Living Room", "step": "up"}),
+    ("en", "how much time before my next alarm rings", "list_alarms", {}),
+    ("en", "what time does my alarm go off tomorrow", "list_alarms", {"day": "tomorrow"}),
+    ("ru", "когда прозвенит ближайший будильник", "list_alarms", {}),
+    ("hi", "मेरा अगला अलार्म कब बजेगा", "list_alarms", {}),
+    # one day's alarms, in the whole home's catalogue
+    ("en", "I won't need an alarm tomorrow", "cancel_alarm", {"day": "tomorrow"}),
+    ("ru", "сбрось все будильники на сегодня", "cancel_all_alarms", {"day": "today"}),
+    ("hi", "aaj ka alarm hata do", "cancel_alarm", {"day": "today"}),
 ]
 
 
@@ -405,6 +421,11 @@ ASKED: list[tuple[str, str, str, str, dict[str, Any]]] = [
     ("hi", "mujhe kal jaga dena", "set_alarm", "time", {"day": "tomorrow"}),
     ("en", "could you make it a bit warmer in here", "set_temperature", "temperature", {}),
     ("ru", "сделайте попрохладнее в квартире", "set_temperature", "temperature", {}),
+    # the heating turned up or down by some degrees: to what, asked (never the generic "which device?")
+    ("en", "could you nudge the heating up a couple of degrees", "set_temperature", "temperature", {}),
+    ("en", "turn the thermostat down a notch", "set_temperature", "temperature", {}),
+    ("ru", "подкрути отопление на пару градусов", "set_temperature", "temperature", {}),
+    ("ru", "сделай на два градуса прохладнее", "set_temperature", "temperature", {}),
 ]
 
 
