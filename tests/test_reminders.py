@@ -55,6 +55,13 @@ REMINDERS = [
     ("hi", "आधे घंटे बाद दूध देखना याद दिला देना", "14:35", "दूध देखना"),
     ("hi", "रात आठ बजे याद दिलाना कि बिजली का बिल भरना है", "20:00", "बिजली का बिल भरना है"),
     ("hi", "shaam 6 baje dawai lena yaad dila dena", "18:00", "dawai lena"),
+    # said as not forgetting, a nudge, or the reminding said before the time and the what
+    ("en", "don't let me forget to feed the cat at 6 pm", "18:00", "feed the cat"),
+    ("en", "at 3 pm make sure I remember to ring the garage", "15:00", "ring the garage"),
+    ("en", "ping me at 5 pm to check the oven", "17:00", "check the oven"),
+    ("ru", "не дай мне забыть полить цветы в семь вечера", "19:00", "полить цветы"),
+    ("hi", "yaad dila dena ki raat 8 baje gas band karni hai", "20:00", "gas band karni hai"),
+    ("hi", "याद दिलाना कि रात नौ बजे दवाई लेनी है", "21:00", "दवाई लेनी है"),
 ]
 
 
@@ -86,6 +93,23 @@ def test_a_reminder_of_what_with_no_time_asks_for_the_time_and_keeps_the_name(ro
     assert asked.calls[0].arguments == {"label": "call mum"}
     answered = router.decide("at 6 pm", "en")
     assert [(c.name, c.arguments) for c in answered.calls] == [("set_alarm", {"label": "call mum", "time": "18:00"})]
+
+
+@pytest.mark.parametrize("lang,text,label", [("ru", "напомни купить хлеб", "купить хлеб"),
+                                             ("ru", "напомни мне завтра забрать посылку", "забрать посылку"),
+                                             ("en", "don't let me forget my passport", "my passport")])
+def test_a_reminder_said_without_a_time_in_any_form_asks_for_it(router: Router, lang: str, text: str,
+                                                                 label: str) -> None:
+    asked = router.decide(text, lang)
+    assert (asked.kind, asked.missing) == ("clarify", "time"), asked
+    assert asked.calls[0].name == "set_alarm" and asked.calls[0].arguments.get("label") == label
+
+
+@pytest.mark.parametrize("lang,text", [("ru", "напомни, сколько стоит молоко"), ("ru", "напомни мне который час"),
+                                       ("en", "don't let me forget what day it is")])
+def test_a_fact_asked_for_is_never_a_reminder_named_for_it(lang: str, text: str) -> None:
+    decision = FastPath(ToolRegistry(AlarmBook().tools())).match(text, lang)
+    assert decision is None or "label" not in decision.calls[0].arguments, decision
 
 
 @pytest.mark.parametrize("lang,text,tool", [("en", "remind me what day it is", "get_time"),

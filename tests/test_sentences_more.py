@@ -371,6 +371,10 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("en", "what time does my alarm go off tomorrow", "list_alarms", {"day": "tomorrow"}),
     ("ru", "когда прозвенит ближайший будильник", "list_alarms", {}),
     ("hi", "मेरा अगला अलार्म कब बजेगा", "list_alarms", {}),
+    # a nudge in a while about something: a timer named for it
+    ("en", "give me a nudge in ten minutes about the tea", "set_timer", {"seconds": 600, "label": "the tea"}),
+    ("en", "ping me in 20 minutes to take the bread out", "set_timer",
+     {"seconds": 1200, "label": "take the bread out"}),
     # one day's alarms, in the whole home's catalogue
     ("en", "I won't need an alarm tomorrow", "cancel_alarm", {"day": "tomorrow"}),
     ("ru", "сбрось все будильники на сегодня", "cancel_all_alarms", {"day": "today"}),

@@ -145,6 +145,14 @@ def asks(text: str, lang: str) -> bool:
     return _anywhere(tokens, words.anywhere) or text.rstrip().rstrip("\"'»”)").endswith(("?", "？"))
 
 
+def opens_a_question(text: str, lang: str) -> bool:
+    """Whether `text` begins as a question does ("what day it is", "который час", "сколько стоит молоко"): a reminder
+    "of" that is a fact asked for, not something to be reminded of."""
+    words = _words(lang)
+    tokens = _tokens(text)
+    return bool(tokens) and any(_at(tokens, _start(tokens, words), p) for p in words.starts)
+
+
 @cache
 def _info_anywhere(lang: str) -> bool:
     """Whether "tell me/check…" makes a question wherever it stands in `lang` (Hindi and Russian put it last:
@@ -340,7 +348,8 @@ def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | No
         return refuse(f"{acting[0]}: the sentence asks, it does not request", "check.question")
     for call in decision.calls if decision.kind == "call" else []:
         tool = registry.get(call.name) if registry is not None and call.name in registry else None
-        if other := opposite_said(tool, text, lang, call.arguments):
+        if other := opposite_said(tool, _without_names(text, decision), lang, call.arguments):  # the name's words
+            # are what it is for, not what is done ("remind me at 8 that the gas must be turned off")
             return refuse(f"{call.name}: the user said {other}", "check.opposite")
     for call in decision.calls:
         tool = declared(call.name)

@@ -17,7 +17,7 @@ from ..text import fold
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from ..tools.smarthome import KINDS, keep_area
 from .agent import Agent, Decision
-from .checks import about_alarm, asks, negated, review, says_many, time_said, without_tag
+from .checks import about_alarm, asks, negated, opens_a_question, review, says_many, time_said, without_tag
 from .declines import decline_kind, decline_phrase
 from .library import ROOM, Library, turn_area
 from .parsing import ToolCall
@@ -504,6 +504,9 @@ class FastPath:
                 return None  # a wildcard that swallowed a second request: "7 am and tell me a joke"
             if name == "label" and parse_clock(str(entity.text), lang) is not None:
                 return None  # "cancel the 6:45 alarm": a time, not an alarm called "6:45"
+            if name == "label" and any(opens_a_question(said, lang) for said in (str(entity.text),
+                                                                                 str(entity.text).split(None, 1)[-1])):
+                return None  # "напомни, который час", "don't let me forget what day it is": a fact asked for
             if name == "time" and "date" not in result.entities and (apart := _time_on_a_day(str(entity.text), lang)):
                 # "परसों सात बजे", "семь послезавтра": two wildcards side by side cannot be a template, so the day
                 # is read out of the time (a tool without a date then takes no such reading)
