@@ -334,6 +334,9 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("ru", "а можно по громче?", "change_volume", {"direction": "up"}),
     ("ru", "сделай музыку по-тише", "change_volume", {"direction": "down"}),
     ("ru", "сделай вентилятор по быстрее", "set_fan_speed", {"device": "Ceiling Fan", "step": "up"}),
+    # and swallows the comparative's unstressed ending ("Можно посветли.")
+    ("ru", "Можно посветли.", "set_brightness", {"area": "Living Room", "step": "up"}),
+    ("ru", "сделай потемни", "set_brightness", {"area": "Living Room", "step": "down"}),
     ("hi", "एक कॉफ़ी बना दीजिए", "turn_on", {"device": "Coffee Machine"}),
     ("hi", "बेडरूम में रोशनी बहुत ज़्यादा है", "set_brightness", {"area": "Bedroom", "step": "down"}),
     ("hi", "कल शाम सात बजे का अलार्म", "set_alarm", {"time": "19:00", "day": "tomorrow"}),
