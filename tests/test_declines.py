@@ -188,3 +188,26 @@ def test_a_decline_never_stops_an_action(hearthd: tuple[Components, StandIn]) ->
     assert [a.hhmm for a in c.alarms.pending()] == ["07:00"]
     assert say(c, "7 baje news dekhne ke liye alarm laga do", "hi") == phrase("hi", "alarm.set", time="7:00")
     assert model.asked == []
+
+
+# -- a home with no smart-home devices (the shipped default: no MQTT broker configured) ------------------------------
+
+@pytest.mark.parametrize("lang,text,say", [
+    ("en", "could you set the heating to 21", "home.no_thermostat_here"),
+    ("en", "it's way too dark in here", "home.no_lights_here"),
+    ("en", "make it brighter please", "home.no_lights_here"),
+    ("en", "shut the blinds", "home.no_covers_here"),
+    ("en", "lock the front door", "home.no_locks_here"),
+    ("ru", "сделай потеплее", "home.no_thermostat_here"),
+    ("ru", "включи свет на кухне", "home.no_devices_here"),
+    ("ru", "приглуши свет", "home.no_lights_here"),
+])
+def test_a_home_request_where_no_device_is_set_up_is_told_so_not_guessed(lang: str, text: str, say: str) -> None:
+    """The templates know these words are about the home; with no smart-home device set up, the model was left to
+    reach for another tool ("set the heating to 21" became the volume at 21 %). Now hearthd says what is missing,
+    in the speaker's language, and the model is not asked."""
+    registry = ToolRegistry([*AlarmBook().tools(), *Clock().tools()])
+    stand_in = StandIn(registry)
+    decision = Router(FastPath(registry), lambda: stand_in).decide(text, lang)
+    assert (decision.kind, decision.say) == ("abstain", say), decision
+    assert stand_in.asked == [] and phrase(lang, say)

@@ -218,6 +218,13 @@ MAX_SLOT_WORDS = 6  # "quarter past seven in the evening"; a longer wildcard tex
 MAX_LABEL_WORDS = 8  # what a reminder is for, said after its time in the same slot ("time_label")
 
 
+# What a home with no smart-home devices says it lacks, for each smart-home tool whose templates read the words.
+_NONE_HERE = {"set_brightness": "no_lights", "set_color": "no_lights", "set_temperature": "no_thermostat",
+              "set_climate_mode": "no_thermostat", "open_cover": "no_covers", "close_cover": "no_covers",
+              "set_cover_position": "no_covers", "lock_door": "no_locks", "unlock_door": "no_locks",
+              "set_fan_speed": "no_fans"}
+
+
 def _plausible_slot(text: str, lang: str, more: int = 0) -> bool:
     words = text.lower().split()
     return len(words) <= MAX_SLOT_WORDS + more and len(split_requests(text, lang)) == 1
@@ -403,10 +410,13 @@ class FastPath:
         readable: list[tuple[str, dict[str, Any]]] = []
         exact: list[tuple[str, dict[str, Any]]] = []  # matches with no wildcard: every word from a closed list
         blocked = False
+        absent = ""  # a smart-home request in a home with no smart-home devices ("set the heating to 21")
         for result in recognize_all(text, intents, slot_lists=self._home_lists()) if intents is not None else []:
             if result.intent.name not in self.registry:
                 if not readable:
                     blocked = True  # a template that exists to send these words to the model, or an undeclared tool
+                if result.intent.name in KINDS and not any(t.family == "home" for t in self.registry):
+                    absent = absent or result.intent.name
                 continue
             arguments = self._read_slots(result, lang)
             if arguments is not None:
@@ -418,6 +428,9 @@ class FastPath:
             # ("alarm 5 minute snooze karo": the snooze list, not a time the model should read)
             readable = exact
         if not readable:
+            if absent:  # said so, precisely: the model, left with the words, would reach for another tool (a volume)
+                return Decision("abstain", reason=f"{absent}: no such device is set up in this home", source="fastpath",
+                                say=f"home.{_NONE_HERE.get(absent, 'no_devices')}_here")
             return None
         # The template that reads the most: "7 am called gym" is a time and a label, not the time "7 am called gym";
         # a reading these tools cannot take (a room, where the tool knows only names) gives way to the next
