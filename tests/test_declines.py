@@ -211,3 +211,22 @@ def test_a_home_request_where_no_device_is_set_up_is_told_so_not_guessed(lang: s
     decision = Router(FastPath(registry), lambda: stand_in).decide(text, lang)
     assert (decision.kind, decision.say) == ("abstain", say), decision
     assert stand_in.asked == [] and phrase(lang, say)
+
+
+def test_brighter_where_a_screen_can_be_is_not_said_to_lack_lights() -> None:
+    """On a desktop with no lights set up, "make it brighter" may mean the screen: not declined as lights."""
+    from hearthd.tools.registry import Tool, ToolResult
+
+    async def brightness(args: dict[str, object]) -> ToolResult:
+        return ToolResult(True, {}, "power.brightness")
+
+    screen = Tool("screen_brightness", "Set the screen's brightness in percent.",
+                  {"type": "object", "properties": {"percent": {"type": "integer", "minimum": 0, "maximum": 100}},
+                   "required": ["percent"], "additionalProperties": False}, brightness, family="power")
+    registry = ToolRegistry([*AlarmBook().tools(), screen])
+    stand_in = StandIn(registry)
+    decision = Router(FastPath(registry), lambda: stand_in).decide("make it brighter please", "en")
+    assert decision.say != "home.no_lights_here" and stand_in.asked
+    registry = ToolRegistry(AlarmBook().tools())  # and where there is none, the lights are what is missing
+    assert Router(FastPath(registry), lambda: StandIn(registry)).decide("make it brighter please",
+                                                                        "en").say == "home.no_lights_here"

@@ -415,8 +415,9 @@ class FastPath:
             if result.intent.name not in self.registry:
                 if not readable:
                     blocked = True  # a template that exists to send these words to the model, or an undeclared tool
-                if result.intent.name in KINDS and not any(t.family == "home" for t in self.registry):
-                    absent = absent or result.intent.name
+                if result.intent.name in KINDS and not any(t.family == "home" for t in self.registry) and not (
+                        result.intent.name == "set_brightness" and "screen_brightness" in self.registry):
+                    absent = absent or result.intent.name  # ("make it brighter" on a desktop may be its screen)
                 continue
             arguments = self._read_slots(result, lang)
             if arguments is not None:
