@@ -316,3 +316,39 @@ def test_a_request_that_waited_in_line_past_its_budget_is_answered_without_the_m
     finally:
         asked_at.reset(arrived)
     assert in_time.say != "agent.too_slow" and tiny.evaluated > before, in_time
+
+
+def test_a_turn_before_the_daemons_warm_up_has_begun_is_on_its_budget(qwen35_xml_model: Path, base_config: Config,
+                                                                      tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The daemon serves D-Bus and Wyoming before it starts making the model ready; a first model turn in that
+    window found the agent not yet marked as warmed in the background and prepared the whole catalogue prefix first,
+    outside its budget: 150 s with a cold cache on a loaded 2-core machine, while every other asker waited in line
+    (found by the hostile D-Bus run with a busy loop per core). run_daemon marks the components before serving."""
+    from hearthd.daemon import components as components_module
+    from hearthd.daemon.components import Components
+
+    monkeypatch.setattr(components_module, "prompt_cache_dir", lambda: tmp_path)
+    cfg = config(base_config, qwen35_xml_model)
+    cfg.mqtt.enabled = cfg.dbus.enabled = False
+    cfg.agent.min_relevance = 0.0
+    c = Components(cfg)
+    c.prepares_in_background = True  # as run_daemon sets it, before anyone is served
+    agent = c.agent()
+    model = agent.model
+    model._snapshots.clear()  # a cold prefix
+    model.llm.reset()
+    tokens = len(model.prefix_tokens(agent.prefix("ru")))
+    real_eval = model.llm.eval
+
+    def slow_eval(batch: list[int]) -> None:  # a machine whose cores are busy: 0.1 s a chunk
+        threading.Event().wait(0.1)
+        real_eval(batch)
+
+    model.llm.eval = slow_eval  # type: ignore[method-assign]
+    try:
+        agent.max_turn_s = 0.35
+        decision = agent.decide("поставь будильник на семь", "ru")
+    finally:
+        del model.llm.eval
+    assert decision.say == "agent.too_slow" and decision.evaluated < tokens, decision

@@ -120,6 +120,10 @@ class Components:
         self.voices: Voices = self._voices()
         self.inference = InferenceGate()  # whisper and the model never run at once (daemon/inference.py)
         self._stop_preparing = threading.Event()
+        # The daemon makes the model's prompt ready beside its turns (run_daemon, prepare_model): set before it serves
+        # anyone, so a turn that comes before the preparation has begun is on its budget too, not a one-shot that
+        # prepares the whole prefix first (150 s on a loaded 2-core machine, while every other asker waited)
+        self.prepares_in_background = False
 
     def desktop_tools(self) -> list[Tool]:
         """Volume (the sound server's client), and with dbus.enabled media, power, screen, battery and Wi-Fi."""
@@ -257,7 +261,10 @@ class Components:
 
     def agent(self) -> Agent:
         """The agent on the configured engine (agent.engine, hearthd.engines), built once."""
-        return self._once("agent", lambda: cast(Agent, selected(self.cfg, "agent").build(self)))
+        agent = self._once("agent", lambda: cast(Agent, selected(self.cfg, "agent").build(self)))
+        if self.prepares_in_background:
+            agent.prepared_in_background = True
+        return agent
 
     def prefix_languages(self) -> list[str]:
         """The languages whose catalogue prefix is kept ready: those configured, the default one last (it is
@@ -272,6 +279,7 @@ class Components:
         model that cannot load is left for the turn that needs it to report. The sentence templates are compiled
         first (a few hundred ms per language, once per process), then each language's voice is loaded and run once
         (`warm_voices`), so no first turn or first reply pays for them either."""
+        self.prepares_in_background = True
         if not self._warmed:  # the live loop warmed them before the microphone opened: not again beside it
             self.warm_templates()
         self.warm_voices()

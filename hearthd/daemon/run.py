@@ -70,6 +70,7 @@ async def run_daemon(components: Components, trace: Trace, ring_output: str | No
     With `audio` (a capture source and a sink) the live loop runs too: wake word, turns, spoken replies, rings."""
     cfg = components.cfg
     asyncio.get_running_loop().set_exception_handler(throttled_loop_errors())
+    components.prepares_in_background = True  # the model is made ready after READY: turns before that are budgeted
     said = {"n": 0}
     satellites: Any = None  # the rooms' satellites (a SatelliteHub), once started below; rings may go there
     # One turn at a time, whoever asks (microphone, D-Bus, MQTT); a question is answered only in its own
