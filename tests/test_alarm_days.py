@@ -9,26 +9,13 @@ import functools
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
 
 from hearthd.daemon.scheduler import Scheduler
 from hearthd.tools.alarms import Alarm, AlarmBook
 
-BERLIN = ZoneInfo("Europe/Berlin")
-
-
-class Clock:
-    def __init__(self, start: datetime) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-def run(coro):  # type: ignore[no-untyped-def]
-    return asyncio.run(coro)
+from .test_alarms import BERLIN, Clock, run
 
 
 def _rings(book: AlarmBook) -> list[tuple[str, str]]:
