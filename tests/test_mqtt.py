@@ -137,6 +137,48 @@ async def test_a_temperature_out_of_range_is_refused(hearthd: Conversation, home
     assert home.commands == []
 
 
+async def test_the_heating_turned_up_or_down_by_degrees_counts_from_its_target(hearthd: Conversation,
+                                                                              home: DeviceSimulator) -> None:
+    """"Turn the heating up two degrees": from the target the thermostat reports (21), in each language, the step
+    read from the words; the reply says the temperature it now is. Past the thermostat's range it is refused."""
+    await hearthd.components.mqtt_link().ready()
+    catalogue = hearthd.components.catalogue
+    await until(lambda: state_of(catalogue, "Living Room Thermostat").get("target") == 21.0, "the target tracked")
+    steps = [("turn the heating up by two degrees", "en", 23.0), ("убавь отопление на полградуса", "ru", 22.5),
+             ("एसी का तापमान दो डिग्री कम करो", "hi", 20.5), ("make it a degree warmer", "en", 21.5)]
+    for said, lang, now in steps:
+        assert await hearthd.say(said) == phrase(lang, "home.temperature_set", name="Living Room Thermostat",
+                                                 temperature=f"{now:g}")
+        await until(lambda now=now: state_of(catalogue, "Living Room Thermostat").get("target") == now,
+                    f"{said!r}: the thermostat at {now}")
+    assert home.commands_to("living_room_thermostat") == ["23", "22.5", "20.5", "21.5"]
+    assert await hearthd.say("turn the heating up by nine degrees") == phrase(
+        "en", "home.out_of_range", name="Living Room Thermostat", low="7", high="30")
+    await asyncio.sleep(0.2)
+    assert home.commands_to("living_room_thermostat") == ["23", "22.5", "20.5", "21.5"]
+
+
+async def test_a_step_from_a_target_never_reported_is_not_guessed(hearthd: Conversation, home: DeviceSimulator) -> None:
+    """A thermostat that has not said what it is set to: "two degrees warmer" than what? It says so and sends
+    nothing; a temperature said outright still works."""
+    await hearthd.components.mqtt_link().ready()
+    catalogue = hearthd.components.catalogue
+    await until(lambda: state_of(catalogue, "Living Room Thermostat").get("target") == 21.0, "the target tracked")
+    key = next(k for k, e in catalogue.entities.items() if e.name == "Living Room Thermostat")
+    catalogue.states[key].pop("target")
+    for said, lang in [("turn the heating up by two degrees", "en"), ("прибавь отопление на два градуса", "ru")]:
+        assert await hearthd.say(said) == phrase(lang, "home.temperature_unknown", name="Living Room Thermostat")
+    await asyncio.sleep(0.2)
+    assert home.commands_to("living_room_thermostat") == []
+    await hearthd.say("set the heating to 19")
+    await home.wait_for_command()
+    assert home.commands_to("living_room_thermostat") == ["19"]
+    # neither a temperature nor a step (no sentence makes such a call; the model's must give the temperature): asked
+    neither = await hearthd.components.tools.get("set_temperature").handler({})
+    assert (neither.ok, neither.phrase) == (False, "home.temperature_missing")
+    assert home.commands_to("living_room_thermostat") == ["19"]
+
+
 @pytest.mark.parametrize("lang,unlock,yes", [("en", "unlock the front door", "yes"),
                                              ("ru", "открой входную дверь", "да"),
                                              ("hi", "सामने का दरवाज़ा खोलो", "हाँ")])

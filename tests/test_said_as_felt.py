@@ -74,3 +74,35 @@ def test_the_feeling_beside_a_request_is_its_reason(felt_home: Components, lang:
     decision = felt_home.router().decide(text, lang, Asked())
     assert decision.kind == "call" and decision.source == "fastpath", decision
     assert [(c.name, c.arguments.get("device")) for c in decision.calls] == [call]
+
+
+# By how many degrees, said: a step from what the thermostat is set to (the handler counts from its reported target:
+# tests/test_mqtt.py). Unsaid ("a bit", "a few degrees"), it stays the question above.
+BY_DEGREES = [
+    ("en", "turn the heating up by two degrees", "up", 2), ("en", "could you turn the thermostat down 3 degrees please",
+                                                            "down", 3),
+    ("en", "make it a couple of degrees cooler", "down", 2), ("en", "bump the heat up a degree", "up", 1),
+    ("en", "two degrees warmer please", "up", 2), ("en", "lower the temperature by one degree", "down", 1),
+    ("en", "turn the ac down two degrees", "down", 2),
+    ("ru", "прибавь отопление на два градуса", "up", 2), ("ru", "сделай на градус теплее", "up", 1),
+    ("ru", "убавь температуру на три градуса", "down", 3), ("ru", "сделай на пару градусов прохладнее", "down", 2),
+    ("ru", "подними температуру на 2 градуса пожалуйста", "up", 2), ("ru", "на два градуса теплее", "up", 2),
+    ("hi", "एसी का तापमान दो डिग्री कम करो", "down", 2), ("hi", "तापमान 2 डिग्री बढ़ा दो", "up", 2),
+    ("hi", "ac ka temperature do degree kam karo", "down", 2), ("hi", "heating teen degree badha do", "up", 3)]
+
+
+@pytest.mark.parametrize("lang,text,step,by", BY_DEGREES)
+def test_degrees_up_or_down_are_a_step_from_the_target(felt_home: Components, lang: str, text: str, step: str,
+                                                       by: float) -> None:
+    decision = felt_home.router().decide(text, lang, Asked())
+    assert decision.kind == "call", decision
+    assert [(c.name, c.arguments.get("step"), c.arguments.get("by")) for c in decision.calls] == [
+        ("set_temperature", step, by)]
+
+
+@pytest.mark.parametrize("lang,text", [("en", "turn the heat up a bit"), ("en", "make it warmer"),
+                                       ("ru", "сделай потеплее"), ("ru", "прибавь отопление немного")])
+def test_a_step_without_its_degrees_still_asks_to_what_temperature(felt_home: Components, lang: str,
+                                                                   text: str) -> None:
+    decision = felt_home.router().decide(text, lang, Asked())
+    assert (decision.kind, decision.missing) == ("clarify", "temperature"), decision

@@ -431,11 +431,12 @@ ASKED: list[tuple[str, str, str, str, dict[str, Any]]] = [
     ("hi", "mujhe kal jaga dena", "set_alarm", "time", {"day": "tomorrow"}),
     ("en", "could you make it a bit warmer in here", "set_temperature", "temperature", {}),
     ("ru", "сделайте попрохладнее в квартире", "set_temperature", "temperature", {}),
-    # the heating turned up or down by some degrees: to what, asked (never the generic "which device?")
-    ("en", "could you nudge the heating up a couple of degrees", "set_temperature", "temperature", {}),
+    # the heating turned up or down by an amount not said: to what, asked (never the generic "which device?"); by so
+    # many degrees it is a step from the thermostat's target (tests/test_said_as_felt.py)
+    ("en", "could you nudge the heating up a few degrees", "set_temperature", "temperature", {}),
     ("en", "turn the thermostat down a notch", "set_temperature", "temperature", {}),
-    ("ru", "подкрути отопление на пару градусов", "set_temperature", "temperature", {}),
-    ("ru", "сделай на два градуса прохладнее", "set_temperature", "temperature", {}),
+    ("ru", "подкрути отопление чуть-чуть", "set_temperature", "temperature", {}),
+    ("ru", "сделай на несколько градусов прохладнее", "set_temperature", "temperature", {}),
 ]
 
 

@@ -559,6 +559,7 @@ class FastPath:
         if set(arguments) - set(tool.parameters.get("properties", {})):
             return None  # a slot this tool has no parameter for
         missing = [k for k in tool.parameters.get("required", []) if k not in arguments]
+        missing += _stood_in_for(tool.parameters, tool.model_parameters.get("required", []), arguments)
         if not missing and tool.family == "home" and not any(arguments.get(k) for k in TARGETS):
             # "turn on the", "выключи", "बंद कर दो": what to act on is all that is missing (these tools take a group
             # too, so the schema requires no name): asked for, as the model's own calls must name it
@@ -571,6 +572,19 @@ class FastPath:
         except (UnknownTool, SchemaError):
             return None
         return Decision("call", calls=[ToolCall(intent, arguments)], source="fastpath", name_probs={intent: 1.0})
+
+
+def _stood_in_for(parameters: dict[str, Any], model_required: list[str], arguments: dict[str, Any]) -> list[str]:
+    """What the model must give that a template may fill instead with a code argument standing in for it
+    (`x-instead-of`: "turn the heating up two degrees", a step for set_temperature's temperature), when neither was
+    said: "make it warmer" asks to what temperature."""
+    props = parameters.get("properties", {})
+    out = []
+    for name in model_required:
+        stand_ins = [k for k, v in props.items() if isinstance(v, dict) and v.get("x-instead-of") == name]
+        if stand_ins and name not in arguments and not any(k in arguments for k in stand_ins):
+            out.append(name)
+    return out
 
 
 # what a home call acts on: a device or door by name, or a group (a room, a kind); NAMES are asked for by name

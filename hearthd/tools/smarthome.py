@@ -444,8 +444,20 @@ class SmartHome:
         return self._one(said, ("climate",))
 
     async def _temperature(self, args: dict[str, Any]) -> ToolResult:
+        if args.get("temperature") is None and args.get("step") not in STEPS:
+            return ToolResult(False, {"code": "home-no-level"}, "home.temperature_missing")
         entity = await self._climate(args)
-        temperature = float(args["temperature"])
+        if args.get("temperature") is not None:
+            temperature = float(args["temperature"])
+        else:
+            now = self.catalogue.states.get(entity.key, {}).get("target")
+            by = float(args.get("by") or 1.0) * (1 if args["step"] == "up" else -1)
+            if not isinstance(now, (int, float)) or isinstance(now, bool):
+                # the thermostat never said what it is set to (no temperature_state_topic, or nothing retained):
+                # a step from a guess could heat the house to anything
+                return ToolResult(False, {"code": "home-target-unknown"}, "home.temperature_unknown",
+                                  {"name": entity.name})
+            temperature = float(now) + by
         low, high = float(entity.config.get("min_temp", 7)), float(entity.config.get("max_temp", 35))
         if not low <= temperature <= high:
             return ToolResult(False, {"temperature": temperature, "min": low, "max": high, "code": "home-out-of-range"},
@@ -685,10 +697,15 @@ class SmartHome:
                  self._close, sides=("close", "open")),
             tool("set_cover_position", "Open blinds or curtains part way, in percent.",
                  schema({"device": device, "percent": percent}, ["device", "percent"]), self._position),
+            # "turn the heating up two degrees": a step up or down `by` degrees (one if not said) from the target the
+            # thermostat reports, filled by code (the sentence library); it stands in for the temperature, which the
+            # model must always give and the templates ask for when neither is said ("make it warmer")
             tool("set_temperature", "Set the thermostat's target temperature in degrees.",
                  schema({"temperature": {"type": "number", "minimum": 5, "maximum": 35, "x-ground": "number"},
-                         "device": device},
-                        ["temperature"]), self._temperature),
+                         "device": device,
+                         "step": {**code, "enum": list(STEPS), "x-instead-of": "temperature"},
+                         "by": {"type": "number", "minimum": 0.5, "maximum": 10, "x-ground": "code"}},
+                        [], ["temperature"]), self._temperature),
             tool("set_climate_mode", "Switch the thermostat to heating, cooling, auto or off.",
                  schema({"mode": {"type": "string", "enum": ["heat", "cool", "auto", "off"]}, "device": device},
                         ["mode"]), self._mode),
