@@ -99,6 +99,15 @@ async def test_turn_off_the_kitchen_light_in_each_language(hearthd: Conversation
     assert home.commands == [(KITCHEN_SET, json.dumps({"state": "OFF"}))]
 
 
+@pytest.mark.parametrize("lang,said", [("en", "don't turn off the kitchen light"), ("ru", "не выключай свет на кухне"),
+                                       ("hi", "रसोई की लाइट बंद मत करो")])
+async def test_told_not_to_turn_off_the_light_it_stays_on(hearthd: Conversation, home: DeviceSimulator, lang: str,
+                                                          said: str) -> None:
+    assert await hearthd.say(said) == phrase(lang, "agent.leave_it")
+    await asyncio.sleep(0.2)
+    assert home.commands == []
+
+
 async def test_a_tasmota_lamp_is_found_by_its_room(hearthd: Conversation, home: DeviceSimulator) -> None:
     await home.update("living_room_lamp", POWER="OFF")
     assert await hearthd.say("turn on the living room light") == phrase("en", "home.on", name="Living Room Lamp")

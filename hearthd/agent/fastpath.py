@@ -21,7 +21,16 @@ from .checks import about_alarm, asks, negated, opens_a_question, review, says_m
 from .declines import decline_kind, decline_phrase
 from .library import ROOM, Library, turn_area
 from .parsing import ToolCall
-from .split import clauses, goes_on, split_requests, statement, tells_not_to, without_courtesy, without_there
+from .split import (
+    clauses,
+    goes_on,
+    split_requests,
+    statement,
+    tells_not_to,
+    told_not_to,
+    without_courtesy,
+    without_there,
+)
 from .tolerant import TolerantMatcher
 from .when import absolute_times
 
@@ -732,7 +741,8 @@ class Router:
         among: list[str] = []
         guess: Decision | None = None
         if self.fast_path is not None:
-            decision = self.fast_path.match(text, lang) or self._several(text, lang) or self._with_reason(text, lang)
+            decision = self.fast_path.match(text, lang) or self._several(text, lang) or self._with_reason(text, lang) \
+                or self._told_not(text, lang)
             if decision is not None:
                 return decision
             if self.tolerant is not None and len(split_requests(text, lang)) == 1 and not decline_kind(text, lang):
@@ -767,6 +777,22 @@ class Router:
         if not any(d is not None and d.kind == "call" for d in decisions):
             return None
         return self._each_part(text, parts, decisions, lang, None)
+
+    def _told_not(self, text: str, lang: str) -> Decision | None:
+        """"Don't turn off the light", "не выключай свет", "लाइट बंद मत करो": a request the templates (or the tolerant
+        tier) read, told not to be done. Nothing is done and hearthd says it leaves things as they are; the model,
+        given these, did the request or refused as if it had not understood."""
+        positive = told_not_to(text, lang)
+        if positive is None or len(split_requests(text, lang)) != 1:
+            return None
+        assert self.fast_path is not None
+        read = self.fast_path.match(positive, lang)
+        if read is None and self.tolerant is not None:
+            read = self.tolerant.match(positive, lang)
+        if read is None or read.kind not in ("call", "clarify") or not read.calls:
+            return None
+        return Decision("abstain", reason=f"told not to: {read.calls[0].name}", source="fastpath",
+                        say="agent.leave_it")
 
     def _with_reason(self, text: str, lang: str) -> Decision | None:
         """"I'm heading out, lock the back door", "shut off the heater, it's getting too warm": one clause the

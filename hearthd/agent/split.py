@@ -149,6 +149,35 @@ def tells_not_to(clause: str, lang: str) -> bool:
     return any(w.strip("'\"«»") in _table(lang).get("imperative_negation", []) for w in clause.lower().split())
 
 
+def told_not_to(text: str, lang: str) -> str | None:
+    """What an utterance tells hearthd not to do, as the request it would be said plainly ("don't turn off the light"
+    → "turn off the light", "нет, не выключай свет" → "выключай свет", "लाइट बंद मत करो" → "लाइट बंद करो"); None when it
+    says no such thing. The negation opens the utterance (split.toml `told_not`, a "no" before it dropped too:
+    `told_not_first`), or, in a language that puts it beside the verb, is anywhere in it (`told_not_anywhere`)."""
+    table = _table(lang)
+    told = sorted({" ".join(p.lower().split()) for p in table.get("told_not", [])}, key=len, reverse=True)
+    if not told:
+        return None
+    first = {w.lower() for w in table.get("told_not_first", [])}
+    words = [w for w in (w.strip(",.!?…;:\"'«»“”।") for w in text.lower().replace("’", "'").split()) if w]
+    while words and words[0] in first:
+        words = words[1:]
+    anywhere = bool(table.get("told_not_anywhere", False))
+    but = [w.lower().split() for w in table.get("told_not_but", [])]
+    plain: dict[str, str] = dict(table.get("told_not_as", {}))  # type: ignore[arg-type]
+    for phrase in told:
+        n = len(phrase.split())
+        starts = range(len(words) - n + 1) if anywhere else range(min(1, len(words) - n + 1))
+        for i in starts:
+            if " ".join(words[i:i + n]) != phrase:
+                continue
+            if any(words[i + n:i + n + len(b)] == b or words[max(0, i - len(b)):i] == b for b in but):
+                return None  # "don't forget to …", "भूलना मत": do it
+            rest = [plain.get(w, w) for w in words[:i] + words[i + n:]]
+            return " ".join(rest) if rest else None
+    return None
+
+
 @cache
 def _there(lang: str) -> tuple[tuple[str, ...], ...]:
     return tuple(sorted((tuple(w.lower().split()) for w in _table(lang).get("there", [])), key=len, reverse=True))

@@ -1,0 +1,67 @@
+"""A request told not to be done ("don't turn off the light", "не выключай свет", "लाइट बंद मत करो"): nothing is
+done, and hearthd says it leaves things as they are. These went to the model, which refused as if it had not
+understood ("Sorry, I'm not sure what to do with the lights") or, worse, could act on the request. "Don't forget to
+…", a "no" that answers and goes on with a request, and a remark with "don't" in it are not this."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from hearthd.agent.split import told_not_to
+from hearthd.config import Config
+from hearthd.daemon.components import Components
+from hearthd.evaluation.evaluate import load_home
+from hearthd.evaluation.spoken_suites import Flags, SpokenRunner
+
+from .test_spoken_suites import HOME
+
+
+class Asked:
+    pending: Any = None
+
+
+@pytest.fixture(scope="module")
+def told_home(base_config: Config) -> Components:
+    """The spoken suites' home (lights, blinds, a thermostat, alarms)."""
+    from hearthd.evaluation.voices import SpokenVoices
+
+    cfg = copy.deepcopy(base_config)
+    cfg.general.area = "Living Room"
+    return SpokenRunner(cfg, load_home(HOME), SpokenVoices(), Flags(), seed=0).components
+
+
+TOLD_NOT = [("en", "don't turn off the light", "turn_off"), ("en", "no, don't turn the lights off", "turn_off"),
+            ("en", "please don't cancel my alarm", "cancel_alarm"), ("en", "Do not set an alarm.", "set_alarm"),
+            ("en", "never turn off the heater", "turn_off"), ("en", "Don’t close the bedroom blinds!", "close_cover"),
+            ("ru", "не выключай свет", "turn_off"), ("ru", "не надо выключать свет", "turn_off"),
+            ("ru", "нет, не отменяй будильник", "cancel_alarm"), ("ru", "не закрывай шторы в спальне", "close_cover"),
+            ("hi", "लाइट बंद मत करो", "turn_off"), ("hi", "light band mat karna", "turn_off"),
+            ("hi", "अलार्म मत लगाओ", "set_alarm"), ("hi", "पंखा बंद मत करना", "turn_off")]
+
+
+@pytest.mark.parametrize("lang,text,tool", TOLD_NOT)
+def test_a_request_told_not_to_be_done_is_left(told_home: Components, lang: str, text: str, tool: str) -> None:
+    decision = told_home.router().decide(text, lang, Asked())
+    assert (decision.kind, decision.calls, decision.say, decision.source) == (
+        "abstain", [], "agent.leave_it", "fastpath"), decision
+    assert decision.reason == f"told not to: {tool}"
+
+
+@pytest.mark.parametrize("lang,text", [("en", "don't forget to set an alarm for 7"),
+                                       ("ru", "не забудь поставить будильник на семь"),
+                                       ("hi", "अलार्म लगाना मत भूलना"), ("en", "no, turn off the light"),
+                                       ("en", "I don't need the light on, turn it off"),
+                                       ("ru", "нет, выключи свет"), ("en", "turn off the light")])
+def test_what_is_not_told_not_to(lang: str, text: str) -> None:
+    """"Don't forget to …" asks for it; "no, turn off the light" answers and asks; the negation of a remark is the
+    remark's: none of these is a request told not to be done."""
+    assert told_not_to(text, lang) is None
+
+
+def test_the_request_as_said_plainly() -> None:
+    assert told_not_to("No, don't turn off the light!", "en") == "turn off the light"
+    assert told_not_to("не надо выключать свет", "ru") == "выключи свет"
+    assert told_not_to("light band mat karna", "hi") == "light band karo"
