@@ -219,6 +219,38 @@ async def test_screen_brightness_goes_through_the_session(dbus_config: Config, l
         await assistant.close()
 
 
+async def test_the_screen_dimmed_or_brightened_steps_from_where_it_is(dbus_config: Config, login1: MockLogin1,
+                                                                     tmp_path: Path) -> None:
+    """"Dim the screen", "сделай экран ярче", "स्क्रीन की ब्राइटनेस कम करो": a fifth of the range from the backlight's
+    brightness now (sysfs), never down to black; unread, it is not guessed."""
+    device = tmp_path / "intel_backlight"
+    device.mkdir()
+    (device / "max_brightness").write_text("1200\n")
+    (device / "actual_brightness").write_text("600\n")  # 50 %
+    dbus_config.dbus.backlight = str(device)
+    assistant = Conversation(dbus_config)
+    try:
+        assert await assistant.say("dim the screen") == phrase("en", "screen.brightness",
+                                                               percent=say_count(30, "percent", "en"))
+        assert await assistant.say("сделай экран ярче") == phrase("ru", "screen.brightness",
+                                                                   percent=say_count(70, "percent", "ru"))
+        (device / "actual_brightness").write_text("120\n")  # 10 %
+        assert await assistant.say("स्क्रीन की ब्राइटनेस कम करो") == phrase("hi", "screen.brightness",
+                                                                        percent=say_count(5, "percent", "hi"))
+        assert login1.calls_to("SetBrightness") == [("backlight", "intel_backlight", 360),
+                                                    ("backlight", "intel_backlight", 840),
+                                                    ("backlight", "intel_backlight", 60)]
+        (device / "actual_brightness").unlink()
+        assert await assistant.say("turn the screen brightness up") == phrase("en", "screen.level_unknown")
+        assert await assistant.say("set the screen brightness") == phrase("en", "ask.percent")
+        assert len(login1.calls_to("SetBrightness")) == 3
+        # a call with neither (no sentence makes one; the model's must give the percent): said what is needed
+        neither = await assistant.components.tools.get("screen_brightness").handler({})
+        assert (neither.ok, neither.phrase) == (False, "screen.level_missing")
+    finally:
+        await assistant.close()
+
+
 # -- battery (UPower) --------------------------------------------------------------------------------------------
 
 BATTERY = {"en": "how much battery is left", "ru": "сколько осталось заряда", "hi": "बैटरी कितनी है"}

@@ -445,14 +445,21 @@ class FastPath:
         # The template that reads the most: "7 am called gym" is a time and a label, not the time "7 am called gym";
         # a reading these tools cannot take (a room, where the tool knows only names) gives way to the next
         # as many slots each: a group when the words say many ("свет на кухне" is the kitchen's lights)
+        # ... and a tool with nothing of its kind in this home (no lights: "turn up the brightness" is the screen's)
+        # only after those that have
         many = says_many(text, lang)
-        for intent, arguments in sorted(readable, key=lambda r: (-len(r[1]), not (many and "area" in r[1]))):
+        for intent, arguments in sorted(readable, key=lambda r: (self._nothing_of_its_kind(r[0]), -len(r[1]),
+                                                                 not (many and "area" in r[1]))):
             every = bool(arguments.pop(EVERY, False))
             decision = self._decision(intent, arguments)
             if decision is not None:
                 decision.every = every
                 return decision
         return None
+
+    def _nothing_of_its_kind(self, intent: str) -> bool:
+        offered = self.registry.get(intent).offered
+        return offered is not None and not offered()
 
     def _here(self, decision: Decision | None) -> Decision | None:
         """A template's "@here" room is the speaking device's; with none known, the sentence is not read."""

@@ -18,6 +18,8 @@ MANAGER_PATH = "/org/freedesktop/login1"
 MANAGER = "org.freedesktop.login1.Manager"
 USER = "org.freedesktop.login1.User"
 SESSION = "org.freedesktop.login1.Session"
+SCREEN_STEPS = {"up": 20, "down": -20}  # "brighter" / "dim the screen": a fifth of the range from where it is
+SCREEN_LOWEST = 5  # percent: dimmed step by step, the screen stays readable
 
 
 class Login1:
@@ -48,6 +50,24 @@ class Login1:
 
     def backlight_device(self) -> tuple[str, int]:
         """(name, max_brightness) of the screen's backlight from sysfs."""
+        device = self._device()
+        return device.name, int((device / "max_brightness").read_text().strip())
+
+    def backlight_now(self) -> int | None:
+        """The backlight's brightness now, in percent of its range (sysfs `actual_brightness`, else `brightness`);
+        None when it cannot be read."""
+        device = self._device()
+        top = int((device / "max_brightness").read_text().strip())
+        for name in ("actual_brightness", "brightness"):
+            try:
+                value = int((device / name).read_text().strip())
+            except (OSError, ValueError):
+                continue
+            if top > 0 and 0 <= value <= top:
+                return round(100 * value / top)
+        return None
+
+    def _device(self) -> Path:
         if self.backlight.startswith("/"):  # a device directory given by path
             candidates = [Path(self.backlight)]
         elif self.backlight:
@@ -56,9 +76,10 @@ class Login1:
             candidates = sorted(self.backlight_dir.glob("*"))
         for device in candidates:
             try:
-                return device.name, int((device / "max_brightness").read_text().strip())
+                int((device / "max_brightness").read_text().strip())
             except (OSError, ValueError):
                 continue
+            return device
         raise ServiceMissing("backlight", f"no backlight device ({self.backlight or self.backlight_dir})")
 
     # -- tools --------------------------------------------------------------------------------------------
@@ -81,8 +102,18 @@ class Login1:
         return ToolResult(True, {}, "power.reboot")
 
     async def _brightness(self, args: dict[str, Any]) -> ToolResult:
-        percent = int(args["percent"])
+        """A percent, or a step up or down from the brightness the backlight is at ("dim the screen")."""
+        if args.get("percent") is None and args.get("step") not in SCREEN_STEPS:
+            return ToolResult(False, {"code": "screen-no-level"}, "screen.level_missing")
         name, top = self.backlight_device()
+        if args.get("percent") is not None:
+            percent = int(args["percent"])
+        else:
+            now = self.backlight_now()
+            if now is None:
+                return ToolResult(False, {"code": "screen-level-unknown"}, "screen.level_unknown")
+            # dimmed, never to black: a screen at 0 cannot be read to set it back
+            percent = max(SCREEN_LOWEST, min(100, now + SCREEN_STEPS[str(args["step"])]))
         value = round(top * percent / 100)
         path = await self.session_path()
         await self.bus.call("system", LOGIN1, path, SESSION, "SetBrightness", "ssu", ["backlight", name, value])
@@ -98,9 +129,13 @@ class Login1:
                  consequential=True),
             Tool("reboot", "Restart the computer.", empty, on_bus("power", self._reboot), family="power",
                  consequential=True),
+            # "dim the screen": a step filled by code (the sentence library), standing in for the percent the model
+            # must always give and the templates ask for when neither is said
             Tool("screen_brightness", "Set the screen's brightness in percent.",
                  {"type": "object", "properties": {"percent": {"type": "integer", "minimum": 0, "maximum": 100,
-                                                                 "x-ground": "percent"}},
-                  "required": ["percent"], "additionalProperties": False},
+                                                                 "x-ground": "percent"},
+                                                     "step": {"type": "string", "enum": list(SCREEN_STEPS),
+                                                              "x-ground": "code", "x-instead-of": "percent"}},
+                  "required": [], "x-model-required": ["percent"], "additionalProperties": False},
                  on_bus("screen", self._brightness), family="power"),
         ]
