@@ -65,3 +65,26 @@ def test_the_request_as_said_plainly() -> None:
     assert told_not_to("No, don't turn off the light!", "en") == "turn off the light"
     assert told_not_to("не надо выключать свет", "ru") == "выключи свет"
     assert told_not_to("light band mat karna", "hi") == "light band karo"
+
+
+def test_a_negation_speech_to_text_ran_into_the_next_word_is_still_one() -> None:
+    """Whisper writes Hindi's "मत करना" as "मतकेरना", "मत करो" as "मत्वाण": still a request told not to be done (the
+    tolerant tier had turned the fan off); "मतलब" ("I mean") only begins the same."""
+    from hearthd.agent.checks import negated
+
+    assert negated("पंखा, बंद, मतकेरना.", "hi") and negated("ये बन्द मत्वाण", "hi")
+    assert told_not_to("पंखा, बंद, मतकेरना.", "hi") == "पंखा बंद केरना"
+    assert not negated("मेरा मतलब है लाइट बंद करो", "hi")
+    assert told_not_to("मेरा मतलब है लाइट बंद करो", "hi") is None
+
+
+@pytest.mark.parametrize("lang,text", [("hi", "पंखा बंद मतकेरना"), ("hi", "पंखा, बंद, मत करना"),
+                                       ("en", "don't turn of the kitchen lite"), ("ru", "не выключай свет на кухне")])
+def test_nothing_told_not_to_is_done_nor_rewritten_as_a_template(told_home: Components, lang: str, text: str) -> None:
+    """Neither acted on, nor offered to whisper's rescoring as the nearest template sentences: those say no negation,
+    and the one that fits the audio best is the request itself."""
+    router = told_home.router()
+    decision = router.decide(text, lang, Asked())
+    assert not decision.calls or decision.kind != "call", decision
+    assert router.candidates(text, lang) == []
+    assert router.candidates(text, lang, foreign=True) == []

@@ -28,6 +28,7 @@ from ..text import fold
 from ..tools.registry import Tool, ToolRegistry
 from .agent import Decision
 from .grounding import GROUND_KEY
+from .split import unglued
 from .when import relative_duration
 
 Pattern = tuple[str, ...]
@@ -219,7 +220,7 @@ def negated(text: str, lang: str) -> bool:
     words = negation_words(lang)
     # a tag said last, after the request, pleads rather than denies ("बत्ती जला दो ना": do turn it on)
     tags = _tags(lang)
-    said = f" {' '.join(w for w in (w.strip(_STRIP) for w in fold(text).split()) if w)} "
+    said = f" {' '.join(w for w in (w.strip(_STRIP) for w in fold(unglued(text, lang)).split()) if w)} "
     for phrase in _not_negation(lang):  # "no one's in the garage": who is there, not what not to do
         said = said.replace(f" {phrase} ", " ")
     kept = said.split()

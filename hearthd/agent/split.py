@@ -149,6 +149,23 @@ def tells_not_to(clause: str, lang: str) -> bool:
     return any(w.strip("'\"«»") in _table(lang).get("imperative_negation", []) for w in clause.lower().split())
 
 
+def unglued(text: str, lang: str) -> str:
+    """`text` with a negation that speech to text ran into the next word set apart ("पंखा बंद मतकेरना" → "पंखा बंद मत
+    केरना"; split.toml `told_not_glued`, less the words that only begin the same, `told_not_glued_not`)."""
+    table = _table(lang)
+    glued = [g.lower() for g in table.get("told_not_glued", [])]
+    if not glued:
+        return text
+    keep = {w.lower() for w in table.get("told_not_glued_not", [])}
+    out = []
+    for word in text.split():
+        bare = word.strip(",.!?…;:\"'«»“”।").lower()
+        head = next((g for g in glued if bare.startswith(g) and len(bare) > len(g) and bare not in keep
+                     and not any(bare.startswith(k) for k in keep)), None)
+        out.append(f"{word[:len(head)]} {word[len(head):]}" if head and word.lower().startswith(head) else word)
+    return " ".join(out)
+
+
 def told_not_to(text: str, lang: str) -> str | None:
     """What an utterance tells hearthd not to do, as the request it would be said plainly ("don't turn off the light"
     → "turn off the light", "нет, не выключай свет" → "выключай свет", "लाइट बंद मत करो" → "लाइट बंद करो"); None when it
@@ -159,7 +176,8 @@ def told_not_to(text: str, lang: str) -> str | None:
     if not told:
         return None
     first = {w.lower() for w in table.get("told_not_first", [])}
-    words = [w for w in (w.strip(",.!?…;:\"'«»“”।") for w in text.lower().replace("’", "'").split()) if w]
+    words = [w for w in (w.strip(",.!?…;:\"'«»“”।") for w in unglued(text, lang).lower().replace("’", "'").split())
+             if w]
     while words and words[0] in first:
         words = words[1:]
     anywhere = bool(table.get("told_not_anywhere", False))
