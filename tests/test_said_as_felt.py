@@ -106,3 +106,34 @@ def test_a_step_without_its_degrees_still_asks_to_what_temperature(felt_home: Co
                                                                    text: str) -> None:
     decision = felt_home.router().decide(text, lang, Asked())
     assert (decision.kind, decision.missing) == ("clarify", "temperature"), decision
+
+
+@pytest.mark.parametrize("lang,text,area", [("en", "is it cold in the bedroom", "Bedroom"),
+                                            ("en", "is the kitchen too hot right now", "Kitchen"),
+                                            ("hi", "बेडरूम में ठंड है क्या", "Bedroom"),
+                                            ("hi", "kya bedroom me garmi hai", "Bedroom")])
+def test_whether_a_room_is_cold_is_answered_with_its_temperature(felt_home: Components, lang: str, text: str,
+                                                                 area: str) -> None:
+    """Asked as yes or no, the room's temperature answers it (the model found no tool for "is it cold in the
+    bedroom"); said as a statement in Hindi, without "क्या", it stays a remark."""
+    decision = felt_home.router().decide(text, lang, Asked())
+    assert [(c.name, c.arguments) for c in decision.calls] == [
+        ("sensor_value", {"area": area, "quantity": "temperature"})], decision
+
+
+@pytest.mark.parametrize("lang,text", [("en", "is it cold outside"), ("en", "how warm is it outside"),
+                                       ("ru", "холодно на улице?")])
+def test_how_cold_it_is_outside_is_the_weather(felt_home: Components, lang: str, text: str) -> None:
+    """Outside is the weather, which hearthd says it cannot tell (the model reached for the lights' colour)."""
+    decision = felt_home.router().decide(text, lang, Asked())
+    assert (decision.kind, decision.say) == ("abstain", "decline.weather"), decision
+
+
+@pytest.mark.parametrize("text,direction", [("could the sound be a bit lower please", "down"),
+                                            ("can the volume be lower", "down"),
+                                            ("could it be less loud", "down"), ("can the volume be higher", "up")])
+def test_the_volume_asked_for_as_lower_or_higher(felt_home: Components, text: str, direction: str) -> None:
+    """"Could the sound be lower?": the tolerant tier read it as the nearest "… be louder" and the direction check
+    then refused it ("I wasn't sure which way you meant")."""
+    decision = felt_home.router().decide(text, "en", Asked())
+    assert [(c.name, c.arguments) for c in decision.calls] == [("change_volume", {"direction": direction})], decision
