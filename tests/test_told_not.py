@@ -88,3 +88,22 @@ def test_nothing_told_not_to_is_done_nor_rewritten_as_a_template(told_home: Comp
     assert not decision.calls or decision.kind != "call", decision
     assert router.candidates(text, lang) == []
     assert router.candidates(text, lang, foreign=True) == []
+
+
+@pytest.mark.parametrize("lang,text,tool", [("en", "I'm leaving, don't lock the front door", "lock_door"),
+                                            ("en", "don't turn off the heater, it's cold", "turn_off"),
+                                            ("ru", "дети спят, не выключай свет", "turn_off"),
+                                            ("ru", "завтра выходной, не ставь будильник", "set_alarm")])
+def test_told_not_to_with_the_reason_beside_it(told_home: Components, lang: str, text: str, tool: str) -> None:
+    decision = told_home.router().decide(text, lang, Asked())
+    assert (decision.kind, decision.say, decision.reason) == ("abstain", "agent.leave_it", f"told not to: {tool}")
+
+
+@pytest.mark.parametrize("lang,text", [("en", "no, turn off the light"), ("en", "nope, turn the lights off"),
+                                       ("ru", "нет, выключи свет"), ("hi", "नहीं, लाइट बंद करो")])
+def test_a_no_that_puts_right_what_went_before_leaves_the_request(told_home: Components, lang: str,
+                                                                  text: str) -> None:
+    """"No, turn off the light": the "no" corrects; the request after it is done (it went to the model, which refused
+    it as if not understood)."""
+    decision = told_home.router().decide(text, lang, Asked())
+    assert (decision.kind, [c.name for c in decision.calls]) == ("call", ["turn_off"]), decision

@@ -789,17 +789,23 @@ class Router:
         """"Don't turn off the light", "не выключай свет", "लाइट बंद मत करो": a request the templates (or the tolerant
         tier) read, told not to be done. Nothing is done and hearthd says it leaves things as they are; the model,
         given these, did the request or refused as if it had not understood."""
-        positive = told_not_to(text, lang)
-        if positive is None or len(split_requests(text, lang)) != 1:
-            return None
         assert self.fast_path is not None
-        read = self.fast_path.match(positive, lang)
-        if read is None and self.tolerant is not None:
-            read = self.tolerant.match(positive, lang)
-        if read is None or read.kind not in ("call", "clarify") or not read.calls:
-            return None
-        return Decision("abstain", reason=f"told not to: {read.calls[0].name}", source="fastpath",
-                        say="agent.leave_it")
+        said = [told_not_to(text, lang)]
+        # with its reason beside it ("I'm leaving, don't lock the front door", "дети спят, не выключай свет")
+        parts = [p for p in clauses(text) if p.lower() not in _no_names(lang)]
+        told = [p for p in parts if told_not_to(p, lang) is not None]
+        if len(parts) >= 2 and len(told) == 1 and all(statement(p, lang) for p in parts if p is not told[0]):
+            said.append(told_not_to(told[0], lang))
+        for positive in dict.fromkeys(p for p in said if p is not None):
+            if len(split_requests(positive, lang)) != 1:
+                continue
+            read = self.fast_path.match(positive, lang)
+            if read is None and self.tolerant is not None:
+                read = self.tolerant.match(positive, lang)
+            if read is not None and read.kind in ("call", "clarify") and read.calls:
+                return Decision("abstain", reason=f"told not to: {read.calls[0].name}", source="fastpath",
+                                say="agent.leave_it")
+        return None
 
     def _with_reason(self, text: str, lang: str) -> Decision | None:
         """"I'm heading out, lock the back door", "shut off the heater, it's getting too warm": one clause the
