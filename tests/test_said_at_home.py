@@ -1,0 +1,63 @@
+"""Requests said the way people say them at home that went to the model and came back refused or wrong: the music
+switched off ("turn the music off", "вырубай музыку": the model's turn_off of a device called "music", or a refusal),
+the blinds of a room asked about ("are the blinds open in the bedroom?": the model's open_cover, refused as a
+question), and how long until the alarm ("сколько осталось до будильника": the model's timer), "अलार्म कितने बजे का
+है" (no tool found)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from hearthd.config import Config
+from hearthd.daemon.components import Components
+from hearthd.evaluation.evaluate import load_home
+from hearthd.evaluation.spoken_suites import Flags, SpokenRunner
+
+from .test_spoken_suites import HOME
+
+
+class Asked:
+    pending: Any = None
+
+
+@pytest.fixture(scope="module")
+def home(base_config: Config) -> Components:
+    from hearthd.evaluation.voices import SpokenVoices
+
+    cfg = copy.deepcopy(base_config)
+    cfg.general.area = "Living Room"
+    return SpokenRunner(cfg, load_home(HOME), SpokenVoices(), Flags(), seed=0).components
+
+
+CASES = [
+    ("en", "turn the music off", "media", {"action": "pause"}),
+    ("en", "kill the music", "media", {"action": "pause"}),
+    ("en", "could you switch off the music please", "media", {"action": "pause"}),
+    ("ru", "выключи музыку", "media", {"action": "pause"}),
+    ("ru", "вырубай музыку", "media", {"action": "pause"}),
+    ("en", "are the blinds open in the bedroom", "device_state",
+     {"area": "Bedroom", "domain": "cover", "state": "open", "question": "any"}),
+    ("en", "are the curtains closed in the living room", "device_state",
+     {"area": "Living Room", "domain": "cover", "state": "closed", "question": "all"}),
+    ("en", "are the lights on in the kitchen", "device_state",
+     {"area": "Kitchen", "domain": "light", "state": "on", "question": "any"}),
+    ("ru", "сколько осталось до будильника", "list_alarms", {}),
+    ("hi", "अलार्म कितने बजे का है", "list_alarms", {}),
+    ("hi", "alarm kitne baje ka laga hai", "list_alarms", {}),
+]
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", CASES)
+def test_said_at_home_is_read(home: Components, lang: str, text: str, tool: str, arguments: dict[str, Any]) -> None:
+    decision = home.router().decide(text, lang, Asked())
+    assert (decision.kind, decision.source) == ("call", "fastpath"), decision
+    assert [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)]
+
+
+def test_a_named_cover_is_still_asked_about_by_its_name(home: Components) -> None:
+    """"Are the bedroom blinds open": those blinds, not every cover of the bedroom."""
+    decision = home.router().decide("are the bedroom blinds open", "en", Asked())
+    assert [(c.name, c.arguments) for c in decision.calls] == [("device_state", {"device": "bedroom blinds"})]
