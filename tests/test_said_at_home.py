@@ -61,3 +61,23 @@ def test_a_named_cover_is_still_asked_about_by_its_name(home: Components) -> Non
     """"Are the bedroom blinds open": those blinds, not every cover of the bedroom."""
     decision = home.router().decide("are the bedroom blinds open", "en", Asked())
     assert [(c.name, c.arguments) for c in decision.calls] == [("device_state", {"device": "bedroom blinds"})]
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", [
+    ("hi", "पाँच मिनट और जोड़ दो", "change_timer", {"seconds": 300, "direction": "add"}),
+    ("hi", "10 minute aur badha do", "change_timer", {"seconds": 600, "direction": "add"}),
+    ("hi", "टाइमर में पाँच मिनट और जोड़ दो", "change_timer", {"seconds": 300, "direction": "add"}),
+    ("en", "how long till the eggs are done", "timer_remaining", {"label": "eggs"}),
+])
+def test_a_timer_said_by_its_length_or_its_food(home: Components, lang: str, text: str, tool: str,
+                                                arguments: dict[str, Any]) -> None:
+    """Hindi's "और" after a length is "more", not "and" ("पाँच मिनट और जोड़ दो" was cut in two and half refused)."""
+    decision = home.router().decide(text, lang, Asked())
+    assert [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
+
+
+def test_and_after_a_length_still_joins_two_requests() -> None:
+    from hearthd.agent.split import split_requests
+
+    assert split_requests("दस मिनट का टाइमर लगाओ और लाइट बंद करो", "hi") == ["दस मिनट का टाइमर लगाओ", "लाइट बंद करो"]
+    assert split_requests("पाँच मिनट और जोड़ दो", "hi") == ["पाँच मिनट और जोड़ दो"]

@@ -32,6 +32,13 @@ def _needs_more(lang: str) -> frozenset[str]:
 
 
 @cache
+def _more_of(lang: str) -> frozenset[str]:
+    """Words a joining word after is "more" of them, not "and" ("पाँच मिनट और जोड़ दो": five minutes more; split.toml
+    `more_after`)."""
+    return frozenset(w.lower() for w in _table(lang).get("more_after", []))
+
+
+@cache
 def _courtesy(lang: str) -> tuple[tuple[str, ...], ...]:
     return tuple(sorted((tuple(w.lower().split()) for w in _table(lang).get("courtesy", [])), key=len, reverse=True))
 
@@ -94,6 +101,7 @@ def split_requests(text: str, lang: str) -> list[str]:
             after = tuple(w.lower() for w in words[i + size :])
             if " ".join(words[i : i + size]).lower() == joiner and parts[-1] \
                     and " ".join(parts[-1]).lower() not in _needs_more(lang) \
+                    and parts[-1][-1].strip(",.").lower() not in _more_of(lang) \
                     and not any(after[: len(tail)] == tail for tail in _inside(lang)):
                 parts.append([])
                 i += size
