@@ -47,6 +47,10 @@ CASES = [
     ("ru", "сколько осталось до будильника", "list_alarms", {}),
     ("hi", "अलार्म कितने बजे का है", "list_alarms", {}),
     ("hi", "alarm kitne baje ka laga hai", "list_alarms", {}),
+    ("ru", "а можно свет потусклее", "set_brightness", {"step": "down", "area": "Living Room"}),
+    ("ru", "можно свет чуть ярче", "set_brightness", {"step": "up", "area": "Living Room"}),
+    ("ru", "на сколько заряжен ноутбук", "battery_status", {}),
+    ("ru", "насколько заряжена батарея", "battery_status", {}),
 ]
 
 
