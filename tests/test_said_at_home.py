@@ -85,3 +85,15 @@ def test_and_after_a_length_still_joins_two_requests() -> None:
 
     assert split_requests("दस मिनट का टाइमर लगाओ और लाइट बंद करो", "hi") == ["दस मिनट का टाइमर लगाओ", "लाइट बंद करो"]
     assert split_requests("पाँच मिनट और जोड़ दो", "hi") == ["पाँच मिनट और जोड़ दो"]
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", [
+    ("en", "Is it called in the bedroom?", "sensor_value", {"area": "Bedroom", "quantity": "temperature"}),
+    ("ru", "А можно свет подусклее.", "set_brightness", {"step": "down", "area": "Living Room"}),
+])
+def test_as_whisper_wrote_it_in_the_spoken_check(home: Components, lang: str, text: str, tool: str,
+                                                 arguments: dict[str, Any]) -> None:
+    """Slips whisper base made of these sentences said by the test voices ("cold" as "called", "потусклее" as
+    "подусклее"), read as meant."""
+    decision = home.router().decide(text, lang, Asked())
+    assert [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
