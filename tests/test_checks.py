@@ -181,7 +181,8 @@ def test_the_fast_path_unlock_is_not_blocked(lang: str, text: str) -> None:
     ("hi", "थर्मोस्टेट पर कितना तापमान सेट है?", ("set_temperature", {"temperature": 25})),
     ("hi", "kitchen ki light jali hui hai kya", ("turn_on", {"device": "kitchen light"})),
     ("hi", "ज़रा बताओ आगे का दरवाज़ा लॉक है या नहीं", ("lock_door", {"door": "front door"})),
-    ("hi", "अलार्म कितने बजे का है?", ("set_alarm", {"time": "07:00"})),
+    # (the templates answer "अलार्म कितने बजे का है?" with the alarms, tests/test_said_at_home.py; this one they do not)
+    ("hi", "अलार्म किस वक़्त का है?", ("set_alarm", {"time": "07:00"})),
 ])
 def test_a_question_does_not_change_anything(lang: str, text: str, proposed: tuple[str, dict[str, Any]]) -> None:
     _refused(_outcome(text, lang, *proposed), lang, "check.question")
