@@ -41,6 +41,20 @@ def components(base_config: Config):  # type: ignore[no-untyped-def]
     return Components(base_config)
 
 
+@pytest.fixture(scope="module")
+def living_room(base_config: Config):  # type: ignore[no-untyped-def]
+    """The spoken suites' home (tests/data/commands/home.yaml: lights, blinds, a thermostat, a heater, a fan) with
+    the microphone in the living room; the model loads only if a test reaches it."""
+    from hearthd.evaluation.evaluate import load_home
+    from hearthd.evaluation.spoken_suites import Flags, SpokenRunner
+    from hearthd.evaluation.voices import SpokenVoices
+
+    cfg = copy.deepcopy(base_config)
+    cfg.general.area = "Living Room"
+    return SpokenRunner(cfg, load_home(ROOT / "tests" / "data" / "commands" / "home.yaml"), SpokenVoices(), Flags(),
+                        seed=0).components
+
+
 @pytest.fixture
 def broker(tmp_path: Path) -> Iterator[Broker]:
     """A mosquitto of the test's own on 127.0.0.1 (a test may stop and start it again on the same port)."""

@@ -6,10 +6,12 @@ cache cannot be rewound, snapshots only) and the default model (attention: the c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import itertools
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -96,18 +98,9 @@ def test_the_budget_covers_the_catalogue_prefix(tiny: ChatModel, tmp_path: Path)
     agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path, max_turn_s=10.0)
     agent.prepared_in_background = True
     tokens = len(tiny.prefix_tokens(agent.prefix("ru")))
-    real_eval = tiny.llm.eval
-
-    def slow_eval(batch: list[int]) -> None:  # a machine whose cores are busy: 0.1 s a chunk
-        threading.Event().wait(0.1)
-        real_eval(batch)
-
-    tiny.llm.eval = slow_eval  # type: ignore[method-assign]
-    try:
+    with slowed(tiny, 0.1):  # a machine whose cores are busy: 0.1 s a chunk
         agent.max_turn_s = 0.35  # the budget ends after the first chunks of the prefix
         decision = agent.decide("поставь будильник на семь", "ru")
-    finally:
-        del tiny.llm.eval
     assert decision.kind == "abstain" and decision.say == "agent.too_slow"
     assert decision.evaluated < tokens  # cut inside the prefix, not after it
     assert tiny.budget_state.deadline == float("inf")  # the next turn starts with no deadline left over
@@ -120,25 +113,33 @@ SLOW_CHUNK_S = 1.2
 AFTER_PREFIX_S = 4.0
 
 
+@contextlib.contextmanager
+def slowed(model: ChatModel, seconds: float, min_batch: int = 0) -> Iterator[None]:
+    """The model's evaluation as on a machine whose cores are busy: each chunk of at least `min_batch` tokens takes
+    `seconds` longer (min_batch 64: the prefix's chunks are slow, a turn's own words are not)."""
+    real_eval = model.llm.eval
+
+    def slow_eval(batch: list[int]) -> None:
+        if len(batch) >= min_batch:
+            threading.Event().wait(seconds)
+        real_eval(batch)
+
+    model.llm.eval = slow_eval  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del model.llm.eval
+
+
 def test_a_one_shot_first_use_prepares_the_prefix_before_the_clock_starts(tiny: ChatModel, tmp_path: Path) -> None:
     """`hearthd ask` on a fresh install (no saved prefix, no daemon warming it): the prefix is made ready first,
     so a slow machine is slow once instead of saying "took too long" to the first request."""
     agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path, max_turn_s=10.0)
-    real_eval = tiny.llm.eval
-
-    def slow_eval(batch: list[int]) -> None:  # the prefix's chunks are slow; the turn's own words are not
-        if len(batch) >= 64:
-            threading.Event().wait(SLOW_CHUNK_S)
-        real_eval(batch)
-
-    tiny.llm.eval = slow_eval  # type: ignore[method-assign]
-    try:
+    with slowed(tiny, SLOW_CHUNK_S, min_batch=64):  # the prefix's chunks are slow; the turn's own words are not
         agent.max_turn_s = AFTER_PREFIX_S  # less than the prefix takes here (4+ slow chunks)
         started = time.monotonic()
         decision = agent.decide("поставь будильник на семь", "ru")
         took = time.monotonic() - started
-    finally:
-        del tiny.llm.eval
     assert took > agent.max_turn_s  # the prefix alone took longer than a turn may
     assert decision.say != "agent.too_slow" and decision.prefix == "evaluated", decision  # by the preparation
     assert list(tmp_path.glob("*.kv"))  # and saved for the next one
@@ -147,8 +148,6 @@ def test_a_one_shot_first_use_prepares_the_prefix_before_the_clock_starts(tiny: 
 def test_a_live_turn_that_prepares_its_prefix_gets_its_budget_after_it(tiny: ChatModel, tmp_path: Path) -> None:
     """The live loop without the daemon's warm-up: the gate says the turn began at the end of speech, before the
     prefix was prepared; the budget starts once the prefix is ready, or every first turn would be cut."""
-    import contextlib
-
     end_of_speech = time.monotonic()
 
     @contextlib.contextmanager
@@ -158,18 +157,8 @@ def test_a_live_turn_that_prepares_its_prefix_gets_its_budget_after_it(tiny: Cha
     agent = Agent(tiny, load_catalogue(CATALOGUE), state_dir=tmp_path, max_turn_s=AFTER_PREFIX_S, gate=gate)
     tiny._snapshots.clear()
     tiny.llm.reset()
-    real_eval = tiny.llm.eval
-
-    def slow_eval(batch: list[int]) -> None:
-        if len(batch) >= 64:
-            threading.Event().wait(SLOW_CHUNK_S)
-        real_eval(batch)
-
-    tiny.llm.eval = slow_eval  # type: ignore[method-assign]
-    try:
+    with slowed(tiny, SLOW_CHUNK_S, min_batch=64):
         decision = agent.decide("поставь будильник на семь", "ru")
-    finally:
-        del tiny.llm.eval
     assert time.monotonic() - end_of_speech > agent.max_turn_s
     assert decision.say != "agent.too_slow", decision
 
@@ -339,16 +328,7 @@ def test_a_turn_before_the_daemons_warm_up_has_begun_is_on_its_budget(qwen35_xml
     model._snapshots.clear()  # a cold prefix
     model.llm.reset()
     tokens = len(model.prefix_tokens(agent.prefix("ru")))
-    real_eval = model.llm.eval
-
-    def slow_eval(batch: list[int]) -> None:  # a machine whose cores are busy: 0.1 s a chunk
-        threading.Event().wait(0.1)
-        real_eval(batch)
-
-    model.llm.eval = slow_eval  # type: ignore[method-assign]
-    try:
+    with slowed(model, 0.1):  # a machine whose cores are busy: 0.1 s a chunk
         agent.max_turn_s = 0.35
         decision = agent.decide("поставь будильник на семь", "ru")
-    finally:
-        del model.llm.eval
     assert decision.say == "agent.too_slow" and decision.evaluated < tokens, decision

@@ -5,32 +5,11 @@ on"), the feeling is the reason and the request is what is done."""
 
 from __future__ import annotations
 
-import copy
-from typing import Any
-
 import pytest
 
-from hearthd.config import Config
 from hearthd.daemon.components import Components
-from hearthd.evaluation.evaluate import load_home
-from hearthd.evaluation.spoken_suites import Flags, SpokenRunner
 
-from .test_spoken_suites import HOME
-
-
-class Asked:
-    pending: Any = None
-
-
-@pytest.fixture(scope="module")
-def felt_home(base_config: Config) -> Components:
-    """The spoken suites' home (a thermostat in the living room, a heater and a ceiling fan in the bedroom)."""
-    from hearthd.evaluation.voices import SpokenVoices
-
-    cfg = copy.deepcopy(base_config)
-    cfg.general.area = "Living Room"
-    return SpokenRunner(cfg, load_home(HOME), SpokenVoices(), Flags(), seed=0).components
-
+from .spoken_home import Asked, decide
 
 FELT = [("en", "it's freezing in here"), ("en", "I'm cold"), ("en", "it's way too hot in here"),
         ("en", "I'm a bit chilly"), ("en", "its really stuffy in the house"), ("en", "I am boiling"),
@@ -39,15 +18,15 @@ FELT = [("en", "it's freezing in here"), ("en", "I'm cold"), ("en", "it's way to
 
 
 @pytest.mark.parametrize("lang,text", FELT)
-def test_how_warm_it_feels_indoors_is_asked_about(felt_home: Components, lang: str, text: str) -> None:
-    decision = felt_home.router().decide(text, lang, Asked())
+def test_how_warm_it_feels_indoors_is_asked_about(living_room: Components, lang: str, text: str) -> None:
+    decision = decide(living_room, text, lang)
     assert (decision.kind, decision.source, decision.missing) == ("clarify", "fastpath", "temperature"), decision
     assert [c.name for c in decision.calls] == ["set_temperature"]
 
 
-def test_the_answer_sets_the_temperature(felt_home: Components) -> None:
+def test_the_answer_sets_the_temperature(living_room: Components) -> None:
     asked = Asked()
-    router = felt_home.router()
+    router = living_room.router()
     assert router.decide("I'm freezing", "en", asked).kind == "clarify"
     answered = router.decide("twenty two degrees", "en", asked)
     assert [(c.name, c.arguments.get("temperature")) for c in answered.calls] == [("set_temperature", 22)]
@@ -55,9 +34,9 @@ def test_the_answer_sets_the_temperature(felt_home: Components) -> None:
 
 @pytest.mark.parametrize("lang,text", [("en", "it's cold outside"), ("en", "it's freezing out there today"),
                                        ("ru", "на улице холодно")])
-def test_the_weather_outside_is_no_request_about_the_thermostat(felt_home: Components, lang: str,
+def test_the_weather_outside_is_no_request_about_the_thermostat(living_room: Components, lang: str,
                                                                  text: str) -> None:
-    decision = felt_home.router().decide(text, lang, Asked())
+    decision = decide(living_room, text, lang)
     assert not (decision.kind == "clarify" and decision.source == "fastpath"), decision
 
 
@@ -69,9 +48,9 @@ def test_the_weather_outside_is_no_request_about_the_thermostat(felt_home: Compo
     ("ru", "мне жарко выключи обогреватель", ("turn_off", "Heater")),
     ("ru", "включи вентилятор, тут душно", ("turn_on", "Ceiling Fan")),
 ])
-def test_the_feeling_beside_a_request_is_its_reason(felt_home: Components, lang: str, text: str,
+def test_the_feeling_beside_a_request_is_its_reason(living_room: Components, lang: str, text: str,
                                                     call: tuple[str, str]) -> None:
-    decision = felt_home.router().decide(text, lang, Asked())
+    decision = decide(living_room, text, lang)
     assert decision.kind == "call" and decision.source == "fastpath", decision
     assert [(c.name, c.arguments.get("device")) for c in decision.calls] == [call]
 
@@ -92,9 +71,9 @@ BY_DEGREES = [
 
 
 @pytest.mark.parametrize("lang,text,step,by", BY_DEGREES)
-def test_degrees_up_or_down_are_a_step_from_the_target(felt_home: Components, lang: str, text: str, step: str,
+def test_degrees_up_or_down_are_a_step_from_the_target(living_room: Components, lang: str, text: str, step: str,
                                                        by: float) -> None:
-    decision = felt_home.router().decide(text, lang, Asked())
+    decision = decide(living_room, text, lang)
     assert decision.kind == "call", decision
     assert [(c.name, c.arguments.get("step"), c.arguments.get("by")) for c in decision.calls] == [
         ("set_temperature", step, by)]
@@ -102,9 +81,9 @@ def test_degrees_up_or_down_are_a_step_from_the_target(felt_home: Components, la
 
 @pytest.mark.parametrize("lang,text", [("en", "turn the heat up a bit"), ("en", "make it warmer"),
                                        ("ru", "сделай потеплее"), ("ru", "прибавь отопление немного")])
-def test_a_step_without_its_degrees_still_asks_to_what_temperature(felt_home: Components, lang: str,
+def test_a_step_without_its_degrees_still_asks_to_what_temperature(living_room: Components, lang: str,
                                                                    text: str) -> None:
-    decision = felt_home.router().decide(text, lang, Asked())
+    decision = decide(living_room, text, lang)
     assert (decision.kind, decision.missing) == ("clarify", "temperature"), decision
 
 
@@ -112,28 +91,28 @@ def test_a_step_without_its_degrees_still_asks_to_what_temperature(felt_home: Co
                                             ("en", "is the kitchen too hot right now", "Kitchen"),
                                             ("hi", "बेडरूम में ठंड है क्या", "Bedroom"),
                                             ("hi", "kya bedroom me garmi hai", "Bedroom")])
-def test_whether_a_room_is_cold_is_answered_with_its_temperature(felt_home: Components, lang: str, text: str,
+def test_whether_a_room_is_cold_is_answered_with_its_temperature(living_room: Components, lang: str, text: str,
                                                                  area: str) -> None:
     """Asked as yes or no, the room's temperature answers it (the model found no tool for "is it cold in the
     bedroom"); said as a statement in Hindi, without "क्या", it stays a remark."""
-    decision = felt_home.router().decide(text, lang, Asked())
+    decision = decide(living_room, text, lang)
     assert [(c.name, c.arguments) for c in decision.calls] == [
         ("sensor_value", {"area": area, "quantity": "temperature"})], decision
 
 
 @pytest.mark.parametrize("lang,text", [("en", "is it cold outside"), ("en", "how warm is it outside"),
                                        ("ru", "холодно на улице?")])
-def test_how_cold_it_is_outside_is_the_weather(felt_home: Components, lang: str, text: str) -> None:
+def test_how_cold_it_is_outside_is_the_weather(living_room: Components, lang: str, text: str) -> None:
     """Outside is the weather, which hearthd says it cannot tell (the model reached for the lights' colour)."""
-    decision = felt_home.router().decide(text, lang, Asked())
+    decision = decide(living_room, text, lang)
     assert (decision.kind, decision.say) == ("abstain", "decline.weather"), decision
 
 
 @pytest.mark.parametrize("text,direction", [("could the sound be a bit lower please", "down"),
                                             ("can the volume be lower", "down"),
                                             ("could it be less loud", "down"), ("can the volume be higher", "up")])
-def test_the_volume_asked_for_as_lower_or_higher(felt_home: Components, text: str, direction: str) -> None:
+def test_the_volume_asked_for_as_lower_or_higher(living_room: Components, text: str, direction: str) -> None:
     """"Could the sound be lower?": the tolerant tier read it as the nearest "… be louder" and the direction check
     then refused it ("I wasn't sure which way you meant")."""
-    decision = felt_home.router().decide(text, "en", Asked())
+    decision = decide(living_room, text, "en")
     assert [(c.name, c.arguments) for c in decision.calls] == [("change_volume", {"direction": direction})], decision

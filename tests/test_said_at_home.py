@@ -6,31 +6,13 @@ question), and how long until the alarm ("сколько осталось до �
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
 
-from hearthd.config import Config
 from hearthd.daemon.components import Components
-from hearthd.evaluation.evaluate import load_home
-from hearthd.evaluation.spoken_suites import Flags, SpokenRunner
 
-from .test_spoken_suites import HOME
-
-
-class Asked:
-    pending: Any = None
-
-
-@pytest.fixture(scope="module")
-def home(base_config: Config) -> Components:
-    from hearthd.evaluation.voices import SpokenVoices
-
-    cfg = copy.deepcopy(base_config)
-    cfg.general.area = "Living Room"
-    return SpokenRunner(cfg, load_home(HOME), SpokenVoices(), Flags(), seed=0).components
-
+from .spoken_home import decide
 
 CASES = [
     ("en", "turn the music off", "media", {"action": "pause"}),
@@ -55,15 +37,16 @@ CASES = [
 
 
 @pytest.mark.parametrize("lang,text,tool,arguments", CASES)
-def test_said_at_home_is_read(home: Components, lang: str, text: str, tool: str, arguments: dict[str, Any]) -> None:
-    decision = home.router().decide(text, lang, Asked())
+def test_said_at_home_is_read(living_room: Components, lang: str, text: str, tool: str,
+                              arguments: dict[str, Any]) -> None:
+    decision = decide(living_room, text, lang)
     assert (decision.kind, decision.source) == ("call", "fastpath"), decision
     assert [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)]
 
 
-def test_a_named_cover_is_still_asked_about_by_its_name(home: Components) -> None:
+def test_a_named_cover_is_still_asked_about_by_its_name(living_room: Components) -> None:
     """"Are the bedroom blinds open": those blinds, not every cover of the bedroom."""
-    decision = home.router().decide("are the bedroom blinds open", "en", Asked())
+    decision = decide(living_room, "are the bedroom blinds open", "en")
     assert [(c.name, c.arguments) for c in decision.calls] == [("device_state", {"device": "bedroom blinds"})]
 
 
@@ -73,10 +56,10 @@ def test_a_named_cover_is_still_asked_about_by_its_name(home: Components) -> Non
     ("hi", "टाइमर में पाँच मिनट और जोड़ दो", "change_timer", {"seconds": 300, "direction": "add"}),
     ("en", "how long till the eggs are done", "timer_remaining", {"label": "eggs"}),
 ])
-def test_a_timer_said_by_its_length_or_its_food(home: Components, lang: str, text: str, tool: str,
+def test_a_timer_said_by_its_length_or_its_food(living_room: Components, lang: str, text: str, tool: str,
                                                 arguments: dict[str, Any]) -> None:
     """Hindi's "और" after a length is "more", not "and" ("पाँच मिनट और जोड़ दो" was cut in two and half refused)."""
-    decision = home.router().decide(text, lang, Asked())
+    decision = decide(living_room, text, lang)
     assert [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
 
 
@@ -91,9 +74,9 @@ def test_and_after_a_length_still_joins_two_requests() -> None:
     ("en", "Is it called in the bedroom?", "sensor_value", {"area": "Bedroom", "quantity": "temperature"}),
     ("ru", "А можно свет подусклее.", "set_brightness", {"step": "down", "area": "Living Room"}),
 ])
-def test_as_whisper_wrote_it_in_the_spoken_check(home: Components, lang: str, text: str, tool: str,
+def test_as_whisper_wrote_it_in_the_spoken_check(living_room: Components, lang: str, text: str, tool: str,
                                                  arguments: dict[str, Any]) -> None:
     """Slips whisper base made of these sentences said by the test voices ("cold" as "called", "потусклее" as
     "подусклее"), read as meant."""
-    decision = home.router().decide(text, lang, Asked())
+    decision = decide(living_room, text, lang)
     assert [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision

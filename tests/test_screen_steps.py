@@ -5,32 +5,11 @@ brightness", naming nothing, is this room's lights where the home has lights, el
 
 from __future__ import annotations
 
-import copy
-from typing import Any
-
 import pytest
 
-from hearthd.config import Config
 from hearthd.daemon.components import Components
-from hearthd.evaluation.evaluate import load_home
-from hearthd.evaluation.spoken_suites import Flags, SpokenRunner
 
-from .test_spoken_suites import HOME
-
-
-class Asked:
-    pending: Any = None
-
-
-@pytest.fixture(scope="module")
-def lit_home(base_config: Config) -> Components:
-    """The spoken suites' home: lights in the living room, where the microphone is."""
-    from hearthd.evaluation.voices import SpokenVoices
-
-    cfg = copy.deepcopy(base_config)
-    cfg.general.area = "Living Room"
-    return SpokenRunner(cfg, load_home(HOME), SpokenVoices(), Flags(), seed=0).components
-
+from .spoken_home import decide
 
 STEPS = [("en", "dim the screen", "down"), ("en", "make the screen brighter", "up"),
          ("en", "could you turn the screen brightness down a bit", "down"), ("en", "the screen is too bright", "down"),
@@ -42,24 +21,24 @@ STEPS = [("en", "dim the screen", "down"), ("en", "make the screen brighter", "u
 
 
 @pytest.mark.parametrize("lang,text,step", STEPS)
-def test_the_screen_brighter_or_dimmer_is_a_step(lit_home: Components, lang: str, text: str, step: str) -> None:
-    decision = lit_home.router().decide(text, lang, Asked())
+def test_the_screen_brighter_or_dimmer_is_a_step(living_room: Components, lang: str, text: str, step: str) -> None:
+    decision = decide(living_room, text, lang)
     assert (decision.kind, decision.source) == ("call", "fastpath"), decision
     assert [(c.name, c.arguments) for c in decision.calls] == [("screen_brightness", {"step": step})]
 
 
-def test_how_bright_not_said_is_asked(lit_home: Components) -> None:
-    decision = lit_home.router().decide("could you adjust the screen brightness", "en", Asked())
+def test_how_bright_not_said_is_asked(living_room: Components) -> None:
+    decision = decide(living_room, "could you adjust the screen brightness", "en")
     assert (decision.kind, decision.missing, [c.name for c in decision.calls]) == (
         "clarify", "percent", ["screen_brightness"])
 
 
 @pytest.mark.parametrize("text,step", [("turn up the brightness", "up"), ("turn the brightness down a bit", "down")])
-def test_the_brightness_of_nothing_named_is_the_lights_where_there_are_lights(lit_home: Components,
+def test_the_brightness_of_nothing_named_is_the_lights_where_there_are_lights(living_room: Components,
                                                                             components: Components, text: str,
                                                                             step: str) -> None:
-    lit = lit_home.router().decide(text, "en", Asked())
+    lit = decide(living_room, text, "en")
     assert [(c.name, c.arguments.get("step"), c.arguments.get("area")) for c in lit.calls] == [
         ("set_brightness", step, "Living Room")], lit
-    bare = components.router().decide(text, "en", Asked())  # the shipped default: no smart home
+    bare = decide(components, text, "en")  # the shipped default: no smart home
     assert [(c.name, c.arguments) for c in bare.calls] == [("screen_brightness", {"step": step})], bare

@@ -5,33 +5,12 @@ understood ("Sorry, I'm not sure what to do with the lights") or, worse, could a
 
 from __future__ import annotations
 
-import copy
-from typing import Any
-
 import pytest
 
 from hearthd.agent.split import told_not_to
-from hearthd.config import Config
 from hearthd.daemon.components import Components
-from hearthd.evaluation.evaluate import load_home
-from hearthd.evaluation.spoken_suites import Flags, SpokenRunner
 
-from .test_spoken_suites import HOME
-
-
-class Asked:
-    pending: Any = None
-
-
-@pytest.fixture(scope="module")
-def told_home(base_config: Config) -> Components:
-    """The spoken suites' home (lights, blinds, a thermostat, alarms)."""
-    from hearthd.evaluation.voices import SpokenVoices
-
-    cfg = copy.deepcopy(base_config)
-    cfg.general.area = "Living Room"
-    return SpokenRunner(cfg, load_home(HOME), SpokenVoices(), Flags(), seed=0).components
-
+from .spoken_home import Asked, decide
 
 TOLD_NOT = [("en", "don't turn off the light", "turn_off"), ("en", "no, don't turn the lights off", "turn_off"),
             ("en", "please don't cancel my alarm", "cancel_alarm"), ("en", "Do not set an alarm.", "set_alarm"),
@@ -43,8 +22,8 @@ TOLD_NOT = [("en", "don't turn off the light", "turn_off"), ("en", "no, don't tu
 
 
 @pytest.mark.parametrize("lang,text,tool", TOLD_NOT)
-def test_a_request_told_not_to_be_done_is_left(told_home: Components, lang: str, text: str, tool: str) -> None:
-    decision = told_home.router().decide(text, lang, Asked())
+def test_a_request_told_not_to_be_done_is_left(living_room: Components, lang: str, text: str, tool: str) -> None:
+    decision = decide(living_room, text, lang)
     assert (decision.kind, decision.calls, decision.say, decision.source) == (
         "abstain", [], "agent.leave_it", "fastpath"), decision
     assert decision.reason == f"told not to: {tool}"
@@ -80,10 +59,10 @@ def test_a_negation_speech_to_text_ran_into_the_next_word_is_still_one() -> None
 
 @pytest.mark.parametrize("lang,text", [("hi", "पंखा बंद मतकेरना"), ("hi", "पंखा, बंद, मत करना"),
                                        ("en", "don't turn of the kitchen lite"), ("ru", "не выключай свет на кухне")])
-def test_nothing_told_not_to_is_done_nor_rewritten_as_a_template(told_home: Components, lang: str, text: str) -> None:
+def test_nothing_told_not_to_is_done_nor_rewritten_as_a_template(living_room: Components, lang: str, text: str) -> None:
     """Neither acted on, nor offered to whisper's rescoring as the nearest template sentences: those say no negation,
     and the one that fits the audio best is the request itself."""
-    router = told_home.router()
+    router = living_room.router()
     decision = router.decide(text, lang, Asked())
     assert not decision.calls or decision.kind != "call", decision
     assert router.candidates(text, lang) == []
@@ -94,16 +73,16 @@ def test_nothing_told_not_to_is_done_nor_rewritten_as_a_template(told_home: Comp
                                             ("en", "don't turn off the heater, it's cold", "turn_off"),
                                             ("ru", "дети спят, не выключай свет", "turn_off"),
                                             ("ru", "завтра выходной, не ставь будильник", "set_alarm")])
-def test_told_not_to_with_the_reason_beside_it(told_home: Components, lang: str, text: str, tool: str) -> None:
-    decision = told_home.router().decide(text, lang, Asked())
+def test_told_not_to_with_the_reason_beside_it(living_room: Components, lang: str, text: str, tool: str) -> None:
+    decision = decide(living_room, text, lang)
     assert (decision.kind, decision.say, decision.reason) == ("abstain", "agent.leave_it", f"told not to: {tool}")
 
 
 @pytest.mark.parametrize("lang,text", [("en", "no, turn off the light"), ("en", "nope, turn the lights off"),
                                        ("ru", "нет, выключи свет"), ("hi", "नहीं, लाइट बंद करो")])
-def test_a_no_that_puts_right_what_went_before_leaves_the_request(told_home: Components, lang: str,
+def test_a_no_that_puts_right_what_went_before_leaves_the_request(living_room: Components, lang: str,
                                                                   text: str) -> None:
     """"No, turn off the light": the "no" corrects; the request after it is done (it went to the model, which refused
     it as if not understood)."""
-    decision = told_home.router().decide(text, lang, Asked())
+    decision = decide(living_room, text, lang)
     assert (decision.kind, [c.name for c in decision.calls]) == ("call", ["turn_off"]), decision
