@@ -86,3 +86,24 @@ def test_a_no_that_puts_right_what_went_before_leaves_the_request(living_room: C
     it as if not understood)."""
     decision = decide(living_room, text, lang)
     assert (decision.kind, [c.name for c in decision.calls]) == ("call", ["turn_off"]), decision
+
+
+def test_odd_text_never_breaks_the_negation_readers() -> None:
+    """Seeded garbage (punctuation alone, a lone "मत", a negation with nothing after it, mixed scripts, long runs):
+    each reader answers, and a negation with no request after it is none."""
+    import random
+
+    from hearthd.agent.checks import negated
+    from hearthd.agent.split import unglued
+
+    rng = random.Random(29)
+    pieces = ["मत", "मतलब", "मत्", "don't", "не", "нет", ",", "…", "’", "", " ", "ु", "\u200d", "no", "mat", "do not",
+              "आ", "x" * 50, "🙂", "\t", "।", "«", "не надо"]
+    for _ in range(400):
+        text = " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        for lang in ("en", "ru", "hi"):
+            assert isinstance(unglued(text, lang), str)
+            assert isinstance(negated(text, lang), bool)
+            told = told_not_to(text, lang)
+            assert told is None or told.strip()
+    assert told_not_to("don't", "en") is None and told_not_to("мат", "hi") is None and told_not_to("मत", "hi") is None

@@ -48,26 +48,8 @@ class Login1:
             raise ServiceMissing(LOGIN1, "the user has no graphical session to lock")
         return str(path)
 
-    def backlight_device(self) -> tuple[str, int]:
-        """(name, max_brightness) of the screen's backlight from sysfs."""
-        device = self._device()
-        return device.name, int((device / "max_brightness").read_text().strip())
-
-    def backlight_now(self) -> int | None:
-        """The backlight's brightness now, in percent of its range (sysfs `actual_brightness`, else `brightness`);
-        None when it cannot be read."""
-        device = self._device()
-        top = int((device / "max_brightness").read_text().strip())
-        for name in ("actual_brightness", "brightness"):
-            try:
-                value = int((device / name).read_text().strip())
-            except (OSError, ValueError):
-                continue
-            if top > 0 and 0 <= value <= top:
-                return round(100 * value / top)
-        return None
-
-    def _device(self) -> Path:
+    def _device(self) -> tuple[Path, int]:
+        """The backlight's sysfs directory and its max_brightness."""
         if self.backlight.startswith("/"):  # a device directory given by path
             candidates = [Path(self.backlight)]
         elif self.backlight:
@@ -76,11 +58,23 @@ class Login1:
             candidates = sorted(self.backlight_dir.glob("*"))
         for device in candidates:
             try:
-                int((device / "max_brightness").read_text().strip())
+                return device, int((device / "max_brightness").read_text().strip())
             except (OSError, ValueError):
                 continue
-            return device
         raise ServiceMissing("backlight", f"no backlight device ({self.backlight or self.backlight_dir})")
+
+    @staticmethod
+    def _percent_now(device: Path, top: int) -> int | None:
+        """The backlight's brightness now, in percent of its range (sysfs `actual_brightness`, else `brightness`);
+        None when it cannot be read."""
+        for name in ("actual_brightness", "brightness"):
+            try:
+                value = int((device / name).read_text().strip())
+            except (OSError, ValueError):
+                continue
+            if top > 0 and 0 <= value <= top:
+                return round(100 * value / top)
+        return None
 
     # -- tools --------------------------------------------------------------------------------------------
 
@@ -105,11 +99,12 @@ class Login1:
         """A percent, or a step up or down from the brightness the backlight is at ("dim the screen")."""
         if args.get("percent") is None and args.get("step") not in SCREEN_STEPS:
             return ToolResult(False, {"code": "screen-no-level"}, "screen.level_missing")
-        name, top = self.backlight_device()
+        device, top = self._device()
+        name = device.name
         if args.get("percent") is not None:
             percent = int(args["percent"])
         else:
-            now = self.backlight_now()
+            now = self._percent_now(device, top)
             if now is None:
                 return ToolResult(False, {"code": "screen-level-unknown"}, "screen.level_unknown")
             # dimmed, never to black: a screen at 0 cannot be read to set it back
