@@ -154,3 +154,48 @@ def test_the_question_says_the_day_and_the_yes_keeps_the_other_days(base_config,
     assert len(c.alarms.pending()) == 3  # nothing before the yes
     assert say(yes) == phrase(lang, "alarm.day_off_tomorrow", times="6:30, 7:00")
     assert _rings(c.alarms) == [("Thu 03 07:00", "daily"), ("Tue 01 22:00", "")]
+
+
+@pytest.mark.parametrize("lang,text", [("en", "don't wake me up tomorrow"), ("en", "no need to wake me tomorrow"),
+                                       ("ru", "завтра не буди"), ("ru", "меня завтра будить не надо"),
+                                       ("hi", "कल मुझे मत उठाना"), ("hi", "kal subah mat jagana")])
+def test_told_not_to_wake_them_on_a_day_that_days_alarm_goes(base_config, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                            monkeypatch: pytest.MonkeyPatch, lang: str,
+                                                            text: str) -> None:
+    """"Don't wake me up tomorrow" asks for no alarm tomorrow (before, "All right, I'll leave it as it is", and the
+    alarm rang): tomorrow's one-off goes, a daily one skips the day only, the others stay; with no day or time said
+    nothing is done. The model is never asked."""
+    from hearthd.daemon.components import Components
+    from hearthd.daemon.pipeline import Pipeline
+    from hearthd.events import Trace
+    from hearthd.locale import phrase
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    c = Components(base_config)
+    evening = datetime(2026, 12, 1, 21, 0, tzinfo=BERLIN)  # Tuesday
+    c.alarms._now = lambda: evening
+    monkeypatch.setattr(c, "agent", lambda: pytest.fail("the model was asked"))
+
+    def say(said: str) -> str:
+        return asyncio.run(Pipeline(c, Trace()).run_text(said, language=lang)).reply
+
+    c.alarms.add("06:30", day="tomorrow")
+    c.alarms.add("09:00", repeat="saturday")
+    assert say(text) == phrase(lang, "alarm.day_off_tomorrow", times="6:30")
+    assert _rings(c.alarms) == [("Sat 05 09:00", "saturday")]
+    c.alarms.add("07:00", repeat="daily")
+    say(text)
+    assert _rings(c.alarms) == [("Sat 05 09:00", "saturday"), ("Thu 03 07:00", "daily")]  # Wednesday skipped
+    assert say(text) == phrase(lang, "alarm.day_none_tomorrow")  # nothing left tomorrow: said so
+
+
+@pytest.mark.parametrize("lang,text", [("en", "don't wake me up"), ("en", "don't set an alarm on weekdays"),
+                                       ("ru", "не буди меня"), ("hi", "मुझे मत जगाना")])
+def test_told_not_to_wake_them_with_no_day_or_time_leaves_the_alarms(lang: str, text: str) -> None:
+    from hearthd.agent.fastpath import _not_then
+    from hearthd.agent.split import told_not_to
+
+    positive = told_not_to(text, lang)
+    assert positive is not None
+    read = alarm_fast_path().match(positive, lang)
+    assert read is None or not read.calls or _not_then(read.calls[0]) is None

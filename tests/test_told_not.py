@@ -46,6 +46,27 @@ def test_the_request_as_said_plainly() -> None:
     assert told_not_to("light band mat karna", "hi") == "light band karo"
 
 
+@pytest.mark.parametrize("lang,text,plainly", [
+    ("en", "no need to turn the heating on", "turn the heating on"),
+    ("en", "you don't have to wake me tomorrow", "wake me tomorrow"),
+    ("en", "there's no need to close the blinds", "close the blinds"),
+    ("ru", "свет не выключай", "свет выключи"),  # the negation beside its verb, after the thing
+    ("ru", "завтра не буди", "завтра разбуди"),
+    ("ru", "будить меня не надо", "разбуди меня"),  # after the verb
+    ("ru", "на кухне свет выключать не нужно", "на кухне свет выключи"),
+])
+def test_the_negation_said_after_the_start(lang: str, text: str, plainly: str) -> None:
+    assert told_not_to(text, lang) == plainly
+
+
+@pytest.mark.parametrize("lang,text", [("ru", "свет не горит"), ("ru", "свет не включается"),
+                                       ("ru", "я не знаю, включи свет"), ("ru", "почему не работает свет"),
+                                       ("en", "need to wake up at seven"), ("en", "the light doesn't turn on")])
+def test_a_negation_inside_a_remark_is_not_told_not_to(lang: str, text: str) -> None:
+    """Russian's "не" later in the utterance counts only beside a verb said as one says what not to do."""
+    assert told_not_to(text, lang) is None
+
+
 def test_a_negation_speech_to_text_ran_into_the_next_word_is_still_one() -> None:
     """Whisper writes Hindi's "मत करना" as "मतकेरना", "मत करो" as "मत्वाण": still a request told not to be done (the
     tolerant tier had turned the fan off); "मतलब" ("I mean") only begins the same."""

@@ -57,6 +57,9 @@ class Decision:
     # with `among`: the tolerant tier's own reading, asked as a question if the model finds nothing ("Did you mean:
     # lock all the doors?" rather than "Sorry, I can't help with that")
     fallback: Decision | None = field(default=None, repr=False, compare=False)
+    # the call is what being told not to do something asks for ("don't wake me up tomorrow": that day's alarm
+    # cancelled): the words of the other side ("wake") are the ones negated, not a sign of the wrong tool
+    told_not: bool = False
 
 
 class AgentError(HearthdError):

@@ -347,7 +347,7 @@ def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | No
         return refuse(f"{acting[0]}: no words in {text[:40]!r}", "check.no_request")
     if question and acting and asks(_without_names(text, decision), lang):
         return refuse(f"{acting[0]}: the sentence asks, it does not request", "check.question")
-    for call in decision.calls if decision.kind == "call" else []:
+    for call in decision.calls if decision.kind == "call" and not decision.told_not else []:
         tool = registry.get(call.name) if registry is not None and call.name in registry else None
         if other := opposite_said(tool, _without_names(text, decision), lang, call.arguments):  # the name's words
             # are what it is for, not what is done ("remind me at 8 that the gas must be turned off")

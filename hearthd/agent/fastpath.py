@@ -628,6 +628,20 @@ class OpenQuestion(Protocol):
     pending: Pending | None
 
 
+def _not_then(call: ToolCall) -> Decision | None:
+    """What being told not to do `call` asks for when it is not leaving things be: "don't wake me up tomorrow", "не
+    буди меня в семь", "कल मुझे मत उठाना" say there should be no alarm then, so that day's or that time's alarm is
+    cancelled (a repeating one skips the day: `cancel_alarm`'s own rule; none then: it says so). Told not to wake
+    them with no day or time said, or on a repeat ("don't wake me on weekdays"), nothing is done."""
+    if call.name != "set_alarm" or "repeat" in call.arguments:
+        return None
+    when = {k: v for k, v in call.arguments.items() if k in ("day", "time")}
+    if not when:
+        return None
+    return Decision("call", calls=[ToolCall("cancel_alarm", when)], source="fastpath",
+                    reason="told not to set an alarm: that one cancelled", told_not=True)
+
+
 class Router:
     """The fast path first, then the model (loaded only when a turn needs it); keeps the one open question.
 
@@ -803,8 +817,8 @@ class Router:
             if read is None and self.tolerant is not None:
                 read = self.tolerant.match(positive, lang)
             if read is not None and read.kind in ("call", "clarify") and read.calls:
-                return Decision("abstain", reason=f"told not to: {read.calls[0].name}", source="fastpath",
-                                say="agent.leave_it")
+                return _not_then(read.calls[0]) or Decision("abstain", reason=f"told not to: {read.calls[0].name}",
+                                                             source="fastpath", say="agent.leave_it")
         return None
 
     def _with_reason(self, text: str, lang: str) -> Decision | None:

@@ -186,8 +186,8 @@ def told_not_to(text: str, lang: str) -> str | None:
     first = {w.lower() for w in table.get("told_not_first", [])}
     words = [w for w in (w.strip(",.!?…;:\"'«»“”।") for w in unglued(text, lang).lower().replace("’", "'").split())
              if w]
-    while words and words[0] in first:
-        words = words[1:]
+    while words and words[0] in first and not any(" ".join(words[:len(p.split())]) == p for p in told):
+        words = words[1:]  # ("no need to …" is a negation of its own, not a "no" before one)
     anywhere = bool(table.get("told_not_anywhere", False))
     but = [w.lower().split() for w in table.get("told_not_but", [])]
     plain: dict[str, str] = dict(table.get("told_not_as", {}))  # type: ignore[arg-type]
@@ -201,6 +201,19 @@ def told_not_to(text: str, lang: str) -> str | None:
                 return None  # "don't forget to …", "भूलना मत": do it
             rest = [plain.get(w, w) for w in words[:i] + words[i + n:]]
             return " ".join(rest) if rest else None
+    if table.get("told_not_at_verb", False):
+        # later in the utterance, beside a verb said as one says what not to do: before it ("завтра не буди", "свет
+        # не выключай") or after it ("будить не надо"): what comes first is then a time or a thing, not a remark
+        after = sorted({" ".join(p.lower().split()) for p in table.get("told_not_after", [])}, key=len, reverse=True)
+        for phrase, before in [(p, True) for p in told] + [(p, False) for p in after]:
+            n = len(phrase.split())
+            for i in range(1, len(words) - n + 1):
+                if " ".join(words[i:i + n]) != phrase:
+                    continue
+                if (words[i + n] in plain if before and i + n < len(words) else
+                        not before and any(w in plain for w in words[:i])):
+                    rest = [plain.get(w, w) for w in words[:i] + words[i + n:]]
+                    return " ".join(rest)
     return None
 
 
