@@ -33,7 +33,45 @@ CASES = [
     ("ru", "можно свет чуть ярче", "set_brightness", {"step": "up", "area": "Living Room"}),
     ("ru", "на сколько заряжен ноутбук", "battery_status", {}),
     ("ru", "насколько заряжена батарея", "battery_status", {}),
+    # a cover halfway: "halfway" was heard by the tolerant tier as the hallway, and its blinds closed
+    ("en", "close the blinds halfway", "set_cover_position", {"device": "blinds", "percent": 50}),
+    ("en", "could you lower the blinds half way down", "set_cover_position", {"device": "blinds", "percent": 50}),
+    ("en", "open the garage door part of the way", "set_cover_position", {"device": "garage door", "percent": 50}),
+    ("hi", "पर्दे आधे बंद करो", "set_cover_position", {"device": "curtains", "percent": 50}),
+    ("hi", "blinds aadhe band kar do", "set_cover_position", {"device": "blinds", "percent": 50}),
+    # a temperature past 35 (the model chose the lights' brightness at 72 %)
+    ("en", "set the thermostat to seventy two", "set_temperature", {"temperature": 72.0, "device": "Thermostat"}),
+    ("ru", "поставь термостат на семьдесят", "set_temperature", {"temperature": 70}),
+    # a timer's name and its length with no word between (the model dropped the name)
+    ("en", "set a timer for pasta 10 minutes", "set_timer", {"label": "pasta", "seconds": 600}),
+    ("en", "start a timer for the rice, twenty minutes", "set_timer", {"label": "rice", "seconds": 1200}),
+    ("en", "make a timer for my tea three minutes", "set_timer", {"label": "tea", "seconds": 180}),
+    ("ru", "поставь таймер на пельмени на восемь минут", "set_timer", {"label": "пельмени", "seconds": 480}),
+    ("ru", "поставь таймер на десять минут на пиццу", "set_timer", {"seconds": 600, "label": "пиццу"}),
+    # the light put on, as much of England says it, in a room
+    ("en", "put the lights on in the hall", "turn_on", {"device": "Hallway Light"}),
+    ("en", "put the light out in the bedroom", "turn_off", {"device": "Bedroom Light"}),
+    # the sound off
+    ("en", "mute yourself", "mute", {}),
+    ("en", "turn the sound off", "mute", {}),
+    ("en", "mute everything", "mute", {}),
+    # what a plug-switched machine makes, asked for
+    ("en", "make me a coffee", "turn_on", {"device": "Coffee Machine"}),
+    ("en", "could you brew some coffee", "turn_on", {"device": "Coffee Machine"}),
 ]
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", [
+    ("en", "set a timer for an hour and a half", "set_timer", {"seconds": 5400}),
+    ("en", "set a timer for me for 90 seconds", "set_timer", {"seconds": 90}),
+    ("en", "cancel the 10 minute timer", "cancel_timer", {"label": "10 minute"}),
+    ("en", "set a timer for 10 minutes", "set_timer", {"seconds": 600}),
+])
+def test_a_length_alone_is_no_timers_name(living_room: Components, lang: str, text: str, tool: str,
+                                          arguments: dict[str, Any]) -> None:
+    """The name-then-length reading never takes part of a length as a name ("an" of "an hour and a half")."""
+    decision = decide(living_room, text, lang)
+    assert [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)]
 
 
 @pytest.mark.parametrize("lang,text,tool,arguments", CASES)

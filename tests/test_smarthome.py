@@ -369,3 +369,27 @@ async def test_a_fan_that_is_off_is_not_turned_down_and_a_speed_is_asked_for_whe
     assert off.ok and off.phrase == "home.is_off" and recorder.sent == []
     nothing = await fan.handler({"device": "ceiling fan"})
     assert not nothing.ok and nothing.phrase == "home.speed_missing" and recorder.sent == []
+
+
+@pytest.mark.parametrize("unit,low,high,sent", [("F", 45, 95, [("t/set", "72")]), ("C", 7, 30, [])])
+async def test_a_thermostat_in_fahrenheit_takes_seventy_two_and_one_in_celsius_says_its_range(
+        unit: str, low: int, high: int, sent: list[tuple[str, str]]) -> None:
+    """"Set the thermostat to seventy two": a thermostat Home Assistant runs in °F (45-95) is set to it (the tool's
+    schema stopped at 35 °C, so it never could be, and the model then chose the lights' brightness); one in °C says
+    the range it can be set between, and nothing is sent."""
+    from hearthd.tools.registry import ToolRegistry
+    from hearthd.tools.smarthome import SmartHome
+
+    catalogue = Catalogue(None)
+    e = entity("t", "climate", "Thermostat", "Living Room", temperature_command_topic="t/set", min_temp=low,
+               max_temp=high, temperature_unit=unit)
+    catalogue.entities[e.key] = e
+    recorder = Recorder()
+
+    async def link() -> Recorder:
+        return recorder
+
+    registry = ToolRegistry(SmartHome(catalogue, link).tools())
+    result = await registry.get("set_temperature").handler(registry.validate("set_temperature", {"temperature": 72}))
+    assert recorder.sent == sent
+    assert (result.ok, result.phrase) == ((True, "home.temperature_set") if sent else (False, "home.out_of_range"))

@@ -197,6 +197,30 @@ def _clock_then_label(text: str, lang: str) -> tuple[str, str] | None:
     return None
 
 
+def _label_then_duration(text: str, lang: str) -> tuple[str, int] | None:
+    """A timer's name and its length said one after the other ("a timer for pasta 10 minutes", "for the rice, twenty
+    minutes"): the length is the longest run of words at the end that reads as one, the rest the name. Two
+    wildcards side by side cannot be a template, so the one slot is read in two."""
+    words = text.replace(",", " ").split()
+    if _duration(text, lang) is not None:
+        return None  # "an hour and a half": all of it is the length ({seconds} reads it)
+    for cut in range(1, len(words)):
+        seconds = _duration(" ".join(words[cut:]), lang)
+        if seconds is not None:
+            label = _label(" ".join(words[:cut]), lang)
+            if label is None or any(ch.isdigit() for ch in label) or _duration(label, lang) is not None \
+                    or words[0].lower() in _no_names(lang):  # "for me for 90 seconds": no timer called "me for"
+                return None
+            return label, seconds
+    return None
+
+
+def _ends_in_a_length(text: str, lang: str) -> bool:
+    """"rice twenty minutes": a name and a length said together, never a timer's name (the template that reads the
+    two does); a length alone is one ("cancel the 10 minute timer")."""
+    return _label_then_duration(text, lang) is not None
+
+
 def _place(text: str, lang: str) -> str | None:
     """A place asked about ("what time is it in London", "в Токио", "in Eastern time"): the user's words, never a
     duration or a number ("what time is it in ten minutes") nor an alarm or a reminder."""
@@ -215,6 +239,7 @@ def _place(text: str, lang: str) -> str | None:
 
 SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": _clock, "time_for": _clock_then_purpose,
                                                       "time_label": _clock_then_label,
+                                                      "label_seconds": _label_then_duration,
                                                       "seconds": _duration,
                                                       "percent": _percent, "label": _label, "date": _date,
                                                       "scene": _label, "place": _place}
@@ -530,9 +555,11 @@ class FastPath:
             if reader and not str(entity.text).strip() and not getattr(entity, "is_wildcard", False):
                 arguments[name] = entity.value  # the template's own value ("the fan on high": 100), nothing said
                 continue
-            if reader and not _plausible_slot(str(entity.text), lang, MAX_LABEL_WORDS if name == "time_label" else 0):
+            if reader and not _plausible_slot(str(entity.text), lang,
+                                              MAX_LABEL_WORDS if name in ("time_label", "label_seconds") else 0):
                 return None  # a wildcard that swallowed a second request: "7 am and tell me a joke"
-            if name == "label" and parse_clock(str(entity.text), lang) is not None:
+            if name == "label" and (parse_clock(str(entity.text), lang) is not None
+                                    or _ends_in_a_length(str(entity.text), lang)):
                 return None  # "cancel the 6:45 alarm": a time, not an alarm called "6:45"
             if name == "label" and any(opens_a_question(said, lang) for said in (str(entity.text),
                                                                                  str(entity.text).split(None, 1)[-1])):
@@ -549,6 +576,9 @@ class FastPath:
                 return None
             if name == "time_label":
                 arguments["time"], arguments["label"] = value
+                continue
+            if name == "label_seconds":
+                arguments["label"], arguments["seconds"] = value
                 continue
             arguments["time" if name == "time_for" else name] = value
         return arguments

@@ -701,7 +701,7 @@ class SmartHome:
             # thermostat reports, filled by code (the sentence library); it stands in for the temperature, which the
             # model must always give and the templates ask for when neither is said ("make it warmer")
             tool("set_temperature", "Set the thermostat's target temperature in degrees.",
-                 schema({"temperature": {"type": "number", "minimum": 5, "maximum": 35, "x-ground": "number"},
+                 schema({"temperature": {"type": "number", "minimum": 5, "maximum": 95, "x-ground": "number"},
                          "device": device,
                          "step": {**code, "enum": list(STEPS), "x-instead-of": "temperature"},
                          "by": {"type": "number", "minimum": 0.5, "maximum": 10, "x-ground": "code"}},
