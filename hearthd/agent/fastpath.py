@@ -238,7 +238,7 @@ def _place(text: str, lang: str) -> str | None:
 
 
 SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": _clock, "time_for": _clock_then_purpose,
-                                                      "time_label": _clock_then_label,
+                                                      "new_time": _clock, "time_label": _clock_then_label,
                                                       "label_seconds": _label_then_duration,
                                                       "seconds": _duration,
                                                       "percent": _percent, "label": _label, "date": _date,
