@@ -58,6 +58,14 @@ CASES = [
     # what a plug-switched machine makes, asked for
     ("en", "make me a coffee", "turn_on", {"device": "Coffee Machine"}),
     ("en", "could you brew some coffee", "turn_on", {"device": "Coffee Machine"}),
+    # a nap of so long: a timer named for it (refused as a time said without an alarm)
+    ("en", "i want to take a 20 minute nap", "set_timer", {"seconds": 1200, "label": "nap"}),
+    ("en", "let me nap for half an hour", "set_timer", {"seconds": 1800, "label": "nap"}),
+    ("ru", "хочу вздремнуть 20 минут", "set_timer", {"seconds": 1200, "label": "сна"}),
+    ("ru", "посплю полчаса, разбуди меня", "set_timer", {"seconds": 1800, "label": "сна"}),
+    # the light asked for in a word (the model asked which device)
+    ("en", "lights, please", "turn_on", {"domain": "light", "area": "Living Room"}),
+    ("ru", "свет, пожалуйста", "turn_on", {"area": "Living Room", "domain": "light"}),
 ]
 
 
