@@ -24,6 +24,7 @@ from .parsing import ToolCall
 from .split import (
     clauses,
     goes_on,
+    left_out,
     split_requests,
     statement,
     tells_not_to,
@@ -482,6 +483,27 @@ class FastPath:
                 return decision
         return None
 
+    def home_thing(self, said: str, lang: str, components: tuple[str, ...]) -> str | None:
+        """The room, floor or device of this home `said` names ("the bedroom", "спальни", "upstairs", "the floor
+        lamp"), as the home spells it; None when it names none, or several devices."""
+        from ..tools.catalogue import home_words
+
+        if self.library is None:
+            return None
+        skip = {fold(w) for w in (*home_words().fillers, *_no_names(lang), *skip_words(lang))}
+        words = [w for w in words_of(fold(said)) if w not in skip]
+        if not words:
+            return None
+        phrase = " ".join(words)
+        lists = self.library.slot_lists()
+        for value in (*lists["area"].values, *lists["floor"].values):
+            if " ".join(words_of(fold(str(value.text_in.text)))) == phrase:
+                return str(value.value_out)
+        catalogue = self.library.catalogue()
+        found = catalogue.resolve(" ".join(words), components).entities if catalogue is not None and components \
+            else []
+        return found[0].name if len(found) == 1 else None
+
     def _nothing_of_its_kind(self, intent: str) -> bool:
         offered = self.registry.get(intent).offered
         return offered is not None and not offered()
@@ -792,8 +814,8 @@ class Router:
         among: list[str] = []
         guess: Decision | None = None
         if self.fast_path is not None:
-            decision = self.fast_path.match(text, lang) or self._several(text, lang) or self._with_reason(text, lang) \
-                or self._told_not(text, lang)
+            decision = self._leaving_out(text, lang) or self.fast_path.match(text, lang) or self._several(text, lang) \
+                or self._with_reason(text, lang) or self._told_not(text, lang)
             if decision is not None:
                 return decision
             if self.tolerant is not None and len(split_requests(text, lang)) == 1 and not decline_kind(text, lang):
@@ -828,6 +850,41 @@ class Router:
         if not any(d is not None and d.kind == "call" for d in decisions):
             return None
         return self._each_part(text, parts, decisions, lang, None)
+
+    def _leaving_out(self, text: str, lang: str) -> Decision | None:
+        """"Turn off all the lights except the bedroom", "выключи свет везде кроме спальни", "बेडरूम को छोड़कर सारी
+        लाइटें बंद कर दो": the request for many, with the room, floor or device left out (a code argument, `except`).
+        Before, the tolerant tier read the one room said, and turned off the bedroom's light alone. A left-out this
+        home has nothing called, after a word that only means this, is asked about rather than guessed."""
+        from ..tools.smarthome import KINDS
+
+        assert self.fast_path is not None
+        ways = left_out(text, lang)
+        many = False
+        for main, out, _sure in ways:
+            read = self.fast_path.match(main, lang)
+            if read is None and self.tolerant is not None:
+                read = self.tolerant.match(main, lang)
+            if read is None or read.kind != "call" or len(read.calls) != 1:
+                continue
+            call = read.calls[0]
+            registry = self._registry()
+            tool = registry.get(call.name) if registry is not None and call.name in registry else None
+            if tool is None or "except" not in tool.parameters.get("properties", {}) or call.arguments.get("device") \
+                    or call.arguments.get("door") or not any(call.arguments.get(k) for k in ("area", "domain",
+                                                                                              "device_class")):
+                continue
+            many = True
+            name = self.fast_path.home_thing(out, lang, KINDS.get(call.name, ()))
+            if name is None:
+                continue
+            call.arguments = {**call.arguments, "except": name}
+            return Decision("call", calls=[call], source=read.source, reason=f"{call.name}, all but {name}",
+                            name_probs=read.name_probs)
+        if many and any(sure for _, _, sure in ways):
+            return Decision("abstain", reason="what to leave out names nothing in this home", source="fastpath",
+                            say="home.left_out_unknown")
+        return None
 
     def _told_not(self, text: str, lang: str) -> Decision | None:
         """"Don't turn off the light", "не выключай свет", "लाइट बंद मत करो": a request the templates (or the tolerant

@@ -217,6 +217,41 @@ def told_not_to(text: str, lang: str) -> str | None:
     return None
 
 
+def left_out(text: str, lang: str) -> list[tuple[str, str, bool]]:
+    """The ways `text` may say what to leave out of a request for many ("turn off all the lights except the bedroom",
+    "выключи свет везде кроме спальни", "बेडरूम को छोड़कर सारी लाइटें बंद कर दो"): (the request without it, what is left
+    out, sure), the longest left-out first. `sure`: said with a word that only ever means this (split.toml `except`,
+    `except_after`); otherwise ("but", `except_maybe`) it counts only when what follows names a room or a device. The
+    caller says whether the left-out names one; none of these when the text says no such word."""
+    table = _table(lang)
+    words = [w.strip(".!?…;:\"'«»“”।") for w in text.replace("’", "'").split()]
+    words = [w for w in words if w]
+    low = [w.lower().strip(",") for w in words]
+
+    def phrases(key: str) -> list[list[str]]:
+        return sorted((p.lower().split() for p in table.get(key, [])), key=len, reverse=True)
+
+    out: list[tuple[str, str, bool]] = []
+    for key, after, sure in (("except", False, True), ("except_maybe", False, False), ("except_after", True, True)):
+        for marker in phrases(key):
+            n = len(marker)
+            for i in range(len(low) - n + 1):
+                if low[i:i + n] != marker:
+                    continue
+                before, rest = words[:i], words[i + n:]
+                if after:  # the left-out ends at the marker: the words before it, back to a comma or the start
+                    start = max((j + 1 for j, w in enumerate(before) if w.endswith(",")), default=0)
+                    for k in range(start, len(before)):
+                        out.append((" ".join(before[:k] + rest).strip(" ,"), " ".join(before[k:]).strip(" ,"), sure))
+                else:  # the left-out follows the marker, up to a comma or the end
+                    end = next((j + 1 for j, w in enumerate(rest) if w.endswith(",")), len(rest))
+                    for k in range(end, 0, -1):
+                        out.append((" ".join(before + rest[k:]).strip(" ,"), " ".join(rest[:k]).strip(" ,"), sure))
+        if out:
+            return [o for o in out if o[0] and o[1]]
+    return []
+
+
 @cache
 def _there(lang: str) -> tuple[tuple[str, ...], ...]:
     return tuple(sorted((tuple(w.lower().split()) for w in _table(lang).get("there", [])), key=len, reverse=True))

@@ -166,7 +166,8 @@ class SmartHome:
 
     def group(self, args: dict[str, Any], components: Iterable[str]) -> list[Entity]:
         """The devices a call without a name means: of `domain` (else any of `components`), in `area` (an area or a
-        floor of mqtt.floors), of `device_class` ("blind"); sorted by name. Filled only by code (the sentence
+        floor of mqtt.floors), of `device_class` ("blind"), but for `except` (a room, a floor or a device's name);
+        sorted by name. Filled only by code (the sentence
         library reads the area and the kind from the user's words), never decoded by the model."""
         domain = str(args.get("domain") or "")
         wanted = {domain} & set(components) if domain else set(components)
@@ -175,6 +176,10 @@ class SmartHome:
         if area:
             areas = set(self.floors.get(area, [])) or {area}
             pool = [e for e in pool if e.area.lower() in areas]
+        left = str(args.get("except") or "").strip().lower()
+        if left:  # "all the lights except the bedroom": that room (or floor, or device) left out
+            out = set(self.floors.get(left, [])) or {left}
+            pool = [e for e in pool if e.area.lower() not in out and e.name.lower() != left]
         wanted_class = str(args.get("device_class") or "").lower()
         if wanted_class:
             classes = CLASS_FAMILIES.get(wanted_class, {wanted_class})  # "the garage door" is a door
@@ -662,7 +667,7 @@ class SmartHome:
         # Filled by code only (the sentence library reads them from the user's words; never shown to the model nor
         # decoded): a call with these and no name acts on a group, "turn off the lights in the kitchen".
         code = {"type": "string", "maxLength": 60, "x-ground": "code"}
-        group = {"area": code, "device_class": code}
+        group = {"area": code, "device_class": code, "except": code}  # except: a room, floor or device left out
         named = ["device"]  # what the model must fill in these tools: it never makes a group call
         switchable = {"domain": {**code, "enum": list(SWITCHABLE)}}
         lights = {"domain": {**code, "enum": ["light"]}}  # "dim the lights" in every room: the home's lights
