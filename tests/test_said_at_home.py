@@ -66,6 +66,7 @@ CASES = [
     # the light asked for in a word (the model asked which device)
     ("en", "lights, please", "turn_on", {"domain": "light", "area": "Living Room"}),
     ("ru", "свет, пожалуйста", "turn_on", {"area": "Living Room", "domain": "light"}),
+    ("ru", "кондиционер на двадцать", "set_temperature", {"temperature": 20}),
 ]
 
 
@@ -126,3 +127,20 @@ def test_as_whisper_wrote_it_in_the_spoken_check(living_room: Components, lang: 
     "подусклее"), read as meant."""
     decision = decide(living_room, text, lang)
     assert [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
+
+
+@pytest.mark.parametrize("lang,text", [("hi", "बहुत गर्मी है"), ("hi", "मुझे ठंड लग रही है"), ("hi", "bahut garmi hai yaar"),
+                                       ("ru", "слушай, а можно потеплее сделать"), ("ru", "а можно похолоднее")])
+def test_how_warm_it_feels_asks_to_what_temperature(living_room: Components, lang: str, text: str) -> None:
+    """Said as it feels ("बहुत गर्मी है": no tool found; "ठंड लग रही है": the temperature read out; "а можно потеплее":
+    the model's brightness): the thermostat, and to what temperature is asked, as "мне жарко" is."""
+    decision = decide(living_room, text, lang)
+    assert (decision.kind, decision.missing, [c.name for c in decision.calls]) == (
+        "clarify", "temperature", ["set_temperature"]), decision
+
+
+@pytest.mark.parametrize("lang,text,device", [("hi", "बहुत गर्मी है, पंखा चला दो", "fan"),
+                                              ("hi", "ठंड लग रही है, हीटर चालू कर दो", "Heater")])
+def test_the_feeling_beside_a_request_is_its_reason(living_room: Components, lang: str, text: str, device: str) -> None:
+    decision = decide(living_room, text, lang)
+    assert [(c.name, c.arguments) for c in decision.calls] == [("turn_on", {"device": device})]
