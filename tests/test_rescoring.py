@@ -90,6 +90,22 @@ def test_a_sentence_that_stops_before_the_speech_does_pays_for_what_it_leaves_un
     assert rescored(heard, ["поставь будильник"], fitting({heard: -0.2, "поставь будильник": -0.3}), 1.0, -2.3)
 
 
+@pytest.mark.parametrize("negated_score,chosen", [(-0.4, "रसोई की बत्ती बंद मत करो"), (-1.6, "रसोई की बत्ती बंद करो")])
+def test_the_sentence_told_not_to_be_done_is_taken_when_the_audio_fits_it_better(negated_score: float,
+                                                                                 chosen: str) -> None:
+    """Whisper garbled the "मत" ("बंद मद्खारो"); no template says it, so the sentence nearest was the request itself,
+    and the light the user said to leave on went off. The chosen sentence told not to be done is weighed too."""
+    from hearthd.agent.split import told_not_form
+
+    heard = "डसोटी की बात बंद मद्खारो"
+    fit = fitting({heard: -1.0, "रसोई की बत्ती बंद करो": -0.9, "रसोई की बत्ती बंद मत करो": negated_score,
+                   "लाइट बंद करो": -2.5})
+    found = rescored(heard, ["रसोई की बत्ती बंद करो", "लाइट बंद करो"], fit, margin=0.5, floor=-1.5,
+                     negate=lambda text: told_not_form(text, "hi"))
+    assert found is not None and found.text == chosen
+    assert fit.asked[-1] == ["रसोई की बत्ती बंद करो", "रसोई की बत्ती बंद मत करो"]  # weighed side by side
+
+
 def test_scores_that_do_not_match_the_sentences_are_an_error_not_a_guess() -> None:
     with pytest.raises(ValueError):
         rescored("a", ["b", "c"], lambda texts: [(-1.0, 1.0)], 0.9, -2.3)
@@ -278,6 +294,21 @@ def test_hindi_whisper_writes_as_noise_is_read_as_the_command_said(base_config: 
     command, result, trace = hindi(runner, *rescued[0])
     assert not trace.of_type(EventType.TRANSCRIPT)[0].heard
     assert not command.judge_decision(result.decision, suite_home)
+
+
+@pytest.mark.models
+def test_a_light_told_to_be_left_on_is_never_turned_off_by_the_rescoring(base_config: Config,
+                                                                        suite_home: SuiteHome) -> None:
+    """The test voice's "रसोई की लाइट बंद मत करो" is heard with its "मत" garbled ("… बंद मद्खारो"): whatever whisper
+    and the rescoring make of it, the kitchen light is never turned off."""
+    voices = voices_or_skip("hi")
+    runner = SpokenRunner(copy.deepcopy(base_config), suite_home, voices, Flags(), seed=0)
+    runner.load()
+    for text in ("रसोई की लाइट बंद मत करो", "टीवी बंद मत करना"):
+        _, result, trace = hindi(runner, text, None)
+        decision = result.decision  # type: ignore[attr-defined]
+        assert decision is None or not any(c.name == "turn_off" for c in decision.calls), (
+            trace.of_type(EventType.TRANSCRIPT)[0], decision)
 
 
 @pytest.mark.models

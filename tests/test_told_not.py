@@ -59,6 +59,22 @@ def test_the_negation_said_after_the_start(lang: str, text: str, plainly: str) -
     assert told_not_to(text, lang) == plainly
 
 
+@pytest.mark.parametrize("lang,plainly,told", [
+    ("en", "turn off the kitchen light", "don't turn off the kitchen light"),
+    ("ru", "выключи свет на кухне", "не выключай свет на кухне"),
+    ("ru", "поставь будильник на семь", "не ставь будильник на семь"),
+    ("hi", "रसोई की बत्ती बंद करो", "रसोई की बत्ती बंद मत करो"),
+    ("hi", "लाइट बंद कर दो", "लाइट बंद मत कर दो"),
+    ("hi", "light band kar do", "light band mat kar do"),
+])
+def test_a_request_said_as_told_not_to_and_read_back(lang: str, plainly: str, told: str) -> None:
+    """The form the rescoring weighs against the audio, and the negation reader's way back from it."""
+    from hearthd.agent.split import told_not_form
+
+    assert told_not_form(plainly, lang) == told
+    assert told_not_to(told, lang) == plainly
+
+
 @pytest.mark.parametrize("lang,text", [("ru", "свет не горит"), ("ru", "свет не включается"),
                                        ("ru", "я не знаю, включи свет"), ("ru", "почему не работает свет"),
                                        ("en", "need to wake up at seven"), ("en", "the light doesn't turn on")])
@@ -76,6 +92,9 @@ def test_a_negation_speech_to_text_ran_into_the_next_word_is_still_one() -> None
     assert told_not_to("पंखा, बंद, मतकेरना.", "hi") == "पंखा बंद केरना"
     assert not negated("मेरा मतलब है लाइट बंद करो", "hi")
     assert told_not_to("मेरा मतलब है लाइट बंद करो", "hi") is None
+    # written in Latin ("TV Band Matkarna", heard of "टीवी बंद मत करना"): set apart only before a verb
+    assert told_not_to("TV Band Matkarna", "hi") == "tv band karo"
+    assert told_not_to("matlab light band karo", "hi") is None and told_not_to("matar paneer banao", "hi") is None
 
 
 @pytest.mark.parametrize("lang,text", [("hi", "पंखा बंद मतकेरना"), ("hi", "पंखा, बंद, मत करना"),

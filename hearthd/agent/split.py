@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from typing import Any
 
 from ..locale import toml
 
@@ -162,14 +163,20 @@ def unglued(text: str, lang: str) -> str:
     केरना"; split.toml `told_not_glued`, less the words that only begin the same, `told_not_glued_not`)."""
     table = _table(lang)
     glued = [g.lower() for g in table.get("told_not_glued", [])]
-    if not glued:
+    # written in Latin ("TV Band Matkarna"), the negation is set apart only before a verb of `told_not_as`: "mat" begins
+    # too many words ("matlab", "matar", "match") for a list of those that merely begin so
+    before_verb = [g.lower() for g in table.get("told_not_glued_before_verb", [])]
+    if not glued and not before_verb:
         return text
     keep = {w.lower() for w in table.get("told_not_glued_not", [])}
+    told_as: dict[str, Any] = dict(table.get("told_not_as", {}))  # type: ignore[arg-type]
+    verbs = {w.lower() for w in (*told_as, *map(str, told_as.values()))}
     out = []
     for word in text.split():
         bare = word.strip(",.!?…;:\"'«»“”।").lower()
         head = next((g for g in glued if bare.startswith(g) and len(bare) > len(g) and bare not in keep
-                     and not any(bare.startswith(k) for k in keep)), None)
+                     and not any(bare.startswith(k) for k in keep)), None) \
+            or next((g for g in before_verb if bare.startswith(g) and bare[len(g):] in verbs), None)
         out.append(f"{word[:len(head)]} {word[len(head):]}" if head and word.lower().startswith(head) else word)
     return " ".join(out)
 
@@ -214,6 +221,33 @@ def told_not_to(text: str, lang: str) -> str | None:
                         not before and any(w in plain for w in words[:i])):
                     rest = [plain.get(w, w) for w in words[:i] + words[i + n:]]
                     return " ".join(rest)
+    return None
+
+
+def told_not_form(text: str, lang: str) -> str | None:
+    """`text`, a request said plainly, as said telling hearthd not to do it ("turn off the light" → "don't turn off
+    the light", "выключи свет" → "не выключай свет", "लाइट बंद कर दो" → "लाइट बंद मत कर दो"); None in a language
+    without the rule (split.toml `told_not_prefix`, or `told_not_before_verb` with the light verbs that follow the
+    main one, `told_not_light_verbs`). The way back to the imperfective is `told_not_as` read backwards."""
+    table = _table(lang)
+    words = text.split()
+    if not words:
+        return None
+    back: dict[str, str] = {}
+    told_as: dict[str, Any] = dict(table.get("told_not_as", {}))  # type: ignore[arg-type]
+    for said, plain in told_as.items():
+        back.setdefault(str(plain), str(said))  # (the imperative is listed before the infinitives)
+    if prefix := str(table.get("told_not_prefix", "")):
+        first = words[0].lower()
+        return " ".join([prefix, back.get(first, words[0]), *words[1:]])
+    if marker := str(table.get("told_not_before_verb", "")):
+        if not any(ch.isalpha() and not ch.isascii() for ch in text):  # written in Latin: "light band mat kar do"
+            marker = str(table.get("told_not_before_verb_latn", marker))
+        light = {w.lower() for w in table.get("told_not_light_verbs", [])}
+        at = len(words) - 1
+        if at >= 1 and words[at].lower() in light:
+            at -= 1  # "बंद कर दो": before "कर"
+        return " ".join([*words[:at], marker, *words[at:]])
     return None
 
 

@@ -40,12 +40,16 @@ class Rescored:
 
 
 def rescored(heard: str, candidates: list[str], fit: Callable[[list[str]], list[tuple[float, float]]],
-             margin: float, floor: float, foreign: bool = False) -> Rescored | None:
+             margin: float, floor: float, foreign: bool = False,
+             negate: Callable[[str], str | None] | None = None) -> Rescored | None:
     """The candidate that fits the audio best (`fit`: per sentence, its mean log-probability per token and how far
     into the speech it reaches; a sentence that stops short of what was heard pays for it), if it fits better than
     `heard`, or nearly as well (within `margin`) and at least `floor`; else None (the transcript stands). `foreign`:
     the sentences are of a language whisper did not hear, and what it wrote, read as theirs, fits badly by its
-    letters alone ("Music, turn on" read as Hindi): fitting better than it is no reason, `floor` always holds."""
+    letters alone ("Music, turn on" read as Hindi): fitting better than it is no reason, `floor` always holds.
+    `negate`: the chosen sentence told not to be done ("रसोई की बत्ती बंद मत करो"); when the audio fits it better, it
+    is chosen instead. The templates say no "don't", so a negation whisper garbled ("बंद मद्खारो") would otherwise be
+    dropped, and the light turned off that the user said to leave on."""
     others = [c for c in dict.fromkeys(candidates) if c.strip() and c.strip() != heard.strip()]
     if not others:
         return None
@@ -59,4 +63,13 @@ def rescored(heard: str, candidates: list[str], fit: Callable[[list[str]], list[
     score = adjusted[best]
     if (score <= heard_score or foreign) and (score < floor or score < heard_score - margin):
         return None
-    return Rescored(others[best], heard, round(score, 3), round(heard_score, 3), len(others))
+    text = others[best]
+    negated = negate(text) if negate is not None else None
+    if negated and negated != text:
+        weighed = fit([text, negated])
+        if len(weighed) == 2:
+            (plain, plain_reach), (told, told_reach) = weighed
+            told_score = told - REACH_COST * max(0.0, heard_reach - told_reach - REACH_SLACK)
+            if told_score > plain - REACH_COST * max(0.0, heard_reach - plain_reach - REACH_SLACK):
+                text, score = negated, max(score, told_score)
+    return Rescored(text, heard, round(score, 3), round(heard_score, 3), len(others))

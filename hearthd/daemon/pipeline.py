@@ -26,7 +26,7 @@ from ..agent.declines import refusal_phrase
 from ..agent.fastpath import Pending
 from ..agent.library import turn_area
 from ..agent.parsing import ToolCall
-from ..agent.split import without_courtesy
+from ..agent.split import told_not_form, without_courtesy
 from ..audio.pcm import SAMPLE_RATE
 from ..audio.rescoring import Rescored, rescored
 from ..audio.stt import SpeechToText, SttError
@@ -305,7 +305,8 @@ class Pipeline:
                         continue
                     found = await (run or functools.partial(self._blocking, Stage.STT))(
                         rescored, transcript.text, candidates, lambda texts, lang=lang: fit(speech, lang, texts),
-                        self.cfg.stt.rescore_margin, self.cfg.stt.rescore_floor, lang != transcript.lang)
+                        self.cfg.stt.rescore_margin, self.cfg.stt.rescore_floor, lang != transcript.lang,
+                        lambda text, lang=lang: told_not_form(text, lang))
                 except Exception:  # the transcript as whisper wrote it stands
                     log.exception("weighing the templates' sentences against the audio failed")
                     continue
