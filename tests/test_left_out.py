@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from hearthd.agent.split import left_out
+from hearthd.agent.split import left_out, sounds_left_out
 from hearthd.daemon.components import Components
 from hearthd.tools.catalogue import Catalogue
 
@@ -80,3 +80,17 @@ async def test_the_group_leaves_it_out(left: str, sent: list[str]) -> None:
     args = registry.validate("turn_off", {"domain": "light", "except": left})
     result = await registry.get("turn_off").handler(args)
     assert result.ok and sorted(topic for topic, _ in recorder.sent) == sent
+
+
+@pytest.mark.parametrize("lang,text,said", [
+    ("hi", "बेड्व। को जोकर सारी बाटि बंद करदो.", True),  # "जोकर": "छोड़कर" as whisper wrote it of the test voice
+    ("en", "turn off all lights accept the kitchen", True),
+    ("ru", "выключи свет везде кроме спальни", True),  # said: the reader finds it
+    ("hi", "मुझे सवा पाँच बजे जगा देना", False),  # "सवा" is no "सिवाय"
+    ("hi", "एक चुटकुला सुनाओ", False),
+    ("ru", "ещё громче", False),  # "громче" sounds like "кроме": that one is not listened for
+    ("en", "turn off the lights in the kitchen", False),
+])
+def test_a_word_that_sounds_like_leaving_something_out(lang: str, text: str, said: bool) -> None:
+    """What the rescoring is not offered (a sentence of the rest would do the one left out)."""
+    assert sounds_left_out(text, lang) is said

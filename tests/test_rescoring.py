@@ -312,6 +312,21 @@ def test_a_light_told_to_be_left_on_is_never_turned_off_by_the_rescoring(base_co
 
 
 @pytest.mark.models
+def test_the_room_left_out_is_never_the_one_acted_on(base_config: Config, suite_home: SuiteHome) -> None:
+    """"बेडरूम को छोड़कर सारी लाइटें बंद कर दो" is heard "बेड्व को जोकर सारी बाटि बंद करदो": the sentence nearest the
+    rest, "बेडरूम की बत्ती बंद कर दो", was chosen and the one light to be left on went off. A word that sounds like
+    one leaving something out keeps the transcript as heard."""
+    voices = voices_or_skip("hi")
+    runner = SpokenRunner(copy.deepcopy(base_config), suite_home, voices, Flags(), seed=0)
+    runner.load()
+    _, result, trace = hindi(runner, "बेडरूम को छोड़कर सारी लाइटें बंद कर दो", None)
+    decision = result.decision  # type: ignore[attr-defined]
+    calls = decision.calls if decision is not None else []
+    assert not any(c.arguments.get("device") == "Bedroom Light" or c.arguments.get("area") == "Bedroom"
+                   for c in calls), (trace.of_type(EventType.TRANSCRIPT)[0], decision)
+
+
+@pytest.mark.models
 def test_an_answer_to_an_open_question_is_never_rewritten(base_config: Config, suite_home: SuiteHome) -> None:
     """"For how long?" waits: what is said next is the answer as heard, never a template sentence near it."""
     voices = voices_or_skip("hi")

@@ -25,6 +25,7 @@ from .split import (
     clauses,
     goes_on,
     left_out,
+    sounds_left_out,
     split_requests,
     statement,
     tells_not_to,
@@ -749,6 +750,8 @@ class Router:
         if decline_kind(text, lang) or len(split_requests(text, lang)) != 1:
             return []
         if self.fast_path.match(text, lang) is not None or self._with_reason(text, lang) is not None:
+            return []
+        if sounds_left_out(text, lang):  # "… को जोकर सारी …": no sentence of the rest, which would do the one left out
             return []
         offered = self.tolerant.sentences(text, lang, alike=foreign)
         if asks(text, lang):  # a question stays one: "Is the front door lock?" is never "the front door lock"

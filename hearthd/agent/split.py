@@ -286,6 +286,24 @@ def left_out(text: str, lang: str) -> list[tuple[str, str, bool]]:
     return []
 
 
+def sounds_left_out(text: str, lang: str) -> bool:
+    """Whether `text` says, or has a word that sounds like, one of the words that leave something out of a request
+    ("बेड्व को जोकर सारी बाटि बंद करदो": "जोकर" for "छोड़कर"): speech to text garbles them as it does names, and a
+    template sentence chosen for the rest would do the very thing to be left out. Only the words of `except` and
+    `except_heard`, the ones no word of a command sounds like ("кроме" is "громче" by sound: not listened for), are
+    listened for."""
+    from ..phonetic import key, similarity
+
+    if left_out(text, lang):
+        return True
+    markers = [m.lower() for m in _table(lang).get("except_heard", [])]
+    heard = [w.strip(",.!?…;:\"'«»“”।") for w in text.split()]
+    return any(similarity(w, m) >= SOUNDS_LIKE for w in heard if len(key(w)) >= 3 for m in markers)
+
+
+SOUNDS_LIKE = 0.78  # phonetic.similarity of a heard word to a word that leaves something out
+
+
 @cache
 def _there(lang: str) -> tuple[tuple[str, ...], ...]:
     return tuple(sorted((tuple(w.lower().split()) for w in _table(lang).get("there", [])), key=len, reverse=True))
