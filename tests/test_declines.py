@@ -230,3 +230,24 @@ def test_brighter_where_a_screen_can_be_is_not_said_to_lack_lights() -> None:
     registry = ToolRegistry(AlarmBook().tools())  # and where there is none, the lights are what is missing
     assert Router(FastPath(registry), lambda: StandIn(registry)).decide("make it brighter please",
                                                                         "en").say == "home.no_lights_here"
+
+
+@pytest.mark.parametrize("lang,text,say", [
+    ("en", "turn off the lights", "home.no_lights_here"),
+    ("en", "make it brighter in here", "home.no_lights_here"),
+    ("ru", "включи свет", "home.no_lights_here"),
+    ("ru", "сделай потемнее", "home.no_lights_here"),
+    ("hi", "लाइट बंद करो", "home.no_lights_here"),
+    ("en", "lock the door", "home.no_locks_here"),
+])
+def test_a_home_request_where_the_link_knows_no_device_is_told_so(base_config: Config, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch, lang: str,
+                                                                  text: str, say: str) -> None:
+    """The shipped default: MQTT on, nothing discovered (the smart-home tools declared, none offered). "Turn off the
+    lights" went to the model, which reached for power off or the volume and answered with a vague refusal."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    assert base_config.mqtt.enabled
+    c = Components(base_config)
+    monkeypatch.setattr(c, "agent", lambda: pytest.fail("the model was asked"))
+    decision = c.router().decide(text, lang)
+    assert (decision.kind, decision.say) == ("abstain", say), decision

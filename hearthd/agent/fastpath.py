@@ -515,7 +515,16 @@ class FastPath:
             return decision
         here = self.library.here if self.library is not None else ""
         if not here:  # no room for this microphone: which room, when the home has such devices in several
-            return self.library.which_room(decision) if self.library is not None else None
+            found = self.library.which_room(decision) if self.library is not None else None
+            names = [c.name for c in decision.calls]
+            if found is None and all(n in KINDS and self._nothing_of_its_kind(n) for n in names):
+                # "make it brighter in here" where the smart-home link knows no light (the shipped default: MQTT on,
+                # nothing discovered): said so, as with no smart-home tools; the model reached for the volume
+                domain = str(decision.calls[0].arguments.get("domain") or "")
+                none = _NONE_HERE.get(names[0]) or _NONE_OF_KIND.get(domain, "no_devices")
+                return Decision("abstain", reason=f"{names[0]}: nothing of its kind in this home", source="fastpath",
+                                say=f"home.{none}_here")
+            return found
         for call in decision.calls:
             if call.arguments.get("area") == HERE:
                 call.arguments = {**call.arguments, "area": here}
@@ -681,6 +690,11 @@ class OpenQuestion(Protocol):
     pending: Pending | None
 
 
+# The kinds of device whose words say a request is about the home, and what a home without any says.
+_NONE_OF_KIND = {"light": "no_lights", "climate": "no_thermostat", "cover": "no_covers", "lock": "no_locks",
+                 "fan": "no_fans"}
+
+
 def _not_then(call: ToolCall) -> Decision | None:
     """What being told not to do `call` asks for when it is not leaving things be: "don't wake me up tomorrow", "не
     буди меня в семь", "कल मुझे मत उठाना" say there should be no alarm then, so that day's or that time's alarm is
@@ -826,6 +840,8 @@ class Router:
                 if guess is not None and guess.kind != "abstain":
                     return guess
                 among = guess.among if guess is not None and self.domain_hint else []
+            if (none := self._none_of_it(text)) is not None:
+                return none
         whole = self._agent().decide(text, lang, among=among) if among else self._agent().decide(text, lang)
         if guess is not None and guess.fallback is not None and (whole.kind == "abstain" and not whole.say
                                                                  and not whole.calls or whole.kind == "clarify"
@@ -853,6 +869,24 @@ class Router:
         if not any(d is not None and d.kind == "call" for d in decisions):
             return None
         return self._each_part(text, parts, decisions, lang, None)
+
+    def _none_of_it(self, text: str) -> Decision | None:
+        """"Turn off the lights", "включи свет" in a home whose smart-home link knows no device at all (the shipped
+        default: MQTT on, nothing discovered): "There are no lights set up for me to control here.", as with no
+        smart-home tools. The templates read these words only with the home's rooms and names; the model, left with
+        them, reached for the volume or power off."""
+        from ..tools.catalogue import home_words
+
+        registry = self._registry()
+        home = [t for t in registry if t.family == "home"] if registry is not None else []
+        if not home or any(t.offered is None or t.offered() for t in home):
+            return None
+        said = set(words_of(fold(text)))
+        for kind, phrase in _NONE_OF_KIND.items():
+            if said & {fold(w) for w in home_words().kinds.get(kind, ()) if " " not in w}:
+                return Decision("abstain", reason=f"no {kind} in this home", source="fastpath",
+                                say=f"home.{phrase}_here")
+        return None
 
     def _leaving_out(self, text: str, lang: str) -> Decision | None:
         """"Turn off all the lights except the bedroom", "выключи свет везде кроме спальни", "बेडरूम को छोड़कर सारी
