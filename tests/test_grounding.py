@@ -97,6 +97,9 @@ def test_a_name_the_model_made_up_is_what_to_ask_for(said: str, lang: str, tool:
     ("сделай потеплее, градусов двадцать три", "ru", 32, False),  # a number misread
     ("it's freezing in here", "en", 25, False),  # no number said: the model's default is no one's wish
     ("पंखा बंद करो, ठंड लग रही है", "hi", 25, False),
+    ("change it to 7:30", "en", 7, False),  # a time of day is no temperature: the heating would have gone to 7 °C
+    ("change it to 7:30", "en", 30, False),
+    ("thermostat to 7 at 7:30", "en", 7, True),  # the 7 said alone still is one
 ])
 def test_a_temperature_is_one_the_user_said(said: str, lang: str, temperature: float, kept: bool) -> None:
     """The model, told the home's domain, fills a thermostat's target with a number of its own when none was said;

@@ -212,6 +212,9 @@ def _level_said(value: Any, utterance: str, lang: str) -> bool:
                for n in (1, 2, 3) for i in range(len(words) - n + 1))
 
 
+_CLOCK = re.compile(r"(?<![\d.,])\d{1,2}:\d{2}(?![\d])")
+
+
 def _number_said(value: Any, utterance: str, lang: str, halves: bool = True) -> bool:
     """Whether `value` is a number said in `utterance` (in digits or words), or one said and a half ("nineteen and a
     half", "девятнадцать с половиной", "साढ़े उन्नीस")."""
@@ -221,6 +224,9 @@ def _number_said(value: Any, utterance: str, lang: str, halves: bool = True) -> 
         number = float(value)
     except (TypeError, ValueError):
         return False
+    # a time of day on the clock is no amount: "change it to 7:30" never grounds a temperature of 7 (the model's
+    # set_temperature(7) would have set the heating to 7 °C)
+    utterance = _CLOCK.sub(" ", utterance)
     said = {float(n) for n in numbers_said(utterance, lang)}
     said |= {float(n.replace(",", ".")) for n in re.findall(r"\d+(?:[.,]\d+)?", utterance)}
     return any(abs(number - n) < 1e-6 or (halves and abs(number - n - 0.5) < 1e-6) for n in said)
