@@ -67,7 +67,25 @@ CASES = [
     ("en", "lights, please", "turn_on", {"domain": "light", "area": "Living Room"}),
     ("ru", "свет, пожалуйста", "turn_on", {"area": "Living Room", "domain": "light"}),
     ("ru", "кондиционер на двадцать", "set_temperature", {"temperature": 20}),
+    # asked politely with a gerund (the model: a refusal)
+    ("en", "do you mind switching off the kitchen light", "turn_off", {"device": "kitchen light"}),
+    ("en", "would you mind setting an alarm for 7", "set_alarm", {"time": "07:00"}),
+    # to be told when a length has passed (refused as a question)
+    ("en", "could you let me know when 10 minutes have passed", "set_timer", {"seconds": 600}),
+    ("en", "tell me when 5 minutes are up", "set_timer", {"seconds": 300}),
+    ("en", "how much longer on the pasta", "timer_remaining", {"label": "pasta"}),
+    # everything off on a floor, with the reason before it (the model: a device called "downstairs")
+    ("en", "i'm off to bed, turn everything off downstairs", "turn_off", {"area": "Downstairs"}),
 ]
+
+
+def test_a_question_about_a_time_is_still_one() -> None:
+    """Told when a length has passed is a request only when the length comes first: "tell me when the 7 am alarm is
+    set for" asks (the model's set_alarm would have set one)."""
+    from hearthd.agent.checks import asks
+
+    assert asks("tell me when the 7 am alarm is set for", "en") and asks("tell me when my alarm is", "en")
+    assert not asks("let me know when ten minutes have passed", "en")
 
 
 @pytest.mark.parametrize("lang,text,tool,arguments", [

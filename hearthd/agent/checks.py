@@ -44,6 +44,7 @@ class _Words:
     starts: tuple[Pattern, ...]
     anywhere: tuple[Pattern, ...]
     topics: dict[str, tuple[Pattern, ...]]  # [topics]: the words that say what a sentence is about
+    notify: tuple[Pattern, ...] = ()  # "let me know when …": told later, a request when a time or length follows
 
 
 def _patterns(items: list[str]) -> tuple[Pattern, ...]:
@@ -69,7 +70,8 @@ def _words(lang: str) -> _Words:
                   merged("question", "polite"), merged("question", "polite_anywhere"), merged("question", "info"),
                   tuple(p for p in merged("question", "starts") if p not in _patterns(
                       _own(lang).get("question", {}).get("not_starts", []))),
-                  merged("question", "anywhere"), {topic: merged("topics", topic) for topic in topics})
+                  merged("question", "anywhere"), {topic: merged("topics", topic) for topic in topics},
+                  merged("question", "notify"))
 
 
 _STRIP = "\"'“”«»,;:!?()[]।॥.…¿¡"
@@ -134,6 +136,11 @@ def asks(text: str, lang: str) -> bool:
         return False
     start = _start(tokens, words)
     polite = any(_at(tokens, start, p) for p in words.polite)
+    after = start + max((len(p) for p in words.polite if _at(tokens, start, p)), default=0)
+    told = max((len(p) for p in words.notify if _at(tokens, after, p)), default=0)
+    if told and _numbers_said(" ".join(tokens[after + told:after + told + 1]), lang):
+        return False  # "let me know when ten minutes have passed": to be told then, a request ("tell me when the 7
+        #               am alarm is" asks: the number must come first)
     if _anywhere(tokens, words.info) and (polite or _info_anywhere(lang) or _anywhere(tokens[start:start + 3],
                                                                                      words.info)):
         return True  # "can you tell me whether…", "скажи, свет включён", not "set an alarm to check the news"

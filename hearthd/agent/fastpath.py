@@ -268,13 +268,15 @@ def _plausible_slot(text: str, lang: str, more: int = 0) -> bool:
 
 @functools.cache
 def _misheard(lang: str) -> tuple[tuple[re.Pattern[str], str], ...]:
-    table = locale.toml(lang, "heard.toml").get("misheard", {}) if locale.has(lang, "heard.toml") else {}
+    heard = locale.toml(lang, "heard.toml") if locale.has(lang, "heard.toml") else {}
+    table = {**heard.get("misheard", {}), **heard.get("said_as", {})}
     return tuple((re.compile(rf"(?<!\w){re.escape(heard)}(?!\w)", re.IGNORECASE), meant)
                  for heard, meant in sorted(table.items(), key=lambda kv: -len(kv[0])))
 
 
 def as_meant(text: str, lang: str) -> str:
-    """`text` with the sound-alike slips of speech to text put right (locales/<lang>/heard.toml)."""
+    """`text` with the sound-alike slips of speech to text put right, and a few ways of saying a request put as the
+    templates know it (locales/<lang>/heard.toml `misheard`, `said_as`)."""
     for pattern, meant in _misheard(lang):
         text = pattern.sub(meant, text)
     return text
