@@ -6,7 +6,7 @@ import functools
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 from typing import Any, Protocol
@@ -686,6 +686,64 @@ class Pending:
     asked: int = 1
 
 
+@dataclass
+class Done:
+    """A request just done in a conversation, which "actually, make it 8 instead" corrects (until `deadline`)."""
+
+    call: ToolCall
+    lang: str
+    deadline: float
+    data: dict[str, Any] = field(default_factory=dict)  # what the tool said it did (the alarm set, with its id)
+
+
+@functools.cache
+def _correction_intents() -> dict[str, Any]:
+    """Each language's corrections of what was just done (locales/<lang>/corrections.yaml)."""
+    from hassil import Intents
+
+    return {lang: Intents.from_dict(locale.yaml(lang, "corrections.yaml")) for lang in locale.languages()
+            if locale.has(lang, "corrections.yaml")}
+
+
+def _clock_like(text: str) -> bool:
+    return re.search(r"\d{1,2}:\d{2}", text) is not None
+
+
+_LEVELS = ("set_volume", "set_brightness", "set_fan_speed", "set_cover_position", "screen_brightness")
+CORRECTABLE = ("set_alarm", "move_alarm", "set_temperature", *_LEVELS)
+
+
+def corrected(call: ToolCall, value: str, lang: str, data: dict[str, Any] | None = None) -> ToolCall | None:
+    """`call` (just done, `data` what its tool said it did) with `value` in place of what it set: an alarm's time
+    (that very alarm moved, by its id: not a second one set, nor another at the same time), a thermostat's
+    temperature, a level in percent. None when `value` does not read as one."""
+    args = call.arguments
+    if call.name in ("set_alarm", "move_alarm"):
+        was = args.get("new_time") if call.name == "move_alarm" else args.get("time")
+        now = _clock(value, lang)
+        alarm = (data or {}).get("now", data or {})
+        which = {"id": alarm["id"]} if isinstance(alarm.get("id"), int) else {}
+        return ToolCall("move_alarm", {"time": was, "new_time": now, **which}) if was and now and now != was \
+            else None
+    if call.name == "set_temperature":
+        if _clock_like(value):
+            return None  # "8:30" is a time, never a temperature
+        words = value.split()  # the number said first ("22 degrees", "двадцать три градуса")
+        number = next((n for k in range(len(words), 0, -1) if (n := parse_number(" ".join(words[:k]), lang))
+                       is not None), None)
+        if number is None:
+            return None
+        kept = {k: v for k, v in args.items() if k == "device"}
+        return ToolCall("set_temperature", {**kept, "temperature": float(number)})
+    if call.name in _LEVELS:
+        percent = _percent(value, lang)
+        if percent is None:
+            return None
+        kept = {k: v for k, v in args.items() if k not in ("percent", "step", "by", "direction")}
+        return ToolCall(call.name, {**kept, "percent": percent})
+    return None
+
+
 class OpenQuestion(Protocol):
     """Where one conversation's open question is kept (the Router itself, or a daemon's Dialogue)."""
 
@@ -748,11 +806,38 @@ class Router:
             answered = self._room_answer(pending, text, state)
             if answered is not None:
                 return answered
+        done = getattr(state, "done", None)
+        if isinstance(done, Done) and self.clock() < done.deadline \
+                and (fixed := self._correction(done, text, lang)) is not None:
+            return fixed
         decision = self._fresh(text, lang)
         if decision.kind == "clarify":
             state.pending = Pending(decision.calls[0], decision.missing, text, lang,
                                     self.clock() + self.clarify_timeout)
         return decision
+
+    def _correction(self, done: Done, text: str, lang: str) -> Decision | None:
+        """"Actually, make it 8 instead", "нет, давай на восемь", "नहीं, आठ बजे का कर दो", said after a request was
+        done in this conversation: that request with the new value (an alarm moved, the thermostat or a level set
+        again). Before, the model was left with "make it 8" and refused it as a time with no alarm said."""
+        from hassil import recognize_all
+
+        intents = _correction_intents().get(lang)
+        registry = self._registry()
+        if intents is None or registry is None:
+            return None
+        for result in recognize_all(text.strip(" .!?…"), intents):
+            value = result.entities.get("value")
+            call = corrected(done.call, str(value.text), lang, done.data) if value is not None else None
+            if call is None or call.name not in registry:
+                continue
+            try:
+                call = ToolCall(call.name, registry.validate(call.name, call.arguments))
+            except (UnknownTool, SchemaError):
+                continue
+            return Decision("call", calls=[call], source="fastpath", reason=f"a correction of {done.call.name}",
+                            name_probs={call.name: 1.0})
+        return None
 
     def candidates(self, text: str, lang: str, foreign: bool = False) -> list[str]:
         """The template sentences speech to text may have heard as `text`, nearest first (the tolerant tier's), for

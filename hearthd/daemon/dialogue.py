@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..agent.fastpath import Pending
+from ..agent.fastpath import Done, Pending
 from .choice import Choice
 from .policy import ConfirmationPolicy, Held
 
@@ -36,6 +36,7 @@ class Dialogue:
     pending: Pending | None = None  # the Router's open clarification ("For what time?")
     held: Held | None = None  # calls waiting for a yes ("Unlock the front door?")
     choice: Choice | None = None  # a tool's open "Which one: …?"
+    done: Done | None = None  # the request just done, which "actually, make it 8" corrects (no question: not open)
     lang: str | None = None  # its last language, for a turn that does not show its own
     area: str = ""  # its room, what "here" means in it (a satellite's area); "" is the configured general.area
     used: float = field(default_factory=time.monotonic)

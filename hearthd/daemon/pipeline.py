@@ -23,7 +23,7 @@ from ..agent.agent import AgentError, Decision
 from ..agent.agent import asked_at as agent_asked_at
 from ..agent.checks import without_tag
 from ..agent.declines import refusal_phrase
-from ..agent.fastpath import Pending
+from ..agent.fastpath import CORRECTABLE, Done, Pending
 from ..agent.library import turn_area
 from ..agent.parsing import ToolCall
 from ..agent.split import told_not_form, without_courtesy
@@ -526,6 +526,11 @@ class Pipeline:
                                                  candidates=choice.candidates, source="tool"))
                 replies.append(said)
             result.reply = " ".join(replies)
+            # the request done, which this conversation may correct next ("actually, make it 8 instead")
+            router = self.c.router()
+            one = decision.calls[0] if len(decision.calls) == 1 and result.results and result.results[-1].ok else None
+            dialogue.done = Done(one, result.lang, router.clock() + router.clarify_timeout, result.results[-1].data) \
+                if one is not None and one.name in CORRECTABLE else None
         if await self._not_kept(result, dialogue, speak):
             return
         self.trace.emit(ReplyEvent(text=result.reply, lang=result.lang))

@@ -522,7 +522,11 @@ class AlarmBook:
         `label`, or the only one) rings at `new_time` instead, keeping its name and its days. A one-off keeps its day
         unless that time of it is past; several alarms that fit ask which. Before, the model set a second alarm and
         the first still rang."""
-        found = self._to_cancel({k: args[k] for k in ("time", "label", "day") if k in args})
+        if isinstance(args.get("id"), int):  # the alarm just set, corrected ("actually, make it 8")
+            found = [a for a in self.pending() if a.id == args["id"]] or ToolResult(
+                False, {"time": args.get("time", "")}, "alarm.not_found", {"time": spoken_time(str(args.get("time")))})
+        else:
+            found = self._to_cancel({k: args[k] for k in ("time", "label", "day") if k in args})
         if isinstance(found, ToolResult):
             return ToolResult(False, found.data, "alarm.which_move") if found.phrase == "alarm.which" else found
         if len(found) > 1:
@@ -762,7 +766,8 @@ class AlarmBook:
             Tool(
                 "move_alarm",
                 "Move an alarm to another time of day, keeping its name and days.",
-                {"type": "object", "properties": {"time": _TIME, "label": _LABEL, "day": _DAY, "new_time": _TIME},
+                {"type": "object", "properties": {"time": _TIME, "label": _LABEL, "day": _DAY, "new_time": _TIME,
+                                                  "id": {"type": "integer", "minimum": 1, "x-ground": "code"}},
                  "required": ["new_time"], "additionalProperties": False},
                 self.move_alarm,
                 family="alarms",
