@@ -27,7 +27,18 @@ CASES = [
     ("ru", "выключи весь свет кроме настольной лампы", "turn_off", {"domain": "light", "except": "Desk Lamp"}),
     ("hi", "बेडरूम को छोड़कर सारी लाइटें बंद कर दो", "turn_off", {"domain": "light", "except": "Bedroom"}),
     ("hi", "सारी लाइटें बंद कर दो सिवाय बेडरूम के", "turn_off", {"domain": "light", "except": "Bedroom"}),
+    ("ru", "выключи всё на втором этаже кроме кабинета", "turn_off", {"area": "Upstairs", "except": "Office"}),
+    ("hi", "kitchen ko chhodkar saari lights band kar do", "turn_off", {"domain": "light", "except": "Kitchen"}),
 ]
+
+
+@pytest.mark.parametrize("lang,text", [("ru", "закрой все шторы кроме спальни"),
+                                       ("en", "close all the curtains except the bedroom")])
+def test_when_all_there_is_is_what_is_left_out_nothing_is_done(living_room: Components, lang: str,
+                                                               text: str) -> None:
+    """The home's only curtains are the bedroom's: the tolerant tier, reading the whole, closed them."""
+    decision = decide(living_room, text, lang)
+    assert (decision.kind, decision.say, decision.calls) == ("abstain", "home.left_out_only", [])
 
 
 @pytest.mark.parametrize("lang,text,tool,arguments", CASES)

@@ -507,6 +507,15 @@ class FastPath:
             else []
         return found[0].name if len(found) == 1 else None
 
+    def only_what_is_left_out(self, named: str, out: str, lang: str, components: tuple[str, ...]) -> bool:
+        """Whether every device `named` means is in the room, or is the device, that `out` leaves out."""
+        left = self.home_thing(out, lang, components)
+        catalogue = self.library.catalogue() if self.library is not None else None
+        if left is None or catalogue is None:
+            return False
+        found = catalogue.resolve(named, components).entities
+        return bool(found) and all(left.lower() in (e.area.lower(), e.name.lower()) for e in found)
+
     def _nothing_of_its_kind(self, intent: str) -> bool:
         offered = self.registry.get(intent).offered
         return offered is not None and not offered()
@@ -985,7 +994,7 @@ class Router:
         assert self.fast_path is not None
         ways = left_out(text, lang)
         many = False
-        for main, out, _sure in ways:
+        for main, out, sure in ways:
             read = self.fast_path.match(main, lang)
             if read is None and self.tolerant is not None:
                 read = self.tolerant.match(main, lang)
@@ -994,9 +1003,15 @@ class Router:
             call = read.calls[0]
             registry = self._registry()
             tool = registry.get(call.name) if registry is not None and call.name in registry else None
-            if tool is None or "except" not in tool.parameters.get("properties", {}) or call.arguments.get("device") \
-                    or call.arguments.get("door") or not any(call.arguments.get(k) for k in ("area", "domain",
-                                                                                              "device_class")):
+            named = call.arguments.get("device") or call.arguments.get("door")
+            if named and sure and tool is not None and "except" in tool.parameters.get("properties", {}) \
+                    and self.fast_path.only_what_is_left_out(str(named), out, lang, KINDS.get(call.name, ())):
+                # "закрой все шторы кроме спальни" where the only curtains are the bedroom's: nothing else to do (the
+                # whole, read by the tolerant tier, had closed the bedroom's)
+                return Decision("abstain", reason=f"{call.name}: {named} is what was left out", source="fastpath",
+                                say="home.left_out_only")
+            if tool is None or "except" not in tool.parameters.get("properties", {}) or named \
+                    or not any(call.arguments.get(k) for k in ("area", "domain", "device_class")):
                 continue
             many = True
             name = self.fast_path.home_thing(out, lang, KINDS.get(call.name, ()))
