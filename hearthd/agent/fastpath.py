@@ -468,8 +468,7 @@ class FastPath:
             readable = exact
         if not readable:
             if absent:  # said so, precisely: the model, left with the words, would reach for another tool (a volume)
-                return Decision("abstain", reason=f"{absent}: no such device is set up in this home", source="fastpath",
-                                say=f"home.{_NONE_HERE.get(absent, 'no_devices')}_here")
+                return _none_here(f"{absent}: no such device is set up in this home", tool=absent)
             return None
         # The template that reads the most: "7 am called gym" is a time and a label, not the time "7 am called gym";
         # a reading these tools cannot take (a room, where the tool knows only names) gives way to the next
@@ -531,10 +530,8 @@ class FastPath:
             if found is None and all(n in KINDS and self._nothing_of_its_kind(n) for n in names):
                 # "make it brighter in here" where the smart-home link knows no light (the shipped default: MQTT on,
                 # nothing discovered): said so, as with no smart-home tools; the model reached for the volume
-                domain = str(decision.calls[0].arguments.get("domain") or "")
-                none = _NONE_HERE.get(names[0]) or _NONE_OF_KIND.get(domain, "no_devices")
-                return Decision("abstain", reason=f"{names[0]}: nothing of its kind in this home", source="fastpath",
-                                say=f"home.{none}_here")
+                return _none_here(f"{names[0]}: nothing of its kind in this home", tool=names[0],
+                                  kind=str(decision.calls[0].arguments.get("domain") or ""))
             return found
         for call in decision.calls:
             if call.arguments.get("area") == HERE:
@@ -764,6 +761,13 @@ _NONE_OF_KIND = {"light": "no_lights", "climate": "no_thermostat", "cover": "no_
                  "fan": "no_fans"}
 
 
+def _none_here(reason: str, tool: str = "", kind: str = "") -> Decision:
+    """What a home without such a device says ("There are no lights set up for me to control here."): by the tool
+    read (_NONE_HERE), else by the kind of device (_NONE_OF_KIND), else any device."""
+    none = _NONE_HERE.get(tool) or _NONE_OF_KIND.get(kind, "no_devices")
+    return Decision("abstain", reason=reason, source="fastpath", say=f"home.{none}_here")
+
+
 def _not_then(call: ToolCall) -> Decision | None:
     """What being told not to do `call` asks for when it is not leaving things be: "don't wake me up tomorrow", "не
     буди меня в семь", "कल मुझे मत उठाना" say there should be no alarm then, so that day's or that time's alarm is
@@ -978,10 +982,9 @@ class Router:
         if not home or any(t.offered is None or t.offered() for t in home):
             return None
         said = set(words_of(fold(text)))
-        for kind, phrase in _NONE_OF_KIND.items():
+        for kind in _NONE_OF_KIND:
             if said & {fold(w) for w in home_words().kinds.get(kind, ()) if " " not in w}:
-                return Decision("abstain", reason=f"no {kind} in this home", source="fastpath",
-                                say=f"home.{phrase}_here")
+                return _none_here(f"no {kind} in this home", kind=kind)
         return None
 
     def _leaving_out(self, text: str, lang: str) -> Decision | None:
