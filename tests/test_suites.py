@@ -114,6 +114,20 @@ def test_a_device_call_is_judged_by_the_devices_it_acts_on(home: SuiteHome) -> N
     assert clock.judge([("get_time", {"what": "time"})], home) and not clock.judge([("get_time", {"what": "date"})])
 
 
+def test_several_calls_asked_at_once_are_all_judged(home: SuiteHome, tmp_path: Path) -> None:
+    """`also`: the bedroom's and the office's lights, each done, in any order; one of them alone, or the whole floor
+    (the bathroom's light too), is a miss."""
+    suite = tmp_path / "x.yaml"
+    suite.write_text('- {text: "turn off the lights in the bedroom and the office", tool: turn_off, arguments: '
+                     '{area: Bedroom, domain: light}, also: [{tool: turn_off, '
+                     'arguments: {area: Office, domain: light}}]}\n')
+    case = load_suite(suite, "en")[0]
+    assert case.judge([("turn_off", {"device": "Desk Lamp"}), ("turn_off", {"device": "Bedroom Light"})], home)
+    assert not case.judge([("turn_off", {"device": "Bedroom Light"})], home)
+    assert not case.judge([("turn_off", {"area": "Upstairs", "domain": "light"})], home)
+    assert not case.judge([("turn_off", {"device": "Bedroom Light"}), ("turn_off", {"device": "Bedroom Light"})], home)
+
+
 def _fast_decisions(home: SuiteHome, lang: str, tolerant: bool = False) -> list[tuple[Command, object, bool]]:
     """Each case through the daemon's router with the model standing in: (case, decision, read without the model).
     The strict templates alone unless `tolerant`."""

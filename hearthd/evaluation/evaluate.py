@@ -140,6 +140,7 @@ class Command:
     answer: str | None = None
     family: str = ""
     xfail_fast: str = ""
+    also: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # more calls asked at once ("… and …")
 
     @property
     def abstain(self) -> bool:
@@ -162,10 +163,16 @@ class Command:
         group call the sentence library makes for "lights on in the bedroom" is the named call of its one light."""
         if self.abstain:
             return calls == []
-        if self.tool is None or len(calls) != 1:
+        if self.tool is None or len(calls) != 1 + len(self.also):
             return False
-        want = (self.tool, self.arguments)
-        return home.same_call(calls[0], want) if home is not None else _same_arguments(calls[0], want)
+        left = list(calls)
+        for want in [(self.tool, self.arguments), *self.also]:  # each asked call done, in any order
+            same = next((got for got in left if (home.same_call(got, want) if home is not None
+                                                 else _same_arguments(got, want))), None)
+            if same is None:
+                return False
+            left.remove(same)
+        return True
 
     def judge_decision(self, decision: Decision, home: SuiteHome | None = None) -> bool:
         """The first turn: an expected call, an abstention, or a question about the expected argument."""
@@ -223,7 +230,8 @@ def _expected(value: Any, today: date) -> Any:
 
 def load_suite(path: Path, lang: str) -> list[Command]:
     """A command suite: a YAML list of {text, tool, arguments}, {text, abstain: true} or
-    {text, tool, clarify: <argument>[, answer, arguments]}; each may say its `family` and `xfail_fast: <why>`.
+    {text, tool, clarify: <argument>[, answer, arguments]}; each may say its `family` and `xfail_fast: <why>`, and a
+    call `also: [{tool, arguments}, …]`, the other calls asked for in the same breath (done in any order).
     A date argument may be `@next:DD` or `@next:MM-DD` (the next such date from today) or `@next:<weekday>`.
     A comment line `# family: <name>` names the family of the cases below it."""
     import yaml
@@ -244,9 +252,11 @@ def load_suite(path: Path, lang: str) -> list[Command]:
         family = str(row.get("family") or next((f for at, f in reversed(marks) if at < line), ""))
         xfail = row.get("xfail_fast") or ""
         arguments = {k: _expected(v, today) for k, v in (row.get("arguments") or {}).items()}
+        also = [(str(more["tool"]), {k: _expected(v, today) for k, v in (more.get("arguments") or {}).items()})
+                for more in row.get("also") or []]
         out.append(Command(str(row["text"]), lang, row.get("tool"), arguments,
                            row.get("clarify"), row.get("answer"), family,
-                           "known" if xfail is True else str(xfail)))
+                           "known" if xfail is True else str(xfail), also))
     return out
 
 
