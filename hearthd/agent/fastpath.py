@@ -965,10 +965,106 @@ class Router:
         parts = split_requests(text, lang)
         if len(parts) < 2:
             return None
-        decisions = [self.fast_path.match(part, lang) for part in parts]
+        decisions = self._sharing(parts, [self.fast_path.match(part, lang) for part in parts], lang)
+        listed = [p for chunk in re.split(r"\s*[,;]\s*", without_courtesy(text, lang))
+                  for p in split_requests(chunk, lang)]
+        if not all(_acts(d) for d in decisions) and len(listed) > len(parts):
+            # a list said with commas ("turn off the kitchen, hallway and bathroom lights"): its items share words too
+            shared = self._sharing(listed, [self.fast_path.match(part, lang) for part in listed], lang)
+            if all(_acts(d) for d in shared):
+                parts, decisions = listed, shared
         if not any(d is not None and d.kind == "call" for d in decisions):
             return None
         return self._each_part(text, parts, decisions, lang, None)
+
+    def _sharing(self, parts: list[str], decisions: list[Decision | None], lang: str) -> list[Decision | None]:
+        """Parts that share a word said once: the action ("turn off the tv and the floor lamp", "выключи свет в
+        спальне и в кабинете"), the kind of device ("turn on the kitchen and hallway lights"), or in Hindi the verb at
+        the end ("टीवी और फ़्लोर लैंप बंद कर दो"). A part the templates do not read, or that is only a name (read alone
+        as switching it on: "turn off the tv and the floor lamp" turned the lamp on), is read again with its
+        neighbour's words: the start of the part before it ("turn off" + "the floor lamp"), or the end of the part
+        after it ("turn on the kitchen" + "lights"; "टीवी" + "बंद कर दो"), the fewest words that the templates read
+        as the same action as that neighbour's. What is found stands only when every part is then done."""
+        assert self.fast_path is not None
+        shared = list(decisions)
+        alone = [_acts(d) and self._says_more_than_a_name(p, lang) for p, d in zip(parts, decisions, strict=True)]
+        if all(alone):
+            return decisions
+        texts = list(parts)
+        for _ in range(len(parts)):
+            changed = False
+            for i in range(len(texts)):
+                if alone[i]:
+                    continue
+                found_as = self._shared_part(texts, shared, alone, i, lang)
+                if found_as is not None:
+                    texts[i], shared[i] = found_as
+                    alone[i] = changed = True
+            if not changed:
+                break
+        return shared if all(alone) else decisions
+
+    def _shared_part(self, texts: list[str], shared: list[Decision | None], alone: list[bool], i: int,
+                     lang: str) -> tuple[str, Decision] | None:
+        """Part `i` read with its neighbours' words (see _sharing): the start or the end of the part before it when that
+        part is done, the end of a part after it ("turn off the kitchen, hallway and bathroom lights": "lights" is the
+        last part's), or both. The fewest words borrowed first; the reading must do something, say more than a name,
+        and be the same action as the part it borrowed from when that part is done."""
+        assert self.fast_path is not None
+        words = texts[i].split()
+        starts: list[tuple[list[str], list[str], Decision | None]] = [([], [], None)]
+        if i and alone[i - 1]:
+            before = texts[i - 1].split()
+            starts += [(before[:n], [], shared[i - 1]) for n in range(1, len(before))]
+            starts += [([], before[n:], shared[i - 1]) for n in range(len(before) - 1, 0, -1)]
+        ends: list[tuple[list[str], Decision | None]] = [([], None)]
+        for j in range(i + 1, len(texts)):
+            after = texts[j].split()
+            ends += [(after[n:], shared[j] if alone[j] else None) for n in range(len(after) - 1, 0, -1)]
+        tries = sorted(((len(head) + len(tail) + len(end), head, tail, end, like, later)
+                        for head, tail, like in starts for end, later in ends if head or tail or end),
+                       key=lambda t: t[0])
+        registry = self._registry()
+        readings: list[tuple[int, str, Decision]] = []
+        for _, head, tail, end, like, later in tries:
+            said = " ".join(head + words + tail + end)
+            found = self.fast_path.match(said, lang)
+            if not _acts(found) or not self._says_more_than_a_name(said, lang):
+                continue
+            assert found is not None
+            if registry is None or any(c.name not in registry or registry.get(c.name).family != "home"
+                                       for c in found.calls):
+                continue  # only what is done to the home's devices is shared ("… and the kitchen light" is no timer)
+            names = {c.name for c in found.calls}
+            others = [{c.name for c in other.calls} for other in (like, later) if other is not None]
+            if all(names == other for other in others):
+                return said, found
+            if all(len(names) == 1 and any(names | other <= way for way in _SAME_WAY) for other in others):
+                # "закрой входную дверь и гараж": the same verb, a door locked and a garage door closed
+                readings.append((len(readings), said, found))
+        return (readings[0][1], readings[0][2]) if readings else self._it(texts, shared, alone, i, lang)
+
+    def _it(self, texts: list[str], shared: list[Decision | None], alone: list[bool], i: int,
+            lang: str) -> tuple[str, Decision] | None:
+        """"Turn on the kitchen light and make it blue", "включи свет на кухне и сделай его ярче": the device the part
+        before named, for the word that stands for it (split.toml `it`)."""
+        assert self.fast_path is not None
+        before = shared[i - 1] if i and alone[i - 1] else None
+        if before is None or len(before.calls) != 1:
+            return None
+        target = next((str(before.calls[0].arguments[k]) for k in ("device", "door")
+                       if before.calls[0].arguments.get(k)), "")
+        pronouns = _pronouns(lang)
+        words = texts[i].split()
+        if not target or not any(w.lower().strip(",.!?") in pronouns for w in words):
+            return None
+        said = " ".join(target if w.lower().strip(",.!?") in pronouns else w for w in words)
+        found = self.fast_path.match(said, lang)
+        registry = self._registry()
+        if _acts(found) and registry is not None and all(c.name in registry and registry.get(c.name).family == "home"
+                                                         for c in found.calls):  # type: ignore[union-attr]
+            return said, found  # type: ignore[return-value]
+        return None
 
     def _none_of_it(self, text: str) -> Decision | None:
         """"Turn off the lights", "включи свет" in a home whose smart-home link knows no device at all (the shipped
@@ -1152,6 +1248,9 @@ class Router:
             for part, d in zip(parts, done, strict=True):
                 _keep_rooms(d, part)
             calls = [c for d in done for c in d.calls]
+            # "close the blinds and the curtains" where the room's one cover answers to both: done once, said once
+            calls = [c for i, c in enumerate(calls) if all((c.name, c.arguments) != (o.name, o.arguments)
+                                                           for o in calls[:i])]
             source = "fastpath" if all(d.source == "fastpath" for d in done) else "model"
             return Decision("call", calls=calls, source=source,
                             name_probs={k: v for d in done for k, v in d.name_probs.items()})
@@ -1310,6 +1409,18 @@ def _joined(first: str, second: str) -> str:
     if a and b and a[-1].lower().strip(".,!?") == b[0].lower().strip(".,!?"):
         b = b[1:]
     return " ".join(a + b)
+
+
+# Actions said with one verb on devices of different kinds: "close" locks a door and closes a garage door.
+_SAME_WAY = (frozenset({"turn_off", "close_cover", "lock_door"}), frozenset({"turn_on", "open_cover", "unlock_door"}))
+
+
+@functools.cache
+def _pronouns(lang: str) -> frozenset[str]:
+    """The words that stand for the device just named (split.toml `it`)."""
+    from .split import _table
+
+    return frozenset(w.lower() for w in _table(lang).get("it", []))
 
 
 def _acts(decision: Decision | None) -> bool:

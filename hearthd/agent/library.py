@@ -120,6 +120,11 @@ class Library:
         for e in entities.values():
             context = {"domain": e.component, "area": e.area}
             names.append((e.name, e.key, context))
+        taken = {e.name.lower() for e in entities.values()}
+        for e in entities.values():  # "lock the front and back doors": each of them in the plural
+            plural = _plural(e.name)  # (not "Kitchen Lights": the kitchen's lights, all of them, are a group)
+            if plural and plural.lower() not in taken and not (e.area and e.name.lower().startswith(e.area.lower())):
+                names.append((plural, e.key, {"domain": e.component, "area": e.area}))
         for said, target in (catalogue.aliases.items() if catalogue is not None else []):
             for e in entities.values():
                 if target.lower() in (e.name.lower(), e.key.lower()):
@@ -437,6 +442,23 @@ class Library:
         if intent == "HassGetCurrentDate" and "get_time" in self.registry:
             return [ToolCall("get_time", {"what": "date"})]
         return []
+
+
+def _plural(name: str) -> str:
+    """An English name with its last word in the plural ("Front Door" → "Front Doors", "Desk Lamp" → "Desk Lamps"), as
+    said of two of them at once: "the front and back doors", "the desk and floor lamps". "" for a name not written in
+    Latin letters, one already plural, or one whose last word is not a plain word."""
+    words = name.split()
+    last = words[-1] if words else ""
+    if not last.isascii() or not last.isalpha() or len(last) < 3 or last.lower().endswith("s"):
+        return ""
+    if last.lower().endswith(("sh", "ch", "x", "z")):
+        last += "es"
+    elif last.lower().endswith("y") and last.lower()[-2] not in "aeiou":
+        last = last[:-1] + "ies"
+    else:
+        last += "s"
+    return " ".join([*words[:-1], last])
 
 
 def _names_a_kind(text: str) -> bool:
