@@ -116,3 +116,40 @@ def test_the_volume_asked_for_as_lower_or_higher(living_room: Components, text: 
     then refused it ("I wasn't sure which way you meant")."""
     decision = decide(living_room, text, "en")
     assert [(c.name, c.arguments) for c in decision.calls] == [("change_volume", {"direction": direction})], decision
+
+
+ROOM_FELT = [
+    # the bedroom has a heater (a switch) and a ceiling fan: the one that helps is switched on
+    ("en", "it's freezing in the bedroom", "turn_on", {"device": "Heater"}),
+    ("en", "the bedroom's a bit chilly", "turn_on", {"device": "Heater"}),
+    ("ru", "в спальне холодрыга", "turn_on", {"device": "Heater"}),
+    ("ru", "что-то в спальне прохладно", "turn_on", {"device": "Heater"}),
+    ("hi", "बेडरूम में बहुत ठंड लग रही है", "turn_on", {"device": "Heater"}),
+    ("en", "ugh it's so stuffy in the bedroom", "turn_on", {"device": "Ceiling Fan"}),
+    ("ru", "в спальне жарища", "turn_on", {"device": "Ceiling Fan"}),
+    ("hi", "bedroom mein bahut garmi hai", "turn_on", {"device": "Ceiling Fan"}),
+    # the kitchen has neither: how warm it is there is said (the home's answer when it has no sensor there)
+    ("en", "the kitchen is way too hot", "sensor_value", {"area": "Kitchen", "quantity": "temperature"}),
+    ("ru", "на кухне холодно", "sensor_value", {"area": "Kitchen", "quantity": "temperature"}),
+]
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", ROOM_FELT)
+def test_a_room_said_to_be_cold_or_hot_gets_what_helps_there(living_room: Components, lang: str, text: str,
+                                                             tool: str, arguments: dict[str, str]) -> None:
+    """Before, the model read these as nothing ("not something set_temperature does") or as the bedroom's light."""
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and len(decision.calls) == 1, decision
+    call = decision.calls[0]
+    said = {k: str(v).lower() for k, v in call.arguments.items()}
+    if "device" in said:  # (the room said is kept with the name: "bedroom Heater")
+        said["device"] = said["device"].removeprefix("bedroom ")
+    assert call.name == tool and said == {k: v.lower() for k, v in arguments.items()}, decision
+
+
+@pytest.mark.parametrize("lang,text", [("en", "it's cold in the living room"), ("ru", "в гостиной жарко"),
+                                       ("hi", "लिविंग रूम में बहुत गर्मी है")])
+def test_a_room_with_a_thermostat_is_asked_how_warm(living_room: Components, lang: str, text: str) -> None:
+    decision = decide(living_room, text, lang)
+    assert (decision.kind, decision.missing, [c.name for c in decision.calls]) == (
+        "clarify", "temperature", ["set_temperature"]), decision

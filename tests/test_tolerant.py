@@ -236,9 +236,9 @@ def test_a_question_torn_between_readings_is_never_asked_as_an_action(home: tupl
 
 
 @pytest.mark.parametrize("lang,text,topic", [
-    ("ru", "в спальне холодрыга", "home"),  # a room, and no request any template or the model reads
+    ("ru", "в спальне что-то странное", "home"),  # a room, and no request any template or the model reads
     ("en", "thermostat to nineteen and a half", "home"),
-    ("hi", "बेडरूम में बहुत ठंड है", "home"),
+    ("hi", "बेडरूम में कुछ गड़बड़ है", "home"),
     ("en", "no school tomorrow, cancel the 5:30 alarm", "alarms"),  # "no school" read as a denial: still alarms
     ("ru", "выключен музыку пожалуйста", "media"),
     ("en", "sing me a song", "media"),  # the thing named says what it is about, though no reading takes it

@@ -450,6 +450,12 @@ class FastPath:
         blocked = False
         absent = ""  # a smart-home request in a home with no smart-home devices ("set the heating to 21")
         for result in recognize_all(text, intents, slot_lists=self._home_lists()) if intents is not None else []:
+            if result.intent.name == FEELS:  # "it's freezing in the bedroom": what there is to do about it there
+                felt = self._felt(result)
+                if felt is not None:
+                    readable.append(felt)
+                    exact.append(felt)
+                continue
             if result.intent.name not in self.registry:
                 if not readable:
                     blocked = True  # a template that exists to send these words to the model, or an undeclared tool
@@ -483,6 +489,35 @@ class FastPath:
             if decision is not None:
                 decision.every = every
                 return decision
+        return None
+
+    def _felt(self, result: Any) -> tuple[str, dict[str, Any]] | None:
+        """A room said to be cold or hot ("it's freezing in the bedroom", "на кухне жарища", "बेडरूम में बहुत ठंड है"):
+        a thermostat there asks how warm it should be; else the room's one heater is switched on (cold) or its one fan
+        (hot); else how warm it is there is said. Before, the model read these as nothing, or as the lights."""
+        from ..tools.catalogue import home_words
+
+        catalogue = self.library.catalogue() if self.library is not None else None
+        area = str(result.entities["area"].value) if "area" in result.entities else ""
+        feel = str(result.entities["feel"].value) if "feel" in result.entities else ""
+        if catalogue is None or not area or feel not in ("cold", "hot"):
+            return None
+        there = [e for e in catalogue.entities.values() if e.area.lower() == area.lower()]
+        heaters = home_words().heaters
+
+        def called(e: Any) -> set[str]:
+            said = [e.name, *(a for a, target in catalogue.aliases.items() if target.lower() == e.name.lower())]
+            return {fold(s) for s in said} | {w for s in said for w in words_of(fold(s))}
+
+        thermostats = [e for e in there if e.component == "climate"]
+        if thermostats and "set_temperature" in self.registry:
+            return "set_temperature", {"device": thermostats[0].name}
+        helpers = [e for e in there if e.component == "switch" and called(e) & heaters] if feel == "cold" \
+            else [e for e in there if e.component == "fan"]
+        if len(helpers) == 1 and "turn_on" in self.registry:
+            return "turn_on", {"device": helpers[0].name}
+        if "sensor_value" in self.registry:
+            return "sensor_value", {"area": area, "quantity": "temperature"}
         return None
 
     def home_thing(self, said: str, lang: str, components: tuple[str, ...]) -> str | None:
@@ -676,6 +711,7 @@ def _stood_in_for(parameters: dict[str, Any], model_required: list[str], argumen
 # what a home call acts on: a device or door by name, or a group (a room, a kind); NAMES are asked for by name
 TARGETS = ("device", "door", "scene", "area", "domain", "device_class")
 NAMES = ("device", "door")
+FEELS = "feels"  # the templates' intent for a room said to be cold or hot (FastPath._felt)
 
 _BARE_NUMBER = re.compile(r"[\d०-९]+(?:[.:,][\d०-९]+)*")  # "7", "7.30", "7:30" (not "6am": its unit is said)
 

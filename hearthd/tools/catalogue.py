@@ -39,6 +39,7 @@ class HomeWords:
     areas: dict[str, frozenset[str]]  # area words people say, under the English area names devices are given
     fillers: frozenset[str]  # words around a device's name that name nothing: articles, prepositions, particles
     not_alone: frozenset[str] = frozenset()  # words of a name that never name the device on their own ("back")
+    heaters: frozenset[str] = frozenset()  # words in a name that say it warms a room ("heater", "обогреватель")
 
 
 def home_words() -> HomeWords:
@@ -53,6 +54,7 @@ def _home_words(langs: tuple[str, ...]) -> HomeWords:
     doors: set[str] = set()
     fillers: set[str] = set()
     not_alone: set[str] = set()
+    heaters: set[str] = set()
     for lang in langs:
         words = table(lang, "home.toml")
         for kind, said in words.get("kinds", {}).items():
@@ -62,8 +64,10 @@ def _home_words(langs: tuple[str, ...]) -> HomeWords:
         doors.update(words.get("doors", []))
         fillers.update(words.get("fillers", []))
         not_alone.update(words.get("not_alone", []))
+        heaters.update(w.lower() for w in words.get("heaters", []))
     return HomeWords({k: frozenset(v) for k, v in kinds.items()}, frozenset(doors),
-                     {k: frozenset(v) for k, v in areas.items()}, frozenset(fillers), frozenset(not_alone))
+                     {k: frozenset(v) for k, v in areas.items()}, frozenset(fillers), frozenset(not_alone),
+                     frozenset(heaters))
 
 
 @dataclass
