@@ -109,6 +109,50 @@ def test_a_kind_word_in_a_devices_name_names_that_device(said: str, expected: li
     assert sorted(e.name for e in catalogue.resolve(said, ("cover",)).entities) == expected
 
 
+@pytest.mark.parametrize("said,expected", [
+    # a device said with a room it is not in: nothing (hearthd says it knows no such device), never the room's own
+    # light, whose name shares the room's word ("bedroom tv" was the Bedroom Light, "bedroom desk lamp" too)
+    ("bedroom tv", []), ("the tv in the bedroom", []), ("bedroom desk lamp", []), ("kitchen heater", []),
+    ("bedroom lamp", ["Bedroom Light"]),  # the room's light, by its kind
+    ("bedroom heatr", ["Heater"]), ("bedroom ceiling fen", ["Ceiling Fan"]),  # a near miss in the room: that one
+    ("office desk lamp", ["Desk Lamp"]), ("tv", ["TV"]),
+])
+def test_a_device_said_in_a_room_it_is_not_in_is_not_the_rooms_own(said: str, expected: list[str]) -> None:
+    catalogue = Catalogue(None)
+    for e in [entity("t", "switch", "TV", "Living Room"), entity("b", "light", "Bedroom Light", "Bedroom"),
+              entity("h", "switch", "Heater", "Bedroom"), entity("f", "fan", "Ceiling Fan", "Bedroom"),
+              entity("d", "light", "Desk Lamp", "Office"), entity("k", "light", "Kitchen Light", "Kitchen")]:
+        catalogue.entities[e.key] = e
+    found = catalogue.resolve(said, ("light", "switch", "fan"))
+    assert sorted(e.name for e in found.entities) == expected
+
+
+@pytest.mark.parametrize("said,reply", [
+    ("bedroom TV", "There's no TV there: the TV is in the Living Room."),
+    ("the desk lamp in the bedroom", "There's no Desk Lamp there: the Desk Lamp is in the Office."),
+    ("bedroom sauna", "I don't know a device called bedroom sauna."),  # nothing by that name anywhere
+])
+async def test_a_device_said_in_another_room_is_said_to_be_there_and_nothing_is_done(said: str, reply: str) -> None:
+    """Before, "turn on the tv in the bedroom" switched on the Bedroom Light, whose name shares the room's word."""
+    from hearthd.locale import phrase
+    from hearthd.tools.registry import ToolRegistry
+    from hearthd.tools.smarthome import SmartHome
+
+    catalogue = Catalogue(None)
+    for e in [entity("t", "switch", "TV", "Living Room"), entity("b", "light", "Bedroom Light", "Bedroom"),
+              entity("d", "light", "Desk Lamp", "Office")]:
+        catalogue.entities[e.key] = e
+    recorder = Recorder()
+
+    async def link() -> Recorder:
+        return recorder
+
+    registry = ToolRegistry(SmartHome(catalogue, link).tools())
+    result = await registry.get("turn_on").handler(registry.validate("turn_on", {"device": said}))
+    assert not result.ok and recorder.sent == []
+    assert phrase("en", result.phrase, **result.values) == reply
+
+
 def test_a_room_heard_nearly_is_taken_only_when_it_is_clearly_that_room(named_home: Catalogue) -> None:
     assert named_home.area_heard("बेडरुम में") == ("bedroom", "बेडरुम")
     assert named_home.area_heard("в гастиной")[0] == "living room"

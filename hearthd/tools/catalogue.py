@@ -258,6 +258,7 @@ class Catalogue:
         kinds = {c for c, words in vocab.kinds.items() if any(has_word(text, w) for w in words)}
         kind_words = set().union(*vocab.kinds.values())
         if area:  # a room was said: a device elsewhere is never the one meant ("в кухне" is not the living room)
+            everywhere = pool
             pool = [e for e in pool if in_area(e, area)]
             if kinds:
                 pool = [e for e in pool if e.component in kinds
@@ -270,10 +271,15 @@ class Catalogue:
                 rest = re.sub(rf"(?<!\w){re.escape(phrase_)}(?!\w)", " ", rest)
             extra = [w for w in spoken_words(rest) if not area_in(w) and w not in kind_words]
             named = [e for e in pool if extra and all(has_word(e.name.lower(), w) for w in extra)]
+            if kinds and extra and not named and any(all(has_word(e.name.lower(), w) for w in extra)
+                                                     for e in everywhere):
+                return Match([])  # "the desk lamp in the bedroom": the desk lamp is elsewhere, not the bedroom's light
             if named or kinds or not extra:
                 return Match(named or pool, 0.9)
-            # "bedroom coffee machine": a name no device in that room has, and no kind: only a near miss in the room
-            return self._nearest(text, pool, " ".join(extra))
+            # "bedroom coffee machine": a name no device in that room has, and no kind: only a near miss in the room,
+            # by the words beyond the room alone ("bedroom tv" is not the Bedroom Light for the room both say)
+            room = sorted({*vocab.areas.get(area, ()), area_said, area.lower()}, key=len, reverse=True)
+            return self._nearest(text, pool, " ".join(extra), room)
         if kinds:  # "the fan": the only fan there is (several: hearthd asks which)
             of_kind = [e for e in pool if e.component in kinds]
             extra = [w for w in spoken_words(text) if w not in kind_words]
@@ -291,21 +297,33 @@ class Catalogue:
             # "porch light": a name no light has is an unknown device, never "which of the lights?"
         return self._nearest(text, pool)
 
-    def _nearest(self, text: str, pool: list[Entity], rest: str = "") -> Match:
+    def _nearest(self, text: str, pool: list[Entity], rest: str = "", room: Iterable[str] = ()) -> Match:
         """The name `text` nearly is: spelled nearly the same (a typo), else sounding nearly the same in any script
         ("रूम्बा" for Roomba, "нано лиф" for Nanoleaf). A name heard by its sound is taken only when it is clearly the
         best; when another sounds almost as close, both are returned and hearthd asks which one, never picking one
-        of two similar names silently. `rest`: the words left when the room said has narrowed `pool`."""
-        scored = sorted(((difflib.SequenceMatcher(None, text, e.name.lower()).ratio(), e) for e in pool),
+        of two similar names silently. `rest`: the words left when the room said has narrowed `pool`; then `rest` is
+        weighed against the names without the `room`'s words, which both share."""
+        def beyond(name: str) -> str:
+            for phrase_ in room:
+                name = re.sub(rf"(?<!\w){re.escape(phrase_)}(?!\w)", " ", name)
+            return " ".join(name.split())
+
+        def forms(e: Entity) -> list[str]:
+            return [f for f in (beyond(form.lower()) for form in self._spoken_forms(e)) if f] if rest else \
+                self._spoken_forms(e)
+
+        said_as = rest or text
+        scored = sorted(((max(difflib.SequenceMatcher(None, said_as, f).ratio()
+                              for f in (forms(e) if rest else [e.name.lower()]) or [""]), e) for e in pool),
                         key=lambda x: -x[0])
         best = scored[0][0]
         if best >= self.min_score:
             return Match([e for s, e in scored if s >= best - 0.02], best)
-        said = [t for t in (" ".join(spoken_words(text)), rest) if weight(t) >= PHONETIC_MIN_WEIGHT]
+        said = [t for t in ((rest,) if rest else (" ".join(spoken_words(text)),)) if weight(t) >= PHONETIC_MIN_WEIGHT]
         if not said:
             return Match([], best)  # too short to tell by its sound ("on", "it")
         floor = max(self.min_score, PHONETIC_MIN) - PHONETIC_MARGIN  # nearer than this is never a candidate
-        by_sound = sorted(((max(similarity(t, form, floor) for t in said for form in self._spoken_forms(e)), e)
+        by_sound = sorted(((max((similarity(t, form, floor) for t in said for form in forms(e)), default=0.0), e)
                            for e in pool), key=lambda x: -x[0])
         heard = by_sound[0][0]
         if heard < max(self.min_score, PHONETIC_MIN):

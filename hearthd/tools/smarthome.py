@@ -261,6 +261,10 @@ class SmartHome:
         """The entity meant; a Refusal says why there is none (unknown, which one?, offline)."""
         match = self.catalogue.resolve(said, components)
         if not match.entities:
+            if (elsewhere := self._elsewhere(said, components)) is not None:
+                raise Refusal(ToolResult(False, {"error": f"{elsewhere.name} is not in the room said",
+                                                 "entity": elsewhere.key, "code": "home-unknown-device"},
+                                         "home.elsewhere", {"name": elsewhere.name, "there": elsewhere.area}))
             raise Refusal(ToolResult(False, {"error": f"no device matches {said!r}", "code": "home-unknown-device"},
                                      "home.unknown_device", {"name": said}))
         if len(match.entities) > 1:
@@ -270,6 +274,19 @@ class SmartHome:
             raise Refusal(ToolResult(False, {"entity": entity.key, "code": "home-offline"}, "home.offline",
                                      {"name": entity.name}))
         return entity
+
+    def _elsewhere(self, said: str, components: Iterable[str]) -> Entity | None:
+        """"The tv in the bedroom" where the one TV is in the living room: that TV (said to be elsewhere, nothing
+        done), when the words beside the room name exactly one device, in another room."""
+        area, area_said = self.catalogue.area_heard(said.lower())
+        if not area:
+            return None
+        rest = said.lower()
+        for phrase in sorted({*home_words().areas.get(area, ()), area_said, area}, key=len, reverse=True):
+            rest = re.sub(rf"(?<!\w){re.escape(phrase)}(?!\w)", " ", rest)
+        rest = " ".join(rest.split())
+        found = self.catalogue.resolve(rest, components).entities if rest else []
+        return found[0] if len(found) == 1 and found[0].area and not in_area(found[0], area) else None
 
     async def _find(self, said: str, components: Iterable[str]) -> Entity:
         """The devices learned (`_ready`), then the one meant (`_one`)."""
