@@ -162,3 +162,39 @@ def test_how_warm_it_feels_asks_to_what_temperature(living_room: Components, lan
 def test_the_feeling_beside_a_request_is_its_reason(living_room: Components, lang: str, text: str, device: str) -> None:
     decision = decide(living_room, text, lang)
     assert [(c.name, c.arguments) for c in decision.calls] == [("turn_on", {"device": device})]
+
+
+POLITE_AND_EVERYDAY = [
+    # Hindi asked politely, as a question or in the future ("will you …?", "can you …?"): a request, not a question
+    ("hi", "बेडरूम के पर्दे बंद कर दोगे?", "close_cover", {"device": "bedroom curtains"}),
+    ("hi", "ज़रा किचन की लाइट जला दोगे?", "turn_on", {"device": "Kitchen Light"}),
+    ("hi", "क्या आप सात बजे का अलार्म लगा सकते हैं?", "set_alarm", {"time": "07:00"}),
+    ("hi", "टीवी बंद करोगे?", "turn_off", {"device": "TV"}),
+    ("hi", "kya aap light on kar sakte hain", "turn_on", {"area": "Living Room", "domain": "light"}),
+    # which alarm on a day, asked in other words
+    ("ru", "какой будильник стоит на завтра", "list_alarms", {"day": "tomorrow"}),
+    ("ru", "во сколько у меня будильник завтра", "list_alarms", {"day": "tomorrow"}),
+    ("hi", "कल का अलार्म कितने बजे का है", "list_alarms", {"day": "tomorrow"}),
+    # Russian everyday words
+    ("ru", "переключи песню", "media", {"action": "next"}),
+    ("ru", "приглуши немного свет на кухне", "set_brightness", {"step": "down", "device": "Kitchen Light"}),
+    ("ru", "впусти немного света", "open_cover", {"device": "Living Room Blinds"}),
+    ("ru", "что-нибудь внизу ещё включено?", "device_state", {"area": "Downstairs", "state": "on", "question": "any"}),
+]
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", POLITE_AND_EVERYDAY)
+def test_said_politely_or_in_everyday_words(living_room: Components, lang: str, text: str, tool: str,
+                                            arguments: dict[str, Any]) -> None:
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
+
+
+@pytest.mark.parametrize("lang,text", [("hi", "क्या टीवी चालू है"), ("hi", "लाइट जल रही है क्या?")])
+def test_a_hindi_question_is_still_a_question(living_room: Components, lang: str, text: str) -> None:
+    decision = decide(living_room, text, lang)
+    assert not any(c.name in ("turn_on", "turn_off") for c in decision.calls), decision
+
+
+def test_shopping_in_the_genitive_is_declined_as_shopping(living_room: Components) -> None:
+    assert decide(living_room, "добавь молоко в список покупок", "ru").say == "decline.shopping"

@@ -331,9 +331,11 @@ def _without_names(text: str, decision: Decision) -> str:
 
 
 def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | None,
-           question: bool = True) -> Decision:
+           question: bool = True, said: str = "") -> Decision:
     """`decision`, or an abstention saying why it must not be acted on. `question`: whether the question check
-    applies (not to the answer of a question hearthd asked: "7:30?" answers "For what time?")."""
+    applies (not to the answer of a question hearthd asked: "7:30?" answers "For what time?"). `said`: the words as
+    heard, when `text` is them as meant (heard.toml): a question only when both ask ("जला दोगे?" is a polite request
+    as said, "जला दो?" as meant would ask; "can the music beat a bit quieter?" is polite only as meant)."""
     if decision.kind not in ("call", "clarify") or not decision.calls:
         return decision
     names = [c.name for c in decision.calls]
@@ -352,7 +354,7 @@ def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | No
 
     if acting and _letters(text) < 2:
         return refuse(f"{acting[0]}: no words in {text[:40]!r}", "check.no_request")
-    if question and acting and asks(_without_names(text, decision), lang):
+    if question and acting and all(asks(_without_names(words, decision), lang) for words in {text, said or text}):
         return refuse(f"{acting[0]}: the sentence asks, it does not request", "check.question")
     for call in decision.calls if decision.kind == "call" and not decision.told_not else []:
         tool = registry.get(call.name) if registry is not None and call.name in registry else None

@@ -944,13 +944,13 @@ class Router:
     def _fresh(self, text: str, lang: str) -> Decision:
         # "could you be a dear and …": the request is what follows; "जला दो ना": a plea, not a "no"
         text = without_tag(without_courtesy(text, lang), lang)
-        meant = as_meant(text, lang)
+        meant, heard = as_meant(text, lang), text
         if meant != text and (self.fast_path is None or self.fast_path._match(text, lang) is None):
             # a slip speech to text makes ("turn of the kitchen lite"): what the templates do not read as heard, every
             # tier and every check reads as meant — the model, given the slip, switched the light on
             text = meant
         # Every decision, the fast path's and the model's, passes the same checks on the user's own words.
-        decision = review(self._match(text, lang), text, lang, self._registry())
+        decision = review(self._match(text, lang), text, lang, self._registry(), said=heard)
         if decision.kind == "abstain" and not decision.say and not decision.calls and self.tolerant is not None \
                 and not decline_phrase(text, lang):
             # understood in part: what it seems to be about, asked, rather than "Sorry, I can't help with that"
