@@ -55,12 +55,35 @@ def _days_ahead(lang: str) -> dict[tuple[str, ...], int]:
     return {tuple(fold(k).split()): int(v) for k, v in table(lang, "numbers.toml").get("days_ahead", {}).items()}
 
 
+@cache
+def _holidays(lang: str) -> dict[tuple[str, ...], tuple[int, int]]:
+    """numbers.toml [holidays]: a day of the year called by name → (month, day)."""
+    out: dict[tuple[str, ...], tuple[int, int]] = {}
+    for source in reversed(read_with(lang)):
+        for said, when in table(source, "numbers.toml").get("holidays", {}).items():
+            month, day = (int(n) for n in str(when).split("-"))
+            out[tuple(fold(said).split())] = (month, day)
+    return out
+
+
+def _holiday(words: list[str], lang: str) -> tuple[int, int] | None:
+    """The one day of the year `words` call by name ("christmas", "новый год", "क्रिसमस"); the longest name said wins
+    ("старый новый год" over "новый год"). None when none, or two different ones, are said."""
+    spans = [(i, i + len(name), when) for name, when in _holidays(lang).items()
+             for i in range(len(words)) if tuple(words[i:i + len(name)]) == name]
+    kept = {when for i, j, when in spans if not any(a <= i and j <= b and (a, b) != (i, j) for a, b, _ in spans)}
+    return kept.pop() if len(kept) == 1 else None
+
+
 def parse_date(text: str, lang: str, today: date) -> date | None:
     """The next date the text names, or None when it names none (or more than one). A weekday alone ("on
     saturday", "в субботу", "शनिवार को") is the next such day after today; "the day after tomorrow", "послезавтра",
-    "परसों" are two days ahead."""
+    "परसों" are two days ahead; a day called by name ("christmas", numbers.toml [holidays]) is its next date."""
     months = _mixed(_months, lang)
     words = [w.strip(".,!?") for w in fold(text).split()]
+    named_day = _holiday(words, lang)
+    if named_day is not None and not any(w in months or _day(2).fullmatch(w) for w in words):
+        return _next(named_day[1], named_day[0], today)
     relative = {n for phrase, n in _mixed(_days_ahead, lang).items()
                 if any(tuple(words[i:i + len(phrase)]) == phrase for i in range(len(words)))}
     if len(relative) == 1 and not any(w in months for w in words):

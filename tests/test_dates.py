@@ -8,9 +8,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from hearthd.daemon.components import Components
 from hearthd.dates import parse_date
 from hearthd.spoken import say_date
 from hearthd.tools.alarms import AlarmBook
+
+from .spoken_home import decide
 
 TODAY = date(2026, 11, 30)
 
@@ -24,6 +27,32 @@ TODAY = date(2026, 11, 30)
 ])
 def test_dates_are_read_as_the_next_such_day(text: str, lang: str, want: date | None) -> None:
     assert parse_date(text, lang, TODAY) == want
+
+
+@pytest.mark.parametrize("text,lang,want", [
+    ("christmas", "en", date(2026, 12, 25)), ("new year's eve", "en", date(2026, 12, 31)),
+    ("new year's day", "en", date(2027, 1, 1)), ("halloween", "en", date(2027, 10, 31)),  # (passed this year)
+    ("новый год", "ru", date(2027, 1, 1)), ("старый новый год", "ru", date(2027, 1, 14)),  # the longest name said
+    ("рождество", "ru", date(2027, 1, 7)), ("क्रिसमस", "hi", date(2026, 12, 25)),
+    ("गणतंत्र दिवस", "hi", date(2027, 1, 26)),
+    ("christmas or halloween", "en", None),  # two days: neither
+    ("5 декабря", "ru", date(2026, 12, 5)),  # (a date said outright is as before)
+])
+def test_a_day_called_by_name_is_its_next_date(text: str, lang: str, want: date | None) -> None:
+    assert parse_date(text, lang, TODAY) == want
+
+
+@pytest.mark.parametrize("lang,text,month_day", [
+    ("en", "what day is christmas", "12-25"), ("en", "what day of the week is new year's day", "01-01"),
+    ("ru", "какой день недели будет новый год", "01-01"), ("hi", "क्रिसमस किस दिन है", "12-25"),
+    ("hi", "25 दिसंबर किस दिन है", "12-25"),
+])
+def test_the_weekday_of_a_day_called_by_name_is_asked_of_that_date(living_room: Components, lang: str, text: str,
+                                                                    month_day: str) -> None:
+    """Before, the model answered "what day is christmas" with today's date."""
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [c.name for c in decision.calls] == ["get_time"], decision
+    assert str(decision.calls[0].arguments.get("date", ""))[5:] == month_day, decision
 
 
 @pytest.mark.parametrize("text,lang,want", [
