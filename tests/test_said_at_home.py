@@ -198,3 +198,20 @@ def test_a_hindi_question_is_still_a_question(living_room: Components, lang: str
 
 def test_shopping_in_the_genitive_is_declined_as_shopping(living_room: Components) -> None:
     assert decide(living_room, "добавь молоко в список покупок", "ru").say == "decline.shopping"
+
+
+@pytest.mark.parametrize("lang,text", [("en", "movie time"), ("en", "party time"), ("en", "time for bed")])
+def test_a_time_of_day_by_name_is_no_timer_to_ask_about(living_room: Components, lang: str, text: str) -> None:
+    """The model took "movie time" for a timer and asked "For how long?": nothing of a countdown was said."""
+    decision = decide(living_room, text, lang)
+    assert not (decision.kind == "clarify" and [c.name for c in decision.calls] == ["set_timer"]), decision
+    assert decision.calls == [] or decision.kind != "call", decision
+
+
+@pytest.mark.parametrize("lang,text", [("en", "I need a countdown"), ("en", "start a countdown please"),
+                                       ("ru", "засеки время"), ("hi", "चाय के लिए टाइमर लगा दो")])
+def test_a_countdown_said_in_other_words_is_still_asked_how_long(living_room: Components, lang: str,
+                                                                 text: str) -> None:
+    decision = decide(living_room, text, lang)
+    assert (decision.kind, decision.missing, [c.name for c in decision.calls]) == (
+        "clarify", "seconds", ["set_timer"]), decision

@@ -386,6 +386,11 @@ def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | No
                                 relevance=decision.relevance, seconds=decision.seconds, evaluated=decision.evaluated,
                                 prefix=decision.prefix, raw=decision.raw)
             return refuse(f"{call.name}: no time of day said", _said_key("time_without", tool.topic, lang))
+    if decision.kind == "clarify" and decision.source == "model" and len(decision.calls) == 1 \
+            and decision.missing in _grounded(declared(decision.calls[0].name), "duration") \
+            and not about("timer", text, lang) and not _numbers_said(text, lang):
+        # "movie time", "bed time": the model's timer asking "for how long?" when nothing of a countdown was said
+        return refuse(f"{decision.calls[0].name}: nothing about a timer said", "check.not_about_topic")
     if decision.source == "model" and (spent := _duration_as_value(decision, text, lang, registry)):
         # "поставь таймер на 5 минут" heard "поставьте мир на 5 минут" → set_temperature 5: a length of time said
         # is no temperature, level or volume
