@@ -68,6 +68,12 @@ OUT_OF_SCOPE = [
     ("hi", "पापा को फ़ोन लगाओ", "calls"),
     ("hi", "ek chutkula sunao", "chat"), ("hi", "कैसे हो", "chat"), ("hi", "भारत की राजधानी क्या है", "knowledge"),
     ("hi", "shahrukh khan kaun hai", "knowledge"),
+    # said to hearthd rather than asked of it: answered in kind, not "Sorry, I can't help with that"
+    ("en", "thank you", "thanks"), ("en", "thanks a lot", "thanks"), ("ru", "спасибо большое", "thanks"),
+    ("hi", "धन्यवाद", "thanks"), ("hi", "shukriya", "thanks"), ("en", "good night", "goodnight"),
+    ("en", "I'm off to bed", "goodnight"), ("ru", "я спать", "goodnight"), ("hi", "मैं सोने जा रहा हूँ", "goodnight"),
+    ("en", "good morning", "hello"), ("en", "I'm home", "hello"), ("ru", "привет", "hello"), ("ru", "я дома", "hello"),
+    ("hi", "नमस्ते", "hello"),
 ]
 
 

@@ -215,3 +215,34 @@ def test_a_countdown_said_in_other_words_is_still_asked_how_long(living_room: Co
     decision = decide(living_room, text, lang)
     assert (decision.kind, decision.missing, [c.name for c in decision.calls]) == (
         "clarify", "seconds", ["set_timer"]), decision
+
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", [
+    ("en", "open the bedroom curtains a bit", "set_cover_position", {"device": "bedroom curtains", "percent": 25}),
+    ("en", "crack the blinds open", "set_cover_position", {"device": "blinds", "percent": 25}),
+    ("en", "turn on the fan on low", "set_fan_speed", {"device": "fan", "percent": 33}),
+    ("en", "make the lights warmer", "set_color", {"area": "Living Room", "color": "warm white"}),
+    ("en", "goodnight, turn off all the lights", "turn_off", {"domain": "light"}),  # the greeting is no request
+    ("ru", "сделай свет теплее", "set_color", {"area": "Living Room", "color": "warm white"}),
+    ("ru", "отопление включено?", "device_state", {"device": "thermostat"}),
+    ("ru", "а на сколько градусов сейчас стоит термостат", "device_state", {"device": "thermostat"}),
+    ("ru", "дальше", "media", {"action": "next"}),
+    ("ru", "спокойной ночи, выключи везде свет", "turn_off", {"domain": "light"}),
+    ("hi", "थर्मोस्टेट कितने पर है", "device_state", {"device": "thermostat"}),
+    ("hi", "पंखा धीमे पर चला दो", "set_fan_speed", {"device": "fan", "percent": 33}),
+    ("hi", "नीचे सब बंद कर दो", "turn_off", {"area": "Downstairs"}),
+    ("hi", "थोड़ी देर और सोने दो", "snooze", {}),
+    ("hi", "अगला", "media", {"action": "next"}),
+    ("hi", "कुछ गाने बजाओ", "media", {"action": "play"}),
+])
+def test_everyday_words_for_levels_colours_and_media(living_room: Components, lang: str, text: str, tool: str,
+                                                     arguments: dict[str, Any]) -> None:
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
+
+
+@pytest.mark.parametrize("lang,text", [("en", "make it warmer"), ("ru", "сделай теплее"), ("hi", "थोड़ा ठंडा कर दो")])
+def test_warmer_without_the_light_is_the_thermostats_question(living_room: Components, lang: str, text: str) -> None:
+    decision = decide(living_room, text, lang)
+    assert (decision.kind, decision.missing) == ("clarify", "temperature"), decision

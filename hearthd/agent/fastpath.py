@@ -1285,8 +1285,7 @@ class Router:
                 _keep_rooms(d, part)
             calls = [c for d in done for c in d.calls]
             # "close the blinds and the curtains" where the room's one cover answers to both: done once, said once
-            calls = [c for i, c in enumerate(calls) if all((c.name, c.arguments) != (o.name, o.arguments)
-                                                           for o in calls[:i])]
+            calls = [c for i, c in enumerate(calls) if all(_call_key(c) != _call_key(o) for o in calls[:i])]
             source = "fastpath" if all(d.source == "fastpath" for d in done) else "model"
             return Decision("call", calls=calls, source=source,
                             name_probs={k: v for d in done for k, v in d.name_probs.items()})
@@ -1457,6 +1456,11 @@ def _pronouns(lang: str) -> frozenset[str]:
     from .split import _table
 
     return frozenset(w.lower() for w in _table(lang).get("it", []))
+
+
+def _call_key(call: ToolCall) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A call as said, whatever the case of its names ("tv" and "TV" are one device)."""
+    return call.name, tuple(sorted((k, fold(str(v))) for k, v in call.arguments.items()))
 
 
 def _acts(decision: Decision | None) -> bool:
