@@ -176,7 +176,8 @@ def test_a_device_outside_the_room_said_is_never_chosen(lang: str, text: str, ca
         assert said == [phrase(lang, "home.on", name="Garage Light")]
         assert recorder.sent == [("g/set", "ON")]
         return
-    assert said[0].startswith(phrase(lang, "home.unknown_device", name="§").split("§")[0])
+    # said to be where it is, and left alone
+    assert said == [phrase(lang, "home.elsewhere", name="Living Room Thermostat", there="Living Room")]
     assert recorder.sent == []  # the living-room thermostat got nothing
 
 
