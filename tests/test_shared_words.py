@@ -98,3 +98,25 @@ def test_words_said_of_one_thing(living_room: Components, lang: str, text: str,
                                  calls: list[tuple[str, dict[str, Any]]]) -> None:
     decision = decide(living_room, text, lang)
     assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == calls, decision
+
+
+def test_a_run_on_of_many_parts_is_not_searched(living_room: Components, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sixty parts with no verb of their own: the sharing tries nothing (else thousands of template readings), and
+    the turn still ends in a decision."""
+    from hearthd.agent.fastpath import SHARED_MAX_PARTS
+
+    router = living_room.router()
+    tried: list[int] = []
+    original = type(router)._shared_part
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        tried.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(router), "_shared_part", counted)
+    parts = ["the floor lamp"] * (SHARED_MAX_PARTS + 55)
+    decisions = router._sharing(["turn off the tv", *parts], [None] * (len(parts) + 1), "en")
+    assert tried == [] and decisions == [None] * (len(parts) + 1)
+    # a list of one breath is still shared
+    assert [c.arguments for c in decide(living_room, "turn off the tv and the floor lamp", "en").calls] == [
+        {"device": "TV"}, {"device": "Floor Lamp"}]

@@ -712,6 +712,10 @@ def _stood_in_for(parameters: dict[str, Any], model_required: list[str], argumen
 TARGETS = ("device", "door", "scene", "area", "domain", "device_class")
 NAMES = ("device", "door")
 FEELS = "feels"  # the templates' intent for a room said to be cold or hot (FastPath._felt)
+# Router._sharing reads parts of one breath: at most this many parts of at most this many words, and this many
+# readings tried per part (the fewest borrowed words first); a hostile run-on costs no more than
+# that.
+SHARED_MAX_PARTS, SHARED_MAX_WORDS, SHARED_MAX_TRIES = 5, 10, 24
 
 _BARE_NUMBER = re.compile(r"[\d०-९]+(?:[.:,][\d०-९]+)*")  # "7", "7.30", "7:30" (not "6am": its unit is said)
 
@@ -1022,6 +1026,8 @@ class Router:
         after it ("turn on the kitchen" + "lights"; "टीवी" + "बंद कर दो"), the fewest words that the templates read
         as the same action as that neighbour's. What is found stands only when every part is then done."""
         assert self.fast_path is not None
+        if len(parts) > SHARED_MAX_PARTS or any(len(p.split()) > SHARED_MAX_WORDS for p in parts):
+            return decisions  # (what people say in one breath; a run-on of many parts is not searched)
         shared = list(decisions)
         alone = [_acts(d) and self._says_more_than_a_name(p, lang) for p, d in zip(parts, decisions, strict=True)]
         if all(alone):
@@ -1059,7 +1065,7 @@ class Router:
             ends += [(after[n:], shared[j] if alone[j] else None) for n in range(len(after) - 1, 0, -1)]
         tries = sorted(((len(head) + len(tail) + len(end), head, tail, end, like, later)
                         for head, tail, like in starts for end, later in ends if head or tail or end),
-                       key=lambda t: t[0])
+                       key=lambda t: t[0])[:SHARED_MAX_TRIES]
         registry = self._registry()
         readings: list[tuple[int, str, Decision]] = []
         for _, head, tail, end, like, later in tries:
