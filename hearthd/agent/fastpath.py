@@ -1074,8 +1074,7 @@ class Router:
             if not _acts(found) or not self._says_more_than_a_name(said, lang):
                 continue
             assert found is not None
-            if registry is None or any(c.name not in registry or registry.get(c.name).family != "home"
-                                       for c in found.calls):
+            if not _on_devices(found, registry):
                 continue  # only what is done to the home's devices is shared ("… and the kitchen light" is no timer)
             names = {c.name for c in found.calls}
             others = [{c.name for c in other.calls} for other in (like, later) if other is not None]
@@ -1103,8 +1102,7 @@ class Router:
         said = " ".join(target if w.lower().strip(",.!?") in pronouns else w for w in words)
         found = self.fast_path.match(said, lang)
         registry = self._registry()
-        if _acts(found) and registry is not None and all(c.name in registry and registry.get(c.name).family == "home"
-                                                         for c in found.calls):  # type: ignore[union-attr]
+        if _acts(found) and _on_devices(found, registry):  # type: ignore[arg-type]
             return said, found  # type: ignore[return-value]
         return None
 
@@ -1462,6 +1460,12 @@ def _pronouns(lang: str) -> frozenset[str]:
     from .split import _table
 
     return frozenset(w.lower() for w in _table(lang).get("it", []))
+
+
+def _on_devices(decision: Decision, registry: ToolRegistry | None) -> bool:
+    """Whether every call of `decision` is done to the home's devices (a tool of the "home" family)."""
+    return registry is not None and all(c.name in registry and registry.get(c.name).family == "home"
+                                        for c in decision.calls)
 
 
 def _call_key(call: ToolCall) -> tuple[str, tuple[tuple[str, str], ...]]:

@@ -266,9 +266,7 @@ class Catalogue:
             if not pool:
                 return Match([])
             # several: a word of one name said beyond the room and the kind decides, else hearthd asks
-            rest = text
-            for phrase_ in sorted({*vocab.areas.get(area, ()), area_said}, key=len, reverse=True):  # "living room"
-                rest = re.sub(rf"(?<!\w){re.escape(phrase_)}(?!\w)", " ", rest)
+            rest = without_room(text, {*vocab.areas.get(area, ()), area_said})  # "living room"
             extra = [w for w in spoken_words(rest) if not area_in(w) and w not in kind_words]
             named = [e for e in pool if extra and all(has_word(e.name.lower(), w) for w in extra)]
             if kinds and extra and not named and any(all(has_word(e.name.lower(), w) for w in extra)
@@ -278,8 +276,7 @@ class Catalogue:
                 return Match(named or pool, 0.9)
             # "bedroom coffee machine": a name no device in that room has, and no kind: only a near miss in the room,
             # by the words beyond the room alone ("bedroom tv" is not the Bedroom Light for the room both say)
-            room = sorted({*vocab.areas.get(area, ()), area_said, area.lower()}, key=len, reverse=True)
-            return self._nearest(text, pool, " ".join(extra), room)
+            return self._nearest(text, pool, " ".join(extra), {*vocab.areas.get(area, ()), area_said, area.lower()})
         if kinds:  # "the fan": the only fan there is (several: hearthd asks which)
             of_kind = [e for e in pool if e.component in kinds]
             extra = [w for w in spoken_words(text) if w not in kind_words]
@@ -303,14 +300,10 @@ class Catalogue:
         best; when another sounds almost as close, both are returned and hearthd asks which one, never picking one
         of two similar names silently. `rest`: the words left when the room said has narrowed `pool`; then `rest` is
         weighed against the names without the `room`'s words, which both share."""
-        def beyond(name: str) -> str:
-            for phrase_ in room:
-                name = re.sub(rf"(?<!\w){re.escape(phrase_)}(?!\w)", " ", name)
-            return " ".join(name.split())
-
         def forms(e: Entity) -> list[str]:
-            return [f for f in (beyond(form.lower()) for form in self._spoken_forms(e)) if f] if rest else \
-                self._spoken_forms(e)
+            if not rest:
+                return self._spoken_forms(e)
+            return [f for f in (without_room(form.lower(), room) for form in self._spoken_forms(e)) if f]
 
         said_as = rest or text
         scored = sorted(((max(difflib.SequenceMatcher(None, said_as, f).ratio()
@@ -389,6 +382,13 @@ def spoken_words(text: str) -> list[str]:
 
 def has_word(text: str, word: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
+
+
+def without_room(text: str, phrases: Iterable[str]) -> str:
+    """`text` without the words that named a room (`phrases`, the longest first: "living room" before "room")."""
+    for phrase in sorted(phrases, key=len, reverse=True):
+        text = re.sub(rf"(?<!\w){re.escape(phrase)}(?!\w)", " ", text)
+    return " ".join(text.split())
 
 
 def area_in(text: str) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
 from ..errors import HearthdError
-from .catalogue import Catalogue, areas_in, has_word, home_words, in_area
+from .catalogue import Catalogue, areas_in, has_word, home_words, in_area, without_room
 from .devicestate import STATES, speed_range
 from .discovery import Entity
 from .registry import Tool, ToolResult
@@ -281,10 +281,7 @@ class SmartHome:
         area, area_said = self.catalogue.area_heard(said.lower())
         if not area:
             return None
-        rest = said.lower()
-        for phrase in sorted({*home_words().areas.get(area, ()), area_said, area}, key=len, reverse=True):
-            rest = re.sub(rf"(?<!\w){re.escape(phrase)}(?!\w)", " ", rest)
-        rest = " ".join(rest.split())
+        rest = without_room(said.lower(), {*home_words().areas.get(area, ()), area_said, area})
         found = self.catalogue.resolve(rest, components).entities if rest else []
         return found[0] if len(found) == 1 and found[0].area and not in_area(found[0], area) else None
 
