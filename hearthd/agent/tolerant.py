@@ -414,9 +414,12 @@ class TolerantMatcher:
             here = self._word_options(word, index)
             if loose and not here and not re.fullmatch(r"\d+(?:[:.]\d+)?", word):
                 here = {k: SOUND_CREDIT for k in _near_but_first(word, index.words)}
+            after = self._word_options(said[i + 1], index) if i + 1 < len(said) else {}
             if i + 1 < len(said) and len(word) > 1 and not self._telling(here, index) \
-                    and not self._telling(self._word_options(said[i + 1], index), index):
-                both = word + said[i + 1]  # "ты мир" heard for "таймер"; never a preposition ("в машине")
+                    and not self._telling(after, index) and not _exact(here) and not _exact(after):
+                # "ты мир" heard for "таймер"; never a preposition ("в машине"), nor a word that is a template's own
+                # as said ("for the" is no "would", which sounds like it)
+                both = word + said[i + 1]
                 joined = {k: c for k, c in self._word_options(both, index).items()
                           if index.weight.get(k, 0.0) >= CONTENT and similarity(both, k) >= JOINED_SIMILARITY}
                 if joined:
@@ -1220,6 +1223,11 @@ def _near(word: str, vocabulary: tuple[str, ...]) -> tuple[str, ...]:
     if len(word) < 3:
         return ()
     return tuple(k for k in vocabulary if not k.startswith("{") and (_stem_alike(word, k) or _sound_alike(word, k)))
+
+
+def _exact(options: dict[str, float]) -> bool:
+    """Whether a word's options hold a template word as it was said (not one it only sounds like)."""
+    return any(c >= 1.0 and not k.startswith("{") for k, c in options.items())
 
 
 def _script_of(text: str) -> str:
