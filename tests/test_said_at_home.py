@@ -246,3 +246,30 @@ def test_everyday_words_for_levels_colours_and_media(living_room: Components, la
 def test_warmer_without_the_light_is_the_thermostats_question(living_room: Components, lang: str, text: str) -> None:
     decision = decide(living_room, text, lang)
     assert (decision.kind, decision.missing) == ("clarify", "temperature"), decision
+
+
+@pytest.mark.parametrize("lang,text,arguments", [
+    ("ru", "мне надо встать завтра в семь", {"day": "tomorrow", "time": "07:00"}),
+    ("ru", "завтра мне нужно проснуться в шесть", {"day": "tomorrow", "time": "06:00"}),
+    ("ru", "мне завтра надо встать в полседьмого", {"day": "tomorrow", "time": "06:30"}),
+])
+def test_the_day_said_beside_having_to_get_up_is_the_alarms_day(living_room: Components, lang: str, text: str,
+                                                                   arguments: dict[str, Any]) -> None:
+    """"Мне надо встать завтра в семь" set the alarm for seven with no day: at two in the night it rang at seven that
+    same morning, a day early (the template had a literal "завтра" where the day's list belongs)."""
+    decision = decide(living_room, text, lang)
+    assert [(c.name, c.arguments) for c in decision.calls] == [("set_alarm", arguments)], decision
+
+
+@pytest.mark.parametrize("lang,text", [("ru", "в субботу мне надо встать в девять"),
+                                       ("ru", "мне нужно проснуться в субботу в девять")])
+def test_a_weekday_said_beside_having_to_get_up_is_that_date_never_a_repeat(living_room: Components, lang: str,
+                                                                            text: str) -> None:
+    """The model made it an alarm repeating every Saturday."""
+    decision = decide(living_room, text, lang)
+    assert decision.source == "fastpath" and [c.name for c in decision.calls] == ["set_alarm"], decision
+    arguments = decision.calls[0].arguments
+    assert arguments["time"] == "09:00" and "repeat" not in arguments
+    import datetime
+
+    assert datetime.date.fromisoformat(arguments["date"]).weekday() == 5
