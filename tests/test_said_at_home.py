@@ -273,3 +273,17 @@ def test_a_weekday_said_beside_having_to_get_up_is_that_date_never_a_repeat(livi
     import datetime
 
     assert datetime.date.fromisoformat(arguments["date"]).weekday() == 5
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", [
+    ("hi", "bhai light band kar de", "turn_off", {"domain": "light", "area": "Living Room"}),
+    ("hi", "भाई लाइट बंद कर दे", "turn_off", {"domain": "light", "area": "Living Room"}),
+    ("hi", "yaar fan chala de", "turn_on", {"device": "fan"}),
+    ("hi", "टीवी बंद कर दे", "turn_off", {"device": "TV"}),
+])
+def test_hindi_said_to_a_friend_is_the_same_request(living_room: Components, lang: str, text: str, tool: str,
+                                                     arguments: dict[str, Any]) -> None:
+    """"कर दे" (to an equal, to a friend) asks what "कर दो" asks: "bhai light band kar de" reached the model, which
+    tried the lights' brightness at more than 100 % and was refused."""
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
