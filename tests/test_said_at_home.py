@@ -287,3 +287,19 @@ def test_hindi_said_to_a_friend_is_the_same_request(living_room: Components, lan
     tried the lights' brightness at more than 100 % and was refused."""
     decision = decide(living_room, text, lang)
     assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
+
+
+@pytest.mark.parametrize("lang,text,arguments", [
+    ("ru", "свет в гостиной на 30", {"area": "Living Room", "percent": 30}),
+    ("ru", "приглуши свет в гостиной до 20 процентов", {"area": "Living Room", "percent": 20}),
+    ("ru", "приглуши свет наполовину", {"area": "Living Room", "percent": 50}),
+    ("ru", "свет на полную", {"area": "Living Room", "percent": 100}),
+    ("ru", "свет на 70", {"area": "Living Room", "percent": 70}),
+    ("ru", "в спальне свет на 40", {"device": "Bedroom Light", "percent": 40}),
+])
+def test_a_rooms_light_to_a_level_in_russian(living_room: Components, lang: str, text: str,
+                                             arguments: dict[str, Any]) -> None:
+    """"Свет в гостиной на 30" was refused (the model saw an alarm), "приглуши свет наполовину" asked which device."""
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [
+        ("set_brightness", arguments)], decision
