@@ -303,3 +303,17 @@ def test_a_rooms_light_to_a_level_in_russian(living_room: Components, lang: str,
     decision = decide(living_room, text, lang)
     assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [
         ("set_brightness", arguments)], decision
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", [
+    ("en", "turn the kitchen light of", "turn_off", {"device": "Kitchen Light"}),
+    ("en", "switch the fan of please", "turn_off", {"device": "Ceiling Fan"}),
+    ("en", "hey can u turn of the kitchen lite", "turn_off", {"device": "Kitchen Light"}),
+    ("en", "turn on the light of the kitchen", "turn_on", {"device": "Kitchen Light"}),  # "of" inside stays "of"
+])
+def test_of_said_last_is_off(living_room: Components, lang: str, text: str, tool: str,
+                             arguments: dict[str, Any]) -> None:
+    """"Turn the kitchen light of" went to the model, which switched the light ON; the tolerant tier did the same with
+    the fan. No request ends in "of"; "off" ends many (heard.toml, a phrase said last)."""
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision

@@ -270,7 +270,9 @@ def _plausible_slot(text: str, lang: str, more: int = 0) -> bool:
 def _misheard(lang: str) -> tuple[tuple[re.Pattern[str], str], ...]:
     heard = locale.toml(lang, "heard.toml") if locale.has(lang, "heard.toml") else {}
     table = {**heard.get("misheard", {}), **heard.get("said_as", {})}
-    return tuple((re.compile(rf"(?<!\w){re.escape(heard)}(?!\w)", re.IGNORECASE), meant)
+    # a phrase ending in "$" is one said last ("turn the tv of": "of" ends no request, "off" does)
+    return tuple((re.compile(rf"(?<!\w){re.escape(heard.removesuffix('$').rstrip())}"
+                             + (r"(?=[\s.!?…]*$)" if heard.endswith("$") else r"(?!\w)"), re.IGNORECASE), meant)
                  for heard, meant in sorted(table.items(), key=lambda kv: -len(kv[0])))
 
 
