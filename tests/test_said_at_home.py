@@ -317,3 +317,46 @@ def test_of_said_last_is_off(living_room: Components, lang: str, text: str, tool
     the fan. No request ends in "of"; "off" ends many (heard.toml, a phrase said last)."""
     decision = decide(living_room, text, lang)
     assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", [
+    ("en", "start counting down 11 minutes for the eggs", "set_timer", {"seconds": 660, "label": "eggs"}),
+    ("en", "count down five minutes", "set_timer", {"seconds": 300}),
+    ("en", "could you do a countdown of 12 minutes", "set_timer", {"seconds": 720}),
+    ("en", "give me a countdown of 3 minutes", "set_timer", {"seconds": 180}),
+    ("en", "give the eggs another two minutes", "change_timer", {"label": "eggs", "seconds": 120, "direction": "add"}),
+    ("en", "how long is left on the pasta", "timer_remaining", {"label": "pasta"}),
+    ("en", "how much time is left for my tea", "timer_remaining", {"label": "tea"}),
+    ("en", "how long is left on the timer", "timer_remaining", {}),  # the timer is no timer's name
+    ("en", "never mind the timer", "cancel_timer", {}),
+])
+def test_a_countdown_and_a_timer_called_by_what_it_times(living_room: Components, lang: str, text: str, tool: str,
+                                                         arguments: dict[str, Any]) -> None:
+    """Counting down is a timer ("start counting down eleven minutes for the eggs": the model's timer, without its
+    name); the eggs are their timer ("give the eggs another two minutes", "how long is left on the pasta": refused)."""
+    decision = decide(living_room, text, lang)
+    assert (decision.kind, decision.source) == ("call", "fastpath"), decision
+    assert [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
+
+
+@pytest.mark.parametrize("lang,text,answer,door", [
+    ("en", "lock the door", "the front one", "Front Door"),
+    ("en", "could you lock the door please", "the back one please", "Back Door"),
+    ("ru", "запри дверь", "входную", "front door"),
+    ("hi", "दरवाज़ा लॉक कर दो", "आगे वाला", "front door"),
+    ("hi", "darwaza lock kar do", "पीछे का दरवाज़ा", "back door"),
+])
+def test_the_door_without_saying_which_is_asked_about_and_the_answer_locks_it(living_room: Components, lang: str,
+                                                                               text: str, answer: str,
+                                                                               door: str) -> None:
+    """A home with two doors: "दरवाज़ा लॉक कर दो" reached the model, which locked the computer's screen; "запри дверь"
+    became a question about a device's state. Now "Which door?", and the answer ("the front one": the door whose name
+    has the word) completes it."""
+    from .spoken_home import Asked
+
+    conversation = Asked()
+    router = living_room.router()
+    asked = router.decide(text, lang, conversation)
+    assert (asked.kind, asked.missing, [c.name for c in asked.calls]) == ("clarify", "door", ["lock_door"]), asked
+    done = router.decide(answer, lang, conversation)
+    assert [(c.name, str(c.arguments.get("door")).lower()) for c in done.calls] == [("lock_door", door.lower())], done

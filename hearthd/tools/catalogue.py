@@ -40,6 +40,7 @@ class HomeWords:
     fillers: frozenset[str]  # words around a device's name that name nothing: articles, prepositions, particles
     not_alone: frozenset[str] = frozenset()  # words of a name that never name the device on their own ("back")
     heaters: frozenset[str] = frozenset()  # words in a name that say it warms a room ("heater", "обогреватель")
+    ones: frozenset[str] = frozenset()  # a word standing for the kind asked about ("the front one")
 
 
 def home_words() -> HomeWords:
@@ -55,6 +56,7 @@ def _home_words(langs: tuple[str, ...]) -> HomeWords:
     fillers: set[str] = set()
     not_alone: set[str] = set()
     heaters: set[str] = set()
+    ones: set[str] = set()
     for lang in langs:
         words = table(lang, "home.toml")
         for kind, said in words.get("kinds", {}).items():
@@ -65,9 +67,10 @@ def _home_words(langs: tuple[str, ...]) -> HomeWords:
         fillers.update(words.get("fillers", []))
         not_alone.update(words.get("not_alone", []))
         heaters.update(w.lower() for w in words.get("heaters", []))
+        ones.update(w.lower() for w in words.get("ones", []))
     return HomeWords({k: frozenset(v) for k, v in kinds.items()}, frozenset(doors),
                      {k: frozenset(v) for k, v in areas.items()}, frozenset(fillers), frozenset(not_alone),
-                     frozenset(heaters))
+                     frozenset(heaters), frozenset(ones))
 
 
 @dataclass
@@ -292,6 +295,13 @@ class Catalogue:
             if named:
                 return Match(named, 0.8)
             # "porch light": a name no light has is an unknown device, never "which of the lights?"
+        said = spoken_words(text)
+        if len(said) > 1 and said[-1] in vocab.ones:
+            # "the front one", answering which door: the one whose name has the words said (any of them, "front"
+            # too, which alone names nothing: the kind is the one asked about)
+            named = [e for e in pool if all(has_word(e.name.lower(), w) for w in said[:-1])]
+            if named:
+                return Match(named, 0.8)
         return self._nearest(text, pool)
 
     def _nearest(self, text: str, pool: list[Entity], rest: str = "", room: Iterable[str] = ()) -> Match:
