@@ -360,3 +360,27 @@ def test_the_door_without_saying_which_is_asked_about_and_the_answer_locks_it(li
     assert (asked.kind, asked.missing, [c.name for c in asked.calls]) == ("clarify", "door", ["lock_door"]), asked
     done = router.decide(answer, lang, conversation)
     assert [(c.name, str(c.arguments.get("door")).lower()) for c in done.calls] == [("lock_door", door.lower())], done
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", [
+    ("en", "I need to be up by 7 tomorrow. Can you make sure of that?", "set_alarm",
+     {"time": "07:00", "day": "tomorrow"}),
+    ("en", "turn off the kitchen light, would you?", "turn_off", {"device": "Kitchen Light"}),
+    ("en", "set a timer for 5 minutes, could you do that?", "set_timer", {"seconds": 300}),
+    ("ru", "выключи свет на кухне, ладно?", "turn_off", {"device": "Kitchen Light"}),
+    ("ru", "поставь будильник на семь, хорошо?", "set_alarm", {"time": "07:00"}),
+    ("hi", "लाइट बंद कर दो, ठीक है?", "turn_off", {"area": "Living Room", "domain": "light"}),
+])
+def test_asked_after_the_request_whether_it_will_be_done_is_no_question(living_room: Components, lang: str, text: str,
+                                                                        tool: str, arguments: dict[str, Any]) -> None:
+    """"…, can you make sure of that?" asks whether the request will be done: the question mark is its own. The
+    request was refused as a question ("the sentence asks, it does not request")."""
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
+
+
+@pytest.mark.parametrize("lang,text", [("en", "is the kitchen light on, okay?"), ("ru", "свет на кухне горит, ладно?")])
+def test_a_question_with_okay_after_it_is_still_a_question(living_room: Components, lang: str, text: str) -> None:
+    decision = decide(living_room, text, lang)
+    assert [c.name for c in decision.calls] in (["device_state"], []), decision
+    assert not any(c.name in ("turn_on", "turn_off") for c in decision.calls)

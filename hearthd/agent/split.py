@@ -51,6 +51,12 @@ def _courtesy_after(lang: str) -> tuple[tuple[str, ...], ...]:
 
 
 @cache
+def _asked_after(lang: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(sorted((tuple(w.lower().split()) for w in _table(lang).get("asked_after", [])), key=len,
+                        reverse=True))
+
+
+@cache
 def _goes_on(lang: str) -> frozenset[str]:
     return frozenset(w.lower() for w in _table(lang).get("goes_on", []))
 
@@ -66,10 +72,15 @@ def goes_on(text: str, lang: str) -> bool:
 def without_courtesy(text: str, lang: str) -> str:
     """The utterance without a courtesy said before the request and cut from it by a joining word or a comma ("could
     you be a dear and wake me at six" → "wake me at six"; "будь другом, выключи свет" → "выключи свет"), or said after
-    it ("turn off the hall light when you get a sec"). A courtesy with nothing beside it, or one said first that is not
+    it ("turn off the hall light when you get a sec"), or asked after it whether it will be done ("lock the front door,
+    would you?": its question mark goes with it). A courtesy with nothing beside it, or one said first that is not
     cut off so, stays as said."""
     words = text.strip().split()
     plain = [w.strip(",;.!?").lower() for w in words]
+    for phrase in _asked_after(lang):
+        n = len(phrase)
+        if len(words) > n and tuple(plain[-n:]) == phrase and words[-n - 1][-1:] in (",", ".", ";", "?", "!"):
+            return without_courtesy(" ".join(words[:-n]).rstrip(",;"), lang)
     for phrase in _courtesy_after(lang):
         n = len(phrase)
         if len(words) > n and tuple(plain[-n:]) == phrase:
