@@ -295,11 +295,11 @@ class Catalogue:
             if named:
                 return Match(named, 0.8)
             # "porch light": a name no light has is an unknown device, never "which of the lights?"
-        said = spoken_words(text)
-        if len(said) > 1 and said[-1] in vocab.ones:
+        words = spoken_words(text)
+        if len(words) > 1 and words[-1] in vocab.ones:
             # "the front one", answering which door: the one whose name has the words said (any of them, "front"
             # too, which alone names nothing: the kind is the one asked about)
-            named = [e for e in pool if all(has_word(e.name.lower(), w) for w in said[:-1])]
+            named = [e for e in pool if all(has_word(e.name.lower(), w) for w in words[:-1])]
             if named:
                 return Match(named, 0.8)
         return self._nearest(text, pool)
