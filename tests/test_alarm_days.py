@@ -199,3 +199,62 @@ def test_told_not_to_wake_them_with_no_day_or_time_leaves_the_alarms(lang: str, 
     assert positive is not None
     read = alarm_fast_path().match(positive, lang)
     assert read is None or not read.calls or _not_then(read.calls[0]) is None
+
+
+def test_a_dates_alarm_goes_and_a_repeat_only_skips_that_date(tmp_path: Path) -> None:
+    """"Delete the alarm for Saturday": that Saturday's ring (before, the model's cancel_alarm with no day cancelled
+    whichever alarm it found, or asked which)."""
+    clock = Clock(datetime(2026, 12, 1, 22, 0, tzinfo=BERLIN))  # Tuesday evening
+    book = AlarmBook(now=clock, path=tmp_path / "alarms.db")
+    book.add("09:00", repeat="weekends")  # Saturday the 5th and Sunday the 6th, and on
+    book.add("07:00", repeat="weekdays")  # not Saturday
+    out = run(book.cancel_alarm({"date": "2026-12-05"}))
+    assert out.ok and out.phrase == "alarm.day_off_repeat_date" and out.values["times"] == "9:00"
+    assert out.spoken_values("en")["date"] == "December 5"
+    weekend = next(a for a in book.pending() if a.repeat == "weekends")
+    assert not book.rings_on(weekend, datetime(2026, 12, 5).date()) and book.rings_on(weekend,
+                                                                                    datetime(2026, 12, 6).date())
+    assert len(book.pending()) == 2  # both alarms kept: only one ring goes
+    assert run(book.cancel_alarm({"date": "2026-12-03"})).phrase == "alarm.day_off_repeat_date"  # the weekday one
+    assert run(book.cancel_alarm({"date": "2026-12-03"})).phrase == "alarm.day_none_date"  # said again: none left
+    once = book.add("06:00", day="tomorrow")  # Wednesday the 2nd, once, beside the weekday alarm
+    assert run(book.cancel_alarm({"date": "2026-12-02"})).phrase == "alarm.which"  # two ring then: which one?
+    out = run(book.cancel_alarm({"date": "2026-12-02", "time": "06:00"}))
+    assert out.phrase == "alarm.day_off_date" and once.id not in [a.id for a in book.pending()]
+    assert sorted(a.hhmm for a in book.pending()) == ["07:00", "09:00"]
+
+
+def test_a_day_asked_about_lists_that_days_alarms_only(tmp_path: Path) -> None:
+    """"Is there an alarm tomorrow?" listed every alarm, whatever its day."""
+    clock = Clock(datetime(2026, 12, 1, 22, 0, tzinfo=BERLIN))  # Tuesday evening
+    book = AlarmBook(now=clock, path=tmp_path / "alarms.db")
+    book.add("09:00", repeat="saturday")
+    assert run(book.list_alarms({"day": "tomorrow"})).phrase == "alarm.day_none_tomorrow"
+    said = run(book.list_alarms({"date": "2026-12-05"}))
+    assert said.phrase == "alarm.list_one" and said.values["time"] == "9:00"
+    assert run(book.list_alarms({"date": "2026-12-04"})).spoken_values("ru")["date"] == "4 декабря"
+    assert run(book.list_alarms({})).phrase == "alarm.list_one"
+
+
+@pytest.mark.parametrize("text,lang,date", [
+    ("delete the alarm for saturday", "en", "saturday"),
+    ("no alarm on sunday please", "en", "sunday"),
+    ("удали будильник на субботу", "ru", "saturday"),
+    ("в субботу будильник не нужен", "ru", "saturday"),
+    ("शनिवार वाला अलार्म हटा दो", "hi", "saturday"),
+])
+def test_a_weekdays_alarm_is_read_with_its_date(text: str, lang: str, date: str) -> None:
+    decision = alarm_fast_path().match(text, lang)
+    assert decision is not None and [c.name for c in decision.calls] == ["cancel_alarm"], text
+    arguments = decision.calls[0].arguments
+    assert set(arguments) == {"date"}, arguments
+    assert datetime.fromisoformat(arguments["date"]).strftime("%A").lower() == date
+
+
+@pytest.mark.parametrize("text,lang,time", [("cancel the alarm for 7", "en", "07:00"),
+                                            ("удали будильник на семь", "ru", "07:00"),
+                                            ("सात बजे वाला अलार्म हटा दो", "hi", "07:00")])
+def test_a_time_is_never_read_as_a_date(text: str, lang: str, time: str) -> None:
+    decision = alarm_fast_path().match(text, lang)
+    assert decision is not None and [(c.name, c.arguments) for c in decision.calls] == [
+        ("cancel_alarm", {"time": time})], text

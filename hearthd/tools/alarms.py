@@ -436,6 +436,13 @@ class AlarmBook:
             said = spoken_time(found[0].hhmm if found else str(args["time"]))
             key = ("alarm.at_yes" if found else "alarm.at_no") + ("_tomorrow" if tomorrow else "")
             return ToolResult(True, {**data, "found": [a.to_dict() for a in found]}, key, {"time": said})
+        if args.get("day") in ("today", "tomorrow") or isinstance(args.get("date"), str):
+            # "is there an alarm tomorrow?", "what alarms do I have on Saturday?": that day's, not every one
+            on_day = self._on_day(args)
+            if isinstance(on_day, ToolResult):
+                return ToolResult(True, data, on_day.phrase, on_day.values, dates=on_day.dates)
+            alarms = on_day
+            data = {"alarms": [a.to_dict() for a in alarms]}
         if not alarms:
             return ToolResult(True, data, "alarm.none")
         if len(alarms) == 1:
@@ -445,26 +452,34 @@ class AlarmBook:
                           counts={"alarms": (len(alarms), "alarm")})
 
     def _on_day(self, args: dict[str, Any]) -> list[Alarm] | ToolResult:
-        """The pending alarms; with `day`, those that ring that day (or the answer that none does)."""
+        """The pending alarms; with `day` or `date`, those that ring that day (or the answer that none does)."""
         alarms = self.pending()
         if args.get("day") in ("today", "tomorrow"):
             on = self.day_of(args["day"])
             alarms = [a for a in alarms if self.rings_on(a, on)]
             if not alarms:
                 return ToolResult(False, {"day": args["day"]}, f"alarm.day_none_{args['day']}")
+        elif isinstance(args.get("date"), str):  # "delete the alarm for Saturday": that date's ring
+            on = date.fromisoformat(args["date"])
+            alarms = [a for a in alarms if self.rings_on(a, on)]
+            if not alarms:
+                return ToolResult(False, {"date": args["date"]}, "alarm.day_none_date", dates={"date": args["date"]})
         return alarms
 
     def _days_off(self, alarms: list[Alarm], day: str) -> ToolResult:
-        """`alarms` kept from ringing on `day` (a one-off cancelled, a repeat skipping the day), said as that."""
-        on = self.day_of(day)
+        """`alarms` kept from ringing on `day` ("today", "tomorrow" or a date, YYYY-MM-DD: a one-off cancelled, a
+        repeat skipping the day), said as that."""
+        on = self.day_of(day) if day in ("today", "tomorrow") else date.fromisoformat(day)
         for alarm in alarms:
             self.take_day_off(alarm, on)
         data = {"day": day, "date": on.isoformat(), "cancelled": [a.to_dict() for a in alarms if not a.repeat],
                 "skipped": [a.to_dict() for a in alarms if a.repeat]}
         repeat = "repeat_" if len(alarms) == 1 and alarms[0].repeat else ""
-        return ToolResult(True, data, f"alarm.day_off_{repeat}{day}",
+        named = day if day in ("today", "tomorrow") else "date"
+        return ToolResult(True, data, f"alarm.day_off_{repeat}{named}",
                           {"times": ", ".join(spoken_time(a.hhmm) for a in alarms)},
-                          counts={"alarms": (len(alarms), "alarm")})
+                          counts={"alarms": (len(alarms), "alarm")},
+                          dates={} if named != "date" else {"date": on.isoformat()})
 
     def _to_cancel(self, args: dict[str, Any]) -> list[Alarm] | ToolResult:
         """The alarms `cancel_alarm` would cancel, or the answer when it cancels none (not found, which one?)."""
@@ -506,6 +521,8 @@ class AlarmBook:
             return found
         if args.get("day") in ("today", "tomorrow"):  # "no alarm tomorrow": that day's ring, not the repeat
             return self._days_off(found, args["day"])
+        if isinstance(args.get("date"), str):  # "delete the alarm for Saturday": that Saturday's, not the repeat
+            return self._days_off(found, args["date"])
         for alarm in found:
             self.remove(alarm)
         data = {"cancelled": [a.to_dict() for a in found]}
@@ -548,6 +565,8 @@ class AlarmBook:
             return alarms
         if args.get("day") in ("today", "tomorrow"):  # "cancel all my alarms for tomorrow": that day's only
             return self._days_off(alarms, args["day"])
+        if isinstance(args.get("date"), str):
+            return self._days_off(alarms, args["date"])
         if not alarms:
             return ToolResult(True, {"cancelled": []}, "alarm.none")
         for alarm in alarms:
@@ -746,7 +765,8 @@ class AlarmBook:
             Tool(
                 "list_alarms",
                 "List the alarms that are set, or say whether one is set for a time.",
-                {"type": "object", "properties": {"time": _TIME, "day": _DAY}, "additionalProperties": False},
+                {"type": "object", "properties": {"time": _TIME, "day": _DAY, "date": _DATE},
+                 "additionalProperties": False},
                 self.list_alarms,
                 family="alarms",
                 read_only=True,
@@ -755,7 +775,7 @@ class AlarmBook:
             Tool(
                 "cancel_alarm",
                 "Cancel the alarm set for a time of day, or the one with a label; with day, only that day's ring.",
-                {"type": "object", "properties": {"time": _TIME, "label": _LABEL, "day": _DAY},
+                {"type": "object", "properties": {"time": _TIME, "label": _LABEL, "day": _DAY, "date": _DATE},
                  "additionalProperties": False},
                 self.cancel_alarm,
                 family="alarms",
@@ -779,7 +799,7 @@ class AlarmBook:
             Tool(
                 "cancel_all_alarms",
                 "Cancel every alarm, or every alarm of one day.",
-                {"type": "object", "properties": {"day": _DAY}, "additionalProperties": False},
+                {"type": "object", "properties": {"day": _DAY, "date": _DATE}, "additionalProperties": False},
                 self.cancel_all_alarms,
                 family="alarms",
                 sides=("unset", "set"),
