@@ -290,8 +290,8 @@ def test_hindi_said_to_a_friend_is_the_same_request(living_room: Components, lan
 
 
 @pytest.mark.parametrize("lang,text,arguments", [
-    ("ru", "свет в гостиной на 30", {"area": "Living Room", "percent": 30}),
-    ("ru", "приглуши свет в гостиной до 20 процентов", {"area": "Living Room", "percent": 20}),
+    ("ru", "свет в гостиной на 30", {"device": "living room light", "percent": 30}),
+    ("ru", "приглуши свет в гостиной до двадцати", {"device": "living room light", "percent": 20}),
     ("ru", "приглуши свет наполовину", {"area": "Living Room", "percent": 50}),
     ("ru", "свет на полную", {"area": "Living Room", "percent": 100}),
     ("ru", "свет на 70", {"area": "Living Room", "percent": 70}),
@@ -384,3 +384,41 @@ def test_a_question_with_okay_after_it_is_still_a_question(living_room: Componen
     decision = decide(living_room, text, lang)
     assert [c.name for c in decision.calls] in (["device_state"], []), decision
     assert not any(c.name in ("turn_on", "turn_off") for c in decision.calls)
+
+
+@pytest.mark.parametrize("lang,text,tool", [
+    ("en", "lamp on", "turn_on"),
+    ("en", "switch of the lamp", "turn_off"),
+    ("ru", "включи-ка лампу", "turn_on"),
+    ("ru", "лампу выключи", "turn_off"),
+    ("hi", "लैंप जला दो", "turn_on"),
+])
+def test_the_lamp_is_the_rooms_lamp_not_its_ceiling_light(living_room: Components, lang: str, text: str,
+                                                           tool: str) -> None:
+    """The living room has a ceiling light (Living Room Light) and a Floor Lamp: "lamp on" switched on the Living Room
+    Light (the room and the kind, which the resolver read as the light of that name), "включи лампу" went to the
+    model, which asked which device. The kind's word said is in one name (home.toml `name_words`: "лампу" is lamp)."""
+    decision = decide(living_room, text, lang)
+    assert [(c.name, c.arguments) for c in decision.calls] == [(tool, {"device": "Floor Lamp"})], decision
+
+
+@pytest.mark.parametrize("lang,text", [("en", "turn everything off"), ("en", "could you switch everything off please"),
+                                       ("ru", "выключи всё"), ("ru", "всё выключи"), ("hi", "सब कुछ बंद कर दो"),
+                                       ("hi", "sab kuch band kar do")])
+def test_everything_off_with_no_room_said_is_this_rooms(living_room: Components, lang: str, text: str) -> None:
+    """As "turn off the lights" is this room's lights (the model asked which device; "सब कुछ बंद कर दो" was refused)."""
+    decision = decide(living_room, text, lang)
+    assert [(c.name, c.arguments) for c in decision.calls] == [("turn_off", {"area": "Living Room"})], decision
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", [
+    ("en", "too bright in here", "set_brightness", {"step": "down", "area": "Living Room"}),
+    ("en", "the lights are too bright", "set_brightness", {"step": "down", "area": "Living Room"}),
+    ("en", "way too dark", "set_brightness", {"step": "up", "area": "Living Room"}),
+    ("hi", "पंखा फुल कर दो", "set_fan_speed", {"device": "fan", "percent": 100}),
+    ("hi", "fan full kar do", "set_fan_speed", {"device": "fan", "percent": 100}),
+])
+def test_too_bright_and_the_fan_full_said_in_a_few_words(living_room: Components, lang: str, text: str, tool: str,
+                                                         arguments: dict[str, Any]) -> None:
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision

@@ -61,7 +61,7 @@ def turn(c: Components, text: str, lang: str, trace: Trace | None = None) -> Any
 # or misheard word, a word left out.
 HEARD = [
     ("ru", "свет на кухне погаси-ка", {("kl/set", "OFF"), ("ks/set", "OFF")}),
-    ("ru", "включи-ка лампу в спальне", {("bl/set", "ON")}),
+    ("ru", "врубай-ка лампу в спальне", {("bl/set", "ON")}),  # ("включи-ка лампу …" the templates now read)
     ("ru", "закрой-ка жалюзи в спальне", {("bb/set", "CLOSE")}),
     ("ru", "лампочку в спальне зажги", {("bl/set", "ON")}),
     ("ru", "кофеварочку включи", {("cm/set", "ON")}),  # a diminutive of a name the home has ("кофемашина")
@@ -139,11 +139,11 @@ def test_a_weak_reading_is_a_question_and_acts_only_on_yes(home: tuple[Component
     matcher = c.router().tolerant
     assert matcher is not None
     matcher.act = 0.99  # every reading below it is weak: asked, not done
-    asked = turn(c, "включи-ка лампу в спальне", "ru")
+    asked = turn(c, "не мог бы ты включить-ка лампу в спальне", "ru")
     assert sent.sent == [] and asked.decision.confirm
     assert "Bedroom Lamp" in asked.reply and "?" in asked.reply
     assert turn(c, "нет", "ru").reply and sent.sent == []  # "no": nothing done
-    turn(c, "включи-ка лампу в спальне", "ru")
+    turn(c, "не мог бы ты включить-ка лампу в спальне", "ru")
     turn(c, "да", "ru")
     assert sent.sent == [("bl/set", "ON")]
 
@@ -270,8 +270,8 @@ def test_the_tier_can_be_turned_off(home: tuple[Components, Sent, Model]) -> Non
     c, sent, model = home
     c.cfg.agent.tolerant = False
     c._cache.pop("router", None)  # (the fixture turned it on)
-    turn(c, "включи-ка лампу в спальне", "ru")
-    assert sent.sent == [] and [t for t, _ in model.asked] == ["включи-ка лампу в спальне"]
+    turn(c, "не мог бы ты включить-ка лампу в спальне", "ru")
+    assert sent.sent == [] and [t for t, _ in model.asked] == ["не мог бы ты включить-ка лампу в спальне"]
 
 
 def test_particles_and_fillers_are_set_apart_not_read() -> None:

@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from ..text import fold
-from ..tools.catalogue import Catalogue, home_words
+from ..tools.catalogue import Catalogue, has_word, home_words
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from ..tools.smarthome import COLOURS
 from .agent import Decision
@@ -325,6 +325,13 @@ class Library:
                 continue
             targets = home.group(call.arguments, kinds)
             rest = {k: v for k, v in call.arguments.items() if k not in GROUPING}  # the colour, the step
+            if len(targets) > 1 and not says_many(text, lang):
+                # "lamp on" in a room with a ceiling light and a floor lamp: the kind's word said is in one name
+                said = {w for w in (w.strip(".,!?;:।") for w in fold(text).split()) if w in _kind_words()}
+                said |= {n for w in said for n in home_words().name_words.get(w, ())}  # "лампу": lamp
+                worded = [t for t in targets if any(has_word(fold(t.name), w) for w in said)]
+                if len(worded) == 1:
+                    targets = worded
             if len(targets) == 1:
                 call.arguments = {**rest, key: targets[0].name}
             elif len(targets) > 1 and not says_many(text, lang) and str(call.arguments.get("area") or "") \
@@ -442,6 +449,12 @@ class Library:
         if intent == "HassGetCurrentDate" and "get_time" in self.registry:
             return [ToolCall("get_time", {"what": "date"})]
         return []
+
+
+@functools.cache
+def _kind_words() -> frozenset[str]:
+    """Every word for a kind of device, in every language, folded ("lamp", "лампа", "लैंप")."""
+    return frozenset(fold(w) for words in home_words().kinds.values() for w in words)
 
 
 def _plural(name: str) -> str:

@@ -15,7 +15,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ class HomeWords:
     not_alone: frozenset[str] = frozenset()  # words of a name that never name the device on their own ("back")
     heaters: frozenset[str] = frozenset()  # words in a name that say it warms a room ("heater", "обогреватель")
     ones: frozenset[str] = frozenset()  # a word standing for the kind asked about ("the front one")
+    name_words: dict[str, frozenset[str]] = field(default_factory=dict)  # a kind's word → in a name ("лампу": lamp)
 
 
 def home_words() -> HomeWords:
@@ -57,6 +58,7 @@ def _home_words(langs: tuple[str, ...]) -> HomeWords:
     not_alone: set[str] = set()
     heaters: set[str] = set()
     ones: set[str] = set()
+    name_words: dict[str, set[str]] = {}
     for lang in langs:
         words = table(lang, "home.toml")
         for kind, said in words.get("kinds", {}).items():
@@ -68,9 +70,11 @@ def _home_words(langs: tuple[str, ...]) -> HomeWords:
         not_alone.update(words.get("not_alone", []))
         heaters.update(w.lower() for w in words.get("heaters", []))
         ones.update(w.lower() for w in words.get("ones", []))
+        for said, named in words.get("name_words", {}).items():
+            name_words.setdefault(said.lower(), set()).update(w.lower() for w in named)
     return HomeWords({k: frozenset(v) for k, v in kinds.items()}, frozenset(doors),
                      {k: frozenset(v) for k, v in areas.items()}, frozenset(fillers), frozenset(not_alone),
-                     frozenset(heaters), frozenset(ones))
+                     frozenset(heaters), frozenset(ones), {k: frozenset(v) for k, v in name_words.items()})
 
 
 @dataclass
