@@ -428,6 +428,12 @@ class FastPath:
 
     def _match(self, text: str, lang: str) -> Decision | None:
         own = self._here(self._own(text, lang))
+        if own is not None and own.kind == "clarify" and own.calls and all(
+                c.name in _NONE_HERE and c.name in self.registry and self._nothing_of_its_kind(c.name)
+                for c in own.calls):
+            # "lock the door" where the smart-home link knows no lock: no question which, it is said there is none
+            # (not a verb alone, "выключи": which thing is asked, the music or the computer may be meant)
+            return _none_here(f"{own.calls[0].name}: nothing of its kind in this home", tool=own.calls[0].name)
         if own is not None and own.kind == "clarify" and own.missing == ROOM:
             return own  # "dim the lights" where no room is known: which room (Library.which_room)
         if own is not None and any(not (c.arguments.get("device") or c.arguments.get("door")) and any(
