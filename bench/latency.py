@@ -74,10 +74,12 @@ from hearthd.daemon.live import LiveLoop  # noqa: E402
 from hearthd.events import EventType, Trace  # noqa: E402
 
 # said by the English Piper voice: the first three are the model's (no template reads them), the last the tolerant's
+# (until session 32: "Start counting down eleven minutes for the eggs.", "Could you do a countdown of twelve
+# minutes?" and "I need to be up by seven tomorrow, can you make sure of that?", which the templates now read)
 MODEL_PATH_TEXTS = ["I want to get up when it's six forty five tomorrow.",
-                    "Start counting down eleven minutes for the eggs.",
-                    "Could you do a countdown of twelve minutes?",
-                    "I need to be up by seven tomorrow, can you make sure of that?"]
+                    "Watch the clock for eleven minutes for me.",
+                    "Alert me after twelve minutes.",
+                    "Set an alarm for every weekday at six forty five."]
 
 
 def quiet(seconds: float, seed: int = 0) -> np.ndarray:
