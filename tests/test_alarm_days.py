@@ -258,3 +258,17 @@ def test_a_time_is_never_read_as_a_date(text: str, lang: str, time: str) -> None
     decision = alarm_fast_path().match(text, lang)
     assert decision is not None and [(c.name, c.arguments) for c in decision.calls] == [
         ("cancel_alarm", {"time": time})], text
+
+
+@pytest.mark.parametrize("text,lang,day", [
+    ("what alarms do i have on saturday", "en", "saturday"),
+    ("какие будильники на субботу", "ru", "saturday"),
+    ("есть будильник на субботу?", "ru", "saturday"),
+    ("शनिवार को कौन से अलार्म लगे हैं", "hi", "saturday"),
+])
+def test_a_weekdays_alarms_are_asked_about_with_its_date(text: str, lang: str, day: str) -> None:
+    """(The model listed every alarm.)"""
+    decision = alarm_fast_path().match(text, lang)
+    assert decision is not None and [c.name for c in decision.calls] == ["list_alarms"], text
+    (when,) = decision.calls[0].arguments.values()
+    assert datetime.fromisoformat(when).strftime("%A").lower() == day
