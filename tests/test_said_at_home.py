@@ -422,3 +422,12 @@ def test_too_bright_and_the_fan_full_said_in_a_few_words(living_room: Components
                                                          arguments: dict[str, Any]) -> None:
     decision = decide(living_room, text, lang)
     assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
+
+
+@pytest.mark.parametrize("lang,text", [("ru", "приоткрой шторы в спальне"), ("ru", "открой жалюзи чуть-чуть"),
+                                       ("hi", "पर्दे थोड़े खोल दो"), ("hi", "blinds thoda khol do")])
+def test_a_cover_opened_a_little_is_a_quarter_open(living_room: Components, lang: str, text: str) -> None:
+    """As "open the blinds a little" is: "приоткрой шторы" asked which device, "पर्दे थोड़े खोल दो" was refused (the
+    model's position above 100 %)."""
+    decision = decide(living_room, text, lang)
+    assert [(c.name, c.arguments.get("percent")) for c in decision.calls] == [("set_cover_position", 25)], decision
