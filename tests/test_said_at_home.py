@@ -431,3 +431,18 @@ def test_a_cover_opened_a_little_is_a_quarter_open(living_room: Components, lang
     model's position above 100 %)."""
     decision = decide(living_room, text, lang)
     assert [(c.name, c.arguments.get("percent")) for c in decision.calls] == [("set_cover_position", 25)], decision
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", [
+    ("ru", "поставь будильник на каждый будний день на семь", "set_alarm", {"repeat": "weekdays", "time": "07:00"}),
+    ("ru", "сколько времени осталось до будильника", "list_alarms", {}),
+    ("ru", "включи что-нибудь", "media", {"action": "play"}),
+    ("hi", "दस मिनट गिन लो", "set_timer", {"seconds": 600}),
+    ("hi", "das minute gin lo", "set_timer", {"seconds": 600}),
+])
+def test_everyday_alarms_timers_and_music(living_room: Components, lang: str, text: str, tool: str,
+                                          arguments: dict[str, Any]) -> None:
+    """The model set the weekday alarm for one day only, took the time to the alarm for a timer's, refused "включи
+    что-нибудь" and "दस मिनट गिन लो"."""
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
