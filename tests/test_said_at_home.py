@@ -446,3 +446,21 @@ def test_everyday_alarms_timers_and_music(living_room: Components, lang: str, te
     что-нибудь" and "दस मिनट गिन लो"."""
     decision = decide(living_room, text, lang)
     assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", [
+    ("en", "increase the volume", "change_volume", {"direction": "up"}),
+    ("en", "decrease the volume a bit", "change_volume", {"direction": "down"}),
+    ("en", "turn the volume all the way down", "set_volume", {"percent": 0}),
+    ("en", "is my alarm set", "list_alarms", {}),
+    ("en", "did i set an alarm for tomorrow", "list_alarms", {"day": "tomorrow"}),
+    ("en", "i want the lights to be purple", "set_color", {"color": "purple", "area": "Living Room"}),
+    ("en", "heat the house to 21", "set_temperature", {"temperature": 21.0}),
+])
+def test_said_the_way_a_public_set_of_commands_says_it(living_room: Components, lang: str, text: str, tool: str,
+                                                       arguments: dict[str, Any]) -> None:
+    """"Increase the volume" was refused (the model's set_volume with no level), "is my alarm set" refused as a
+    question about setting one, "i want the lights to be purple" refused (the model's brightness above 100 %), "heat
+    the house to 21" sent to a device called "house"."""
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
