@@ -100,6 +100,13 @@ class Alarm:
         return out
 
 
+def _one_day(args: dict[str, Any]) -> str:
+    """The one day a call names: "today", "tomorrow", a date (YYYY-MM-DD), or "" for none."""
+    if args.get("day") in ("today", "tomorrow"):
+        return str(args["day"])
+    return args["date"] if isinstance(args.get("date"), str) else ""
+
+
 def spoken_time(hhmm: str) -> str:
     """07:30 → 7:30: how a time is written for the voices to read."""
     hours, minutes = hhmm.split(":")
@@ -436,8 +443,7 @@ class AlarmBook:
             said = spoken_time(found[0].hhmm if found else str(args["time"]))
             key = ("alarm.at_yes" if found else "alarm.at_no") + ("_tomorrow" if tomorrow else "")
             return ToolResult(True, {**data, "found": [a.to_dict() for a in found]}, key, {"time": said})
-        if args.get("day") in ("today", "tomorrow") or isinstance(args.get("date"), str):
-            # "is there an alarm tomorrow?", "what alarms do I have on Saturday?": that day's, not every one
+        if _one_day(args):  # "is there an alarm tomorrow?", "what alarms do I have on Saturday?": that day's
             on_day = self._on_day(args)
             if isinstance(on_day, ToolResult):
                 return ToolResult(True, data, on_day.phrase, on_day.values, dates=on_day.dates)
@@ -454,22 +460,23 @@ class AlarmBook:
     def _on_day(self, args: dict[str, Any]) -> list[Alarm] | ToolResult:
         """The pending alarms; with `day` or `date`, those that ring that day (or the answer that none does)."""
         alarms = self.pending()
-        if args.get("day") in ("today", "tomorrow"):
-            on = self.day_of(args["day"])
+        if day := _one_day(args):  # "no alarm tomorrow", "delete the alarm for Saturday": that day's rings
+            on = self._date_of(day)
             alarms = [a for a in alarms if self.rings_on(a, on)]
             if not alarms:
-                return ToolResult(False, {"day": args["day"]}, f"alarm.day_none_{args['day']}")
-        elif isinstance(args.get("date"), str):  # "delete the alarm for Saturday": that date's ring
-            on = date.fromisoformat(args["date"])
-            alarms = [a for a in alarms if self.rings_on(a, on)]
-            if not alarms:
-                return ToolResult(False, {"date": args["date"]}, "alarm.day_none_date", dates={"date": args["date"]})
+                if day in ("today", "tomorrow"):
+                    return ToolResult(False, {"day": day}, f"alarm.day_none_{day}")
+                return ToolResult(False, {"date": day}, "alarm.day_none_date", dates={"date": day})
         return alarms
+
+    def _date_of(self, day: str) -> date:
+        """The date `day` names: "today", "tomorrow" (on the wall clock), or a date (YYYY-MM-DD)."""
+        return self.day_of(day) if day in ("today", "tomorrow") else date.fromisoformat(day)
 
     def _days_off(self, alarms: list[Alarm], day: str) -> ToolResult:
         """`alarms` kept from ringing on `day` ("today", "tomorrow" or a date, YYYY-MM-DD: a one-off cancelled, a
         repeat skipping the day), said as that."""
-        on = self.day_of(day) if day in ("today", "tomorrow") else date.fromisoformat(day)
+        on = self._date_of(day)
         for alarm in alarms:
             self.take_day_off(alarm, on)
         data = {"day": day, "date": on.isoformat(), "cancelled": [a.to_dict() for a in alarms if not a.repeat],
@@ -519,10 +526,8 @@ class AlarmBook:
         found = self._to_cancel(args)
         if isinstance(found, ToolResult):
             return found
-        if args.get("day") in ("today", "tomorrow"):  # "no alarm tomorrow": that day's ring, not the repeat
-            return self._days_off(found, args["day"])
-        if isinstance(args.get("date"), str):  # "delete the alarm for Saturday": that Saturday's, not the repeat
-            return self._days_off(found, args["date"])
+        if day := _one_day(args):  # "no alarm tomorrow", "… for Saturday": that day's ring, not the repeat
+            return self._days_off(found, day)
         for alarm in found:
             self.remove(alarm)
         data = {"cancelled": [a.to_dict() for a in found]}
@@ -563,10 +568,8 @@ class AlarmBook:
         alarms = self._on_day(args)
         if isinstance(alarms, ToolResult):
             return alarms
-        if args.get("day") in ("today", "tomorrow"):  # "cancel all my alarms for tomorrow": that day's only
-            return self._days_off(alarms, args["day"])
-        if isinstance(args.get("date"), str):
-            return self._days_off(alarms, args["date"])
+        if day := _one_day(args):  # "cancel all my alarms for tomorrow": that day's only
+            return self._days_off(alarms, day)
         if not alarms:
             return ToolResult(True, {"cancelled": []}, "alarm.none")
         for alarm in alarms:
