@@ -71,11 +71,13 @@ def home(base_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 WHOLE = [("en", "turn off the kitchen light"), ("en", "Could you switch the bedroom lamp on, please?"),
          ("en", "what time is it"), ("en", "set an alarm for 7 am"), ("en", "wake me up at 6am."),
          ("ru", "выключи свет на кухне"), ("ru", "который час"), ("hi", "रसोई की बत्ती बंद करो"),
-         ("hi", "कितने बजे हैं")]
+         ("hi", "कितने बजे हैं"), ("hi", "रसोई की बत्ती बंद कर दो"), ("hi", "सुबह छह बजे का अलार्म लगा दो"),
+         ("hi", "रसोई की बत्ती जला दो")]
 GOES_ON = [("en", "set an alarm for seven"), ("en", "set an alarm for 7"), ("en", "Set an alarm for 7.30."),
            ("en", "turn on the light"), ("en", "switch the lights off"), ("en", "turn off the kitchen light and"),
            ("en", "set a timer for"), ("ru", "поставь будильник на семь"), ("ru", "включи свет"),
-           ("ru", "выключи свет на кухне и"), ("hi", "बत्ती जला दो"), ("hi", "सात बजे का अलार्म लगाओ और")]
+           ("ru", "выключи свет на кухне и"), ("hi", "बत्ती जला दो"), ("hi", "सात बजे का अलार्म लगाओ और"),
+           ("en", "set the volume to twenty"), ("en", "dim the bedroom light to fifty")]
 
 
 @pytest.mark.parametrize(("lang", "text"), WHOLE)

@@ -924,17 +924,20 @@ class Router:
         """Whether `text` is a whole command already, so that the utterance may end on a short silence
         (vad.complete_silence_ms): the templates or the tolerant tier read it as calls with every argument filled, and
         what the speaker could add after a pause would change them in no way this reading can see — it does not stop
-        on a number ("set an alarm for seven" may go on "… thirty"), nor on a word that leads into more ("… in the",
-        "… and"), nor is it a device command that names no room ("turn on the light" may go on "… in the kitchen").
-        Anything else waits the whole vad.end_silence_ms."""
+        on a number the call holds ("set an alarm for seven" may go on "… thirty"), nor on a word that leads into more
+        ("… in the", "… and"), nor is it a device command that names no room ("turn on the light" may go on "… in the
+        kitchen"). Anything else waits the whole vad.end_silence_ms."""
         if decision.kind != "call" or decision.source not in ("fastpath", "tolerant") or not decision.calls:
             return False
         words = words_of(text.rstrip(".!?…"))
         if not words or goes_on(text, lang) or len(split_requests(text, lang)) != 1:
             return False
         last = words[-1]
-        if _BARE_NUMBER.fullmatch(last) or parse_number(last, lang) is not None:
+        if _BARE_NUMBER.fullmatch(last):
             return False
+        said = parse_number(last, lang)
+        if said is not None and any(str(said) in str(value) for c in decision.calls for value in c.arguments.values()):
+            return False  # a number word the call reads ("… for seven": 07:00); not Hindi's "लगा दो", "give" as "two"
         if any(isinstance(label := c.arguments.get("label"), str) and words_of(label.lower())[-1:] == [last.lower()]
                for c in decision.calls):
             return False  # free words said last, a reminder's "call mum" or a timer's name: "… and dad" may follow
