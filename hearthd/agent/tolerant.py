@@ -56,6 +56,8 @@ NUMBER = "{#}"  # a number said ("7", "7:30", "20"), and a range list's slot in 
 FREE = "{*}"  # a template's wildcard of a time, a duration, a date or a percent: numbers and time words fill it
 WORDS = "{~}"  # a template's wildcard of free words (a label, a place, a purpose): words no template knows fill it
 NUMERIC_WILDCARDS = frozenset({"time", "time_for", "seconds", "date", "percent", "minutes"})
+DURATION_WILDCARDS = frozenset({"seconds", "minutes"})  # said with a unit of time ("11 minutes")
+CLOCK_WILDCARDS = frozenset({"time"})  # a time of day: never a duration ("see that I'm awake for 11 minutes")
 MAX_BAGS = 48  # expansions kept per template sentence (a deterministic sample beyond it)
 # hearthd's own group lists are the library's rooms, floors and device names
 SLOT_ALIASES = {"home_area": "area", "home_floor": "floor", "home_name": "name"}
@@ -146,6 +148,18 @@ def _sound_alike(a: str, b: str) -> bool:
 # -- the templates as word bags ---------------------------------------------------------------------------------
 
 
+class _Free(str):
+    """FREE as a template says it, knowing its wildcard ("time", "seconds", "percent", "date"): equal to FREE, and
+    read as FREE everywhere; a sentence written from sound fills it only with an amount of its kind."""
+
+    kind: str
+
+    def __new__(cls, kind: str) -> _Free:
+        token = super().__new__(cls, FREE)
+        token.kind = kind
+        return token
+
+
 def _expand(expr: Any, rules: dict[str, Any], wild: set[str], ranges: set[str],
             depth: int = 0) -> list[tuple[str, ...]]:
     """Every word sequence an expression says (slots as tokens), at most MAX_BAGS of them."""
@@ -158,7 +172,7 @@ def _expand(expr: Any, rules: dict[str, Any], wild: set[str], ranges: set[str],
     if isinstance(expr, ListReference):
         name = SLOT_ALIASES.get(expr.list_name, expr.list_name)
         if expr.list_name in wild:
-            return [(FREE if expr.list_name in NUMERIC_WILDCARDS else WORDS,)]
+            return [(_Free(expr.list_name) if expr.list_name in NUMERIC_WILDCARDS else WORDS,)]
         if expr.list_name in ranges:
             return [(NUMBER,)]
         return [("{" + name + "}",)]
@@ -479,6 +493,8 @@ class TolerantMatcher:
                 out.append(digits)  # (the templates say their "%" or "परसेंट" themselves)
                 continue
             after = glued or (said[i + 1].strip(".…") if i + 1 < len(said) else "")
+            if any(slot == "{day}" for _, slot in index.values.get(after, ())):
+                after = ""  # "6.45 tomorrow": the day is its own slot's ("… tomorrow at 6.45"), no unit of the time
             near = sorted((u for u in units if after and similarity(after, u) >= 0.5),
                           key=lambda u: -similarity(after, u))[:2]
             out += [f"{digits} {u}" for u in near] or [digits]
@@ -803,9 +819,9 @@ class TolerantMatcher:
         for match in bags:
             if len(out) >= limit or match.score < SENTENCE_SCORE or misses >= MISSES:
                 break
-            if per_intent[match.intent] >= SENTENCES_PER_INTENT:
+            if per_intent[match.intent] >= SENTENCES_PER_INTENT or not _amount_read(match, reading, lang, index):
                 continue
-            before = len(out)
+            before, read = len(out), False
             for sentence in self._filled(match, reading, fills, lang):
                 if sentence in out or not heard_numbers <= _numbers_in(sentence, lang):
                     continue  # (a number said is never dropped: "…потусклее, процентов на тридцать" is no step)
@@ -814,6 +830,7 @@ class TolerantMatcher:
                     if misses >= MISSES:
                         break
                     continue
+                read = True
                 action = _action(found)
                 if actions[action] >= SENTENCES_PER_ACTION:
                     continue  # two ways of saying one action are enough: the others say another
@@ -821,7 +838,9 @@ class TolerantMatcher:
                 out[sentence] = found
                 if len(out) >= limit or len(out) - before >= SENTENCES_PER_BAG:
                     break
-            per_intent[match.intent] += len(out) > before
+            # (a bag read as an action already offered counts too: the intent's next bags would say it again, each
+            # read by the templates for nothing — 80 of them, 250 ms, for "I want to get up when it's 6.45 tomorrow")
+            per_intent[match.intent] += read or len(out) > before
         written = 0
         for sentence in self._other_values(bags, reading, fills):
             # the action heard on the home's other devices or rooms that sound nearly alike ("बाथरुम" or "बेडरूम")
@@ -914,13 +933,18 @@ class TolerantMatcher:
             best[slot] = list(keys.values())
         numbers = sorted({str(n) for n in _numbers_in(text, lang) if isinstance(n, int)})
         best[FREE] = self._amounts(words_of(text.lower()), lang, index)
+        durations = _duration_units(lang)
+        amounts = {kind: [a for a in best[FREE] if _amount_fits(a, kind, durations)] for kind in NUMERIC_WILDCARDS}
         shortlist = heapq.nlargest(SOUND_SHORTLIST, shared, key=lambda i: shared[i] / (total + sounds.sizes[i]))
         written: dict[str, None] = {}
         for i in shortlist:
             bag = sounds.bags[i]
             slots = [w for w in bag.words if w.startswith("{")]
-            choices = [numbers[:2] if slot == NUMBER else best.get(slot, [])[:SOUND_VALUES if len(slots) == 1 else 2]
-                       for slot in slots]
+            choices = [numbers[:2] if slot == NUMBER else [a for a in amounts.get(getattr(slot, "kind", ""), best[FREE])
+                                                            if not bag.unique.intersection(a.split()[1:])]
+                       if slot == FREE else best.get(slot, [])[:SOUND_VALUES if len(slots) == 1 else 2]
+                       for slot in slots]  # (an amount's word the bag says itself is said twice: "tomorrow at 6.45
+            # tomorrow"; an amount of another kind is never read: "see that I'm awake for 11 minutes")
             if FREE in slots and len(slots) > 2:
                 continue  # (a time or an amount beside two names: too many sentences to write from sound)
             if not all(choices):
@@ -1423,6 +1447,46 @@ def _sounds(index: Index, fills: dict[str, list[str]]) -> Sounds:
         _SOUNDS.pop(next(iter(_SOUNDS)))
     _SOUNDS[id(index)] = (index, sounds)
     return sounds
+
+
+@functools.lru_cache(maxsize=8)
+def _duration_units(lang: str) -> frozenset[str]:
+    """The words a duration's unit is said with in `lang` ("minutes", "мин", "घंटे"), folded as the tier's words are."""
+    duration = locale.table(lang, "numbers.toml").get("duration", {})
+    units = [*duration.get("units", {}), *duration.get("bare", []), *duration.get("whole", {})]
+    return frozenset(_fold(w) for w in units if isinstance(w, str))
+
+
+def _amount_fits(amount: str, kind: str, durations: frozenset[str]) -> bool:
+    """Whether an amount written from the digits heard (Tolerant._amounts: "11 minutes", "7:30", "6 am", "50") can
+    fill a wildcard of `kind`: a duration's needs its unit, a time of day's never has one, a percent is a number."""
+    unit = amount.partition(" ")[2]
+    if kind in DURATION_WILDCARDS:
+        return unit in durations
+    if kind in CLOCK_WILDCARDS:
+        return unit not in durations
+    if kind == "percent":
+        return not unit
+    return True
+
+
+_TIME_OF_DAY = re.compile(r"\d{1,2}[:.]\d\d")
+
+
+def _amount_read(match: Match, reading: Reading, lang: str, index: Index) -> bool:
+    """Whether the words a reading took for its template's time, duration or percent can be one: never a duration for a
+    time of day or a percent ("turn the back door to 11 minutes"), nor a time with its day for a percent ("set the fan
+    up to 6.45 tomorrow"). A bag whose amount cannot be is not written out: each sentence would be read for nothing."""
+    frees = [w for w in match.bag.words if w == FREE]
+    kind = getattr(frees[0], "kind", "") if len(frees) == 1 else ""
+    if kind not in CLOCK_WILDCARDS and kind != "percent":
+        return True
+    said = [_fold(w) for p, token in match.used.items() if token == FREE
+            for w in reading.said[slice(*reading.spans[p])]]
+    if any(w in _duration_units(lang) for w in said):
+        return False
+    return kind != "percent" or not any(_TIME_OF_DAY.fullmatch(w) or any(slot == "{day}" for _, slot in
+                                                                        index.values.get(w, ())) for w in said)
 
 
 def _seamed(parts: list[str]) -> str:
