@@ -345,6 +345,13 @@ class TolerantMatcher:
 
     # -- the index ------------------------------------------------------------------------------------------
 
+    def warm(self, lang: str) -> None:
+        """Build what reading `lang` needs ahead of the first utterance: its word bags and the sound trigrams that
+        sentences are written from when the words read weakly (~0.5 s of Python on 2 cores, which the first such
+        utterance after a start paid beside the model's decision)."""
+        index = self.index(lang)
+        _sounds(index, self._fillers(index, lang))
+
     def index(self, lang: str) -> Index:
         """The language's bags (built once per process and language; the home's names are looked up per turn)."""
         key = (lang, frozenset(t.name for t in self.registry), self.fast_path.library is not None)
@@ -1414,15 +1421,16 @@ class Sounds:
     values: dict[str, list[tuple[str, Counter[str]]]]  # list slot → (value, its trigrams)
 
 
-_SOUNDS: dict[int, tuple[Index, Sounds]] = {}
+_SOUNDS: dict[int, tuple[Index, tuple[tuple[str, tuple[str, ...]], ...], Sounds]] = {}
 
 
 def _sounds(index: Index, fills: dict[str, list[str]]) -> Sounds:
     """The sound trigrams of the index's bags that a sentence can be written out of: list slots the home fills,
     numbers, times and amounts (free words are not written from sound)."""
+    filled = tuple((slot, tuple(values)) for slot, values in sorted(fills.items()))
     held = _SOUNDS.get(id(index))
-    if held is not None and held[0] is index:
-        return held[1]
+    if held is not None and held[0] is index and held[1] == filled:
+        return held[2]  # (the home's names the same: a device discovered since is written out, and heard, too)
     bags: list[Bag] = []
     sizes: list[int] = []
     postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
@@ -1445,7 +1453,7 @@ def _sounds(index: Index, fills: dict[str, list[str]]) -> Sounds:
     sounds = Sounds(bags, sizes, dict(postings), values)
     if len(_SOUNDS) >= 9:
         _SOUNDS.pop(next(iter(_SOUNDS)))
-    _SOUNDS[id(index)] = (index, sounds)
+    _SOUNDS[id(index)] = (index, filled, sounds)
     return sounds
 
 
