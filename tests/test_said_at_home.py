@@ -464,3 +464,26 @@ def test_said_the_way_a_public_set_of_commands_says_it(living_room: Components, 
     the house to 21" sent to a device called "house"."""
     decision = decide(living_room, text, lang)
     assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", [
+    ("en", "give the pasta timer 3 more minutes", "change_timer", {"label": "pasta", "seconds": 180,
+                                                                   "direction": "add"}),
+    ("en", "pasta timer plus 2 minutes", "change_timer", {"label": "pasta", "seconds": 120, "direction": "add"}),
+    ("en", "the eggs timer minus a minute", "change_timer", {"label": "eggs", "seconds": 60, "direction": "subtract"}),
+    ("en", "add a couple of minutes to the timer", "change_timer", {"seconds": 120, "direction": "add"}),
+    ("en", "give the timer a couple more minutes", "change_timer", {"seconds": 120, "direction": "add"}),
+    ("en", "set a timer for a couple of minutes", "set_timer", {"seconds": 120}),
+    ("ru", "добавь 3 минуты к таймеру пасты", "change_timer", {"label": "пасты", "seconds": 180, "direction": "add"}),
+    ("ru", "сними минуту с таймера пасты", "change_timer", {"label": "пасты", "seconds": 60,
+                                                            "direction": "subtract"}),
+    ("ru", "накинь ещё пару минут на таймер", "change_timer", {"seconds": 120, "direction": "add"}),
+    ("ru", "поставь таймер на пару минут", "set_timer", {"seconds": 120}),
+])
+def test_a_timer_called_by_what_it_times_and_a_couple_of_minutes(living_room: Components, lang: str, text: str,
+                                                                  tool: str, arguments: dict[str, Any]) -> None:
+    """"Give the pasta timer 3 more minutes" was asked how long (the model: nothing said), "pasta timer plus 2
+    minutes" refused as part of it left out, "к таймеру пасты" added to whichever timer ran; "a couple of minutes" and
+    "пару минут" were asked how long, "give the timer a couple more minutes" as a new timer."""
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
