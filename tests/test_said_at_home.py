@@ -487,3 +487,26 @@ def test_a_timer_called_by_what_it_times_and_a_couple_of_minutes(living_room: Co
     "пару минут" were asked how long, "give the timer a couple more minutes" as a new timer."""
     decision = decide(living_room, text, lang)
     assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [(tool, arguments)], decision
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("en", "make it warmer in the bedroom"), ("en", "could you make the bedroom a bit warmer please"),
+    ("en", "warm up the bedroom"), ("ru", "сделай в спальне теплее"), ("ru", "прогрей спальню"),
+    ("hi", "बेडरूम को थोड़ा गरम कर दो"), ("hi", "bedroom ko garam kar do"),
+])
+def test_a_room_made_warmer_is_its_heater_not_its_lights_white(living_room: Components, lang: str,
+                                                               text: str) -> None:
+    """"Make the bedroom warmer" made the bedroom light's white warm (the tolerant tier, from "make the lights
+    warmer"); "сделай в спальне теплее" asked the temperature for a thermostat the bedroom does not have. As "it's cold
+    in the bedroom": its heater on; a thermostat there asks how warm."""
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [
+        ("turn_on", {"device": "bedroom Heater"})], decision
+
+
+@pytest.mark.parametrize("lang,text", [("en", "make the living room cooler"), ("ru", "сделай в гостиной попрохладнее")])
+def test_a_room_with_a_thermostat_made_cooler_is_asked_how_cool(living_room: Components, lang: str, text: str) -> None:
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "clarify" and decision.missing == "temperature", decision
+    assert [(c.name, c.arguments) for c in decision.calls] == [
+        ("set_temperature", {"device": "living room Thermostat"})]
