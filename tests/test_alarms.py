@@ -457,3 +457,27 @@ def test_an_off_said_alone_while_it_rings_stops_the_alarm(base_config, tmp_path:
         asyncio.run(Pipeline(c, again).run_text(text, language=lang))
         assert again.of_type(EventType.TOOL_CALL) == []
         assert [e.missing for e in again.of_type(EventType.CLARIFY)] == ["device"]
+
+
+@pytest.mark.parametrize("text,lang", [("cancel the alarm", "en"), ("disable my alarm", "en"),
+                                       ("отмени будильник", "ru"), ("अलार्म हटा दो", "hi")])
+def test_the_alarm_cancelled_while_it_rings_is_the_ringing_one_stopped(base_config, tmp_path: Path, monkeypatch,  # type: ignore[no-untyped-def]
+                                                                        text: str, lang: str) -> None:
+    """"Cancel the alarm" while one rings, with another set for later: the call named no alarm, so the two were asked
+    about ("which one?") or, with one left, the later one was cancelled while this one rang on. Now the ringing one
+    stops and the later one stays."""
+    from hearthd.daemon.components import Components
+    from hearthd.daemon.pipeline import Pipeline
+    from hearthd.events import EventType, Trace
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    c = Components(base_config)
+    assert run(c.tools.get("set_alarm").handler({"time": "07:00"})).ok
+    (alarm,) = c.alarms.pending()
+    c.alarms.set_state(alarm, "ringing")
+    assert run(c.tools.get("set_alarm").handler({"time": "08:00"})).ok
+    trace = Trace()
+    asyncio.run(Pipeline(c, trace).run_text(text, language=lang))
+    assert [e.name for e in trace.of_type(EventType.TOOL_CALL)] == ["stop"]
+    assert c.alarms.ringing() == []
+    assert [a.hhmm for a in c.alarms.pending()] == ["08:00"]

@@ -463,6 +463,7 @@ class Pipeline:
                     Stage.AGENT, self.c.router().decide, result.transcript, result.lang, dialogue)
             except Exception as e:  # a model that cannot load or evaluate, a library that breaks: this turn ends
                 raise stage_error(Stage.AGENT, e, AgentError, "agent-failed") from e
+            decision = self._rung(decision)
             if decision.evaluated:
                 self.trace.emit(ModelEvent(evaluated=decision.evaluated, completion_tokens=decision.completion_tokens,
                                            thinking_tokens=decision.thinking_tokens, prefix=decision.prefix,
@@ -562,6 +563,17 @@ class Pipeline:
         if stop_phrase(result.transcript, *langs) is None and off_phrase(result.transcript, *langs) is None:
             return None
         return Decision("call", calls=[ToolCall("stop", {})], source="fastpath")
+
+    def _rung(self, decision: Decision) -> Decision:
+        """An alarm or a timer rings: one switched off or cancelled with nothing said of which ("turn off the alarm",
+        "выключи будильник", "अलार्म बंद कर दो") is the ringing one, stopped. Before, the next alarm was cancelled while
+        this one rang on, or "You have no alarms" was said over it."""
+        if decision.kind not in ("call", "clarify") or not decision.calls or any(
+                c.name not in ("cancel_alarm", "cancel_timer") or c.arguments for c in decision.calls) \
+                or not self.c.alarms.ringing():
+            return decision
+        return Decision("call", calls=[ToolCall("stop", {})], source=decision.source,
+                        reason=f"{decision.calls[0].name} while it rings: stopped")
 
     def _chosen(self, result: TurnResult, dialogue: Dialogue) -> Decision | None:
         """The answer to this conversation's "which one?": the held call with the named device, or None (the
