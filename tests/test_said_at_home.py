@@ -510,3 +510,16 @@ def test_a_room_with_a_thermostat_made_cooler_is_asked_how_cool(living_room: Com
     assert decision.kind == "clarify" and decision.missing == "temperature", decision
     assert [(c.name, c.arguments) for c in decision.calls] == [
         ("set_temperature", {"device": "living room Thermostat"})]
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("en", "is everything locked"), ("en", "are the doors locked"), ("en", "is the house locked up for the night"),
+    ("en", "did I lock up"), ("en", "could you check that the doors are locked"), ("ru", "всё ли заперто"),
+    ("ru", "двери заперты?"), ("ru", "я всё запер?"), ("hi", "सब लॉक है क्या"), ("hi", "kya sab lock hai"),
+])
+def test_whether_everything_is_locked_asks_after_every_lock(living_room: Components, lang: str, text: str) -> None:
+    """"Is everything locked" asked the model, which wanted a device called "lock_door"; "are the doors locked" one
+    called "door"; "всё ли заперто" was refused. Said as "are all the doors locked" is: every lock's state."""
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [
+        ("device_state", {"domain": "lock", "state": "locked", "question": "all"})], decision
