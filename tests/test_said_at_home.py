@@ -523,3 +523,20 @@ def test_whether_everything_is_locked_asks_after_every_lock(living_room: Compone
     decision = decide(living_room, text, lang)
     assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [
         ("device_state", {"domain": "lock", "state": "locked", "question": "all"})], decision
+
+
+@pytest.mark.parametrize("lang,text,days", [
+    ("en", "what day is it tomorrow", 1), ("en", "what's the date tomorrow", 1), ("en", "what's tomorrow's date", 1),
+    ("en", "what day of the week will it be the day after tomorrow", 2), ("ru", "какой завтра день", 1),
+    ("ru", "какое завтра число", 1), ("ru", "какое число будет послезавтра", 2), ("hi", "कल कौन सा दिन है", 1),
+    ("hi", "कल क्या तारीख है", 1), ("hi", "parson kaun sa din hai", 2),
+])
+def test_a_day_said_by_its_word_is_asked_after_by_its_date(living_room: Components, lang: str, text: str,
+                                                           days: int) -> None:
+    """"What day is it tomorrow", "какой завтра день", "कल कौन सा दिन है" answered today's time or date (the word
+    for the day was read as nothing): now that day's date and weekday."""
+    from datetime import date, timedelta
+
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [
+        ("get_time", {"date": (date.today() + timedelta(days=days)).isoformat()})], decision

@@ -248,6 +248,7 @@ SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": _clock, "time_for"
 
 
 HERE = "@here"  # a template slot value: the speaking device's room
+DAY_DATE = "day_date"  # a template list of days said by a word ("tomorrow"), as days from today: read as the date
 PURPOSE = "purpose"  # a template wildcard for what a request is for ("… to watch the news"), read as nothing
 EVERY = "every"  # a template slot: the words mean every device of the group, said in the singular or not at all
 MAX_SLOT_WORDS = 6  # "quarter past seven in the evening"; a longer wildcard text is more than a time
@@ -633,6 +634,11 @@ class FastPath:
             if name == PURPOSE:  # "set an alarm for 7 to watch the news": why, not what; no argument
                 if not _plausible_slot(str(entity.text), lang):
                     return None
+                continue
+            if name == DAY_DATE:  # "what day is it tomorrow": the date that many days from today
+                from datetime import date, timedelta
+
+                arguments["date"] = (date.today() + timedelta(days=int(entity.value))).isoformat()
                 continue
             reader = SLOT_READERS.get(name)
             if reader and not str(entity.text).strip() and not getattr(entity, "is_wildcard", False):
