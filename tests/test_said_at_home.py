@@ -540,3 +540,16 @@ def test_a_day_said_by_its_word_is_asked_after_by_its_date(living_room: Componen
     decision = decide(living_room, text, lang)
     assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [
         ("get_time", {"date": (date.today() + timedelta(days=days)).isoformat()})], decision
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("en", "how loud is it"), ("en", "what volume is it at"), ("en", "is the sound muted"),
+    ("ru", "громкость сейчас какая"), ("ru", "звук выключен?"), ("hi", "volume kitna hai"),
+    ("hi", "क्या आवाज़ म्यूट है"),
+])
+def test_how_loud_it_is_asked_is_a_question_of_the_volume(living_room: Components, lang: str, text: str) -> None:
+    """Refused as a question about changing the volume ("the sentence asks, it does not request"), or asked which
+    level to set (the model's set_volume with none)."""
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [("volume_level", {})], \
+        decision

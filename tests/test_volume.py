@@ -105,3 +105,15 @@ def test_backend_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(volume_backend("auto"), PactlVolume)
     with pytest.raises(ValueError):
         volume_backend("alsamixer")
+
+
+@pytest.mark.parametrize("lang,text", [("en", "what's the volume"), ("ru", "какая сейчас громкость"),
+                                       ("hi", "आवाज़ कितनी है")])
+async def test_the_volume_asked_after_is_said_and_left_as_it_is(pulse: str, hearthd: Pipeline, lang: str,
+                                                                 text: str) -> None:
+    """"What's the volume" was refused as a question about changing it (the templates read only changes)."""
+    await say(hearthd, "set the volume to 35 percent")
+    assert await say(hearthd, text) == phrase(lang, "volume.level", percent=say_count(35, "percent", lang))
+    await say(hearthd, "mute")
+    assert await say(hearthd, text) == phrase(lang, "volume.level_muted", percent=say_count(35, "percent", lang))
+    assert sink() == (35, True)  # asked, not changed

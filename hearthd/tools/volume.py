@@ -141,6 +141,12 @@ class SystemVolume:
         return ToolResult(True, {"before": before, "percent": after, "via": self.backend.program},
                           f"volume.{direction}", counts={"percent": (after, "percent")})
 
+    async def _level(self, args: dict[str, Any]) -> ToolResult:
+        """"What's the volume", "how loud is it": the level, and that the sound is muted when it is."""
+        percent, muted = await self.backend.read()
+        return ToolResult(True, {"percent": percent, "muted": muted, "via": self.backend.program},
+                          "volume.level_muted" if muted else "volume.level", counts={"percent": (percent, "percent")})
+
     async def _mute(self, args: dict[str, Any]) -> ToolResult:
         await self.backend.set_mute(True)
         return ToolResult(True, {"muted": True, "via": self.backend.program}, "volume.muted")
@@ -163,6 +169,10 @@ class SystemVolume:
                  on_bus("volume", self._change), family="volume",
                  argument_sides={"direction": {"up": ("volume_up", "volume_down"),
                                                "down": ("volume_down", "volume_up")}}),
+            # read from the templates only ("what's the volume"): the model's catalogue stays as it was; before, the
+            # question was refused as one about changing it
+            Tool("volume_level", "Say how loud the sound is.", empty, on_bus("volume", self._level), family="volume",
+                 read_only=True, offered=lambda: False),
             Tool("mute", "Mute the sound.", empty, on_bus("volume", self._mute), family="volume",
                  sides=("mute", "unmute")),
             Tool("unmute", "Unmute the sound.", empty, on_bus("volume", self._unmute), family="volume",
