@@ -149,6 +149,19 @@ ROUND_TRIP = {"en": 0.90, "ru": 0.80, "hi": 0.0}
 PER_LANGUAGE = {"en": 6, "ru": 6, "hi": 10}
 
 
+@pytest.mark.parametrize("lang,said,heard", [
+    ("en", "The kitchen light is on at 40 percent.", "The kitchen light is on at 40%."),
+    ("ru", "Громкость сейчас сорок процентов.", "Громкость сейчас 40%."),
+    ("hi", "आवाज़ अभी 40 प्रतिशत पर है।", "आवाज अभी 40% पर है"),
+])
+def test_a_percentage_whisper_writes_with_its_sign_is_heard(lang: str, said: str, heard: str) -> None:
+    """Whisper writes "40 percent" heard clearly as "40%": the round trip counted the word as lost (English 89 %
+    against the 90 % bar once the replies sampled had two percentages)."""
+    expected = keywords(said, lang)
+    assert recall(expected, heard, lang) == (len(expected), len(expected))
+    assert recall(expected, heard.replace("%", ""), lang) == (len(expected) - 1, len(expected))
+
+
 @pytest.mark.parametrize("lang", sorted(ROUND_TRIP))
 def test_round_trip_the_default_voice_is_understood_better_than_espeak(components: Any, lang: str) -> None:
     if lang == "hi":

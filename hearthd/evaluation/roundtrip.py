@@ -157,6 +157,16 @@ def _words(text: str, lang: str) -> list[str]:
     return [numbers.get(w, w) for w in out]
 
 
+@cache
+def _percent_signs(lang: str) -> tuple[str, ...]:
+    """The words a percentage is said with in `lang` (numbers.toml [percent] signs: "percent", "процентов")."""
+    try:
+        signs = toml(lang, "numbers.toml").get("percent", {}).get("signs", [])
+    except LocaleError:
+        return ()
+    return tuple(w for s in signs if isinstance(s, str) for w in s.split())
+
+
 def keywords(text: str, lang: str) -> list[str]:
     """The content words of `text` (each once, in order): words of MIN_CHARS characters or more, and numbers."""
     least = MIN_CHARS.get(lang, 3)
@@ -192,6 +202,8 @@ def recall(expected: list[str], heard: str, lang: str) -> tuple[int, int]:
     """(keywords heard, keywords expected): `expected` as `keywords` gives them, `heard` the transcript."""
     said = _words(heard, lang)
     words = set(said)
+    if "%" in heard:  # "40%" is "40 percent" heard: whisper writes the word as the sign
+        words.update(_fold(w, lang) for w in _percent_signs(lang))
     # "7 30" is 7:30 too: two numbers side by side also count as one
     words.update(a + b for a, b in zip(said, said[1:], strict=False) if a.isdigit() and b.isdigit())
     wanted = [_fold(k, lang) for k in expected]
