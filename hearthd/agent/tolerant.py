@@ -500,7 +500,7 @@ class TolerantMatcher:
                 out.append(digits)  # (the templates say their "%" or "परसेंट" themselves)
                 continue
             after = glued or (said[i + 1].strip(".…") if i + 1 < len(said) else "")
-            if any(slot == "{day}" for _, slot in index.values.get(after, ())):
+            if _day_word(index, after):
                 after = ""  # "6.45 tomorrow": the day is its own slot's ("… tomorrow at 6.45"), no unit of the time
             near = sorted((u for u in units if after and similarity(after, u) >= 0.5),
                           key=lambda u: -similarity(after, u))[:2]
@@ -1493,8 +1493,12 @@ def _amount_read(match: Match, reading: Reading, lang: str, index: Index) -> boo
             for w in reading.said[slice(*reading.spans[p])]]
     if any(w in _duration_units(lang) for w in said):
         return False
-    return kind != "percent" or not any(_TIME_OF_DAY.fullmatch(w) or any(slot == "{day}" for _, slot in
-                                                                        index.values.get(w, ())) for w in said)
+    return kind != "percent" or not any(_TIME_OF_DAY.fullmatch(w) or _day_word(index, w) for w in said)
+
+
+def _day_word(index: Index, word: str) -> bool:
+    """Whether `word` begins a value of the templates' {day} list ("tomorrow", "завтра", "कल")."""
+    return any(slot == "{day}" for _, slot in index.values.get(word, ()))
 
 
 def _seamed(parts: list[str]) -> str:

@@ -334,9 +334,10 @@ class Components:
             try:
                 if fast_path is not None:
                     fast_path.match("turn off the light", lang)
-                if tolerant is not None:  # the tolerant tier's word bags (a second or two per language), and what
-                    # the rescoring writes sentences from sound with (half a second more)
-                    tolerant.warm(lang) if self.cfg.stt.rescore else tolerant.index(lang)
+                if tolerant is not None and self.cfg.stt.rescore:
+                    tolerant.warm(lang)  # the word bags and what the rescoring writes sentences from sound with
+                elif tolerant is not None:
+                    tolerant.index(lang)  # the tolerant tier's word bags (a second or two per language)
             except Exception as e:  # noqa: BLE001 — a template problem shows on the turn that meets it
                 import logging
 
