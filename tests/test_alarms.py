@@ -481,3 +481,23 @@ def test_the_alarm_cancelled_while_it_rings_is_the_ringing_one_stopped(base_conf
     assert [e.name for e in trace.of_type(EventType.TOOL_CALL)] == ["stop"]
     assert c.alarms.ringing() == []
     assert [a.hhmm for a in c.alarms.pending()] == ["08:00"]
+
+
+def test_garbage_while_it_rings_leaves_it_ringing_and_the_next_cancel_still_stops_it(  # type: ignore[no-untyped-def]
+        base_config, tmp_path: Path, monkeypatch) -> None:
+    from hearthd.daemon.components import Components
+    from hearthd.daemon.pipeline import Pipeline
+    from hearthd.events import EventType, Trace
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    c = Components(base_config)
+    assert run(c.tools.get("set_alarm").handler({"time": "07:00"})).ok
+    (alarm,) = c.alarms.pending()
+    c.alarms.set_state(alarm, "ringing")
+    for junk in ("??", "zxq vbn 42 !!", "\u200b", "the the the " * 100):
+        trace = Trace()
+        asyncio.run(Pipeline(c, trace).run_text(junk, language="en"))
+        assert trace.of_type(EventType.TOOL_CALL) == [] and c.alarms.ringing(), junk
+    trace = Trace()
+    asyncio.run(Pipeline(c, trace).run_text("cancel the alarm", language="en"))
+    assert [e.name for e in trace.of_type(EventType.TOOL_CALL)] == ["stop"] and c.alarms.ringing() == []
