@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +20,12 @@ from .bias import Bias, HomeNames, RecognitionBias, looped, unbiased
 from .pcm import SAMPLE_RATE
 
 log = logging.getLogger(__name__)
+
+# faster-whisper's own defaults for a window heard as silence: no-speech probability above, mean log-probability not
+# above (transcribe_many decides as its transcribe does)
+NO_SPEECH = 0.6
+LOW_LOGPROB = -1.0
+MIN_TOGETHER = 3 * 160  # samples: three of whisper's feature frames, the least heard in a batch
 
 
 class SttError(HearthdError):
@@ -167,10 +173,20 @@ class WhisperSpeechToText:
             self.model.frames = 0
         elif self.model.frames != short:
             self.model.frames, self.model._last = short, None  # chosen in a glance: decoded in the short window
-        plain = unbiased(language)
-        bias = self.bias.for_language(language) if self.bias is not None else plain
+        plain, bias = self._biases(language)
         _go_on()
-        text = self._decode(floats, language, bias)
+        return self._finish(floats, Transcript(self._decode(floats, language, bias), language, round(prob, 3), source),
+                            bias, plain)
+
+    def _biases(self, language: str) -> tuple[Bias, Bias]:
+        """The language's own prompt, and what a decode in it is given (the home's words with stt.bias)."""
+        plain = unbiased(language)
+        return plain, (self.bias.for_language(language) if self.bias is not None else plain)
+
+    def _finish(self, floats: np.ndarray, heard: Transcript, bias: Bias, plain: Bias) -> Transcript:
+        """The transcript of a decode with `bias`: decoded again without it when it was the prompt written back or a
+        loop, and written as the language writes it."""
+        text, language = heard.text, heard.lang
         if bias is not plain and (bias.echoed(text) or looped(text)):
             # whisper wrote its prompt back instead of what was said (silence, noise, a mumble), or went round in a
             # loop listing on as its prompt does: decoded again as without stt.bias, and an echo of the language's
@@ -178,11 +194,150 @@ class WhisperSpeechToText:
             log.info("the transcript was the prompt written back or a loop; decoded again without the home's words")
             self.echoes += 1
             _go_on()
+            self.model.frames = self._window(len(floats), language)
             text = self._decode(floats, language, plain)
             if plain.echoed(text):
                 text = ""
         text = rules(language).transcript(text)  # Whisper writes Hindi in Urdu script at times
-        return Transcript(text, language, round(prob, 3), source)
+        return Transcript(text, language, heard.prob, heard.source)
+
+    def transcribe_many(self, requests: Sequence[tuple[np.ndarray, str | None, str | None]]
+                        ) -> list[Transcript | Exception]:
+        """Several utterances, each (audio, language, fallback) as `transcribe` takes it and heard as it hears it, in as
+        few of whisper's passes as they allow: those it reads in the short window are encoded two at a time (on 2 cores
+        65 ms each, where one alone took ~100 beside the decodes, and all at once ~110: the batch leaves the caches)
+        and decoded together, one batch per language (nine rooms' "set a timer for …" at once: ~1.0 s against ~2.4 s
+        one after another); any other (a language whisper needs its 30 s for, a long one, one it is unsure of the
+        language of, one to be sampled) is transcribed alone. An utterance whose pass fails gets its own error; the
+        others are heard all the same."""
+        from faster_whisper.audio import pad_or_trim
+
+        out: list[Transcript | Exception | None] = [None] * len(requests)
+        groups: dict[int, list[int]] = {}  # the short window (feature frames) → the utterances encoded in it
+        forced: dict[int, str] = {}
+        for i, (audio, language, fallback) in enumerate(requests):
+            language = language or self.cfg.language or None
+            frames = self._window(len(audio))
+            if len(requests) > 1 and frames and self._together(len(audio), language, fallback):
+                groups.setdefault(frames, []).append(i)
+                if language:
+                    forced[i] = language
+            else:
+                out[i] = self._alone(*requests[i])
+        for frames, members in groups.items():
+            floats = {i: np.asarray(requests[i][0], dtype=np.float32) / 32768.0 for i in members}
+            try:
+                self.model._last = None
+                self.model.frames = frames
+                features = [pad_or_trim(self.model.feature_extractor(floats[i])[..., :-1])[..., :frames]
+                            for i in members]
+                encoded = np.concatenate([np.asarray(self.model.encode(np.stack(features[k:k + 2])))
+                                          for k in range(0, len(members), 2)])
+                heard = self._languages(encoded, [forced.get(i) for i in members])
+            except Exception as e:  # each utterance is then heard alone, and fails alone
+                log.warning("speech to text of %d utterances together failed (%s): each is heard alone",
+                            len(members), e)
+                for i in members:
+                    out[i] = self._alone(*requests[i])
+                continue
+            by_language: dict[str, list[int]] = {}
+            for k, (i, (language, prob, source)) in enumerate(zip(members, heard, strict=True)):
+                fallback = requests[i][2]
+                sure = source == "forced" or prob >= self.cfg.rescore_languages_below and not (
+                    prob < self.cfg.min_language_probability and fallback and fallback != language)
+                if language in self.cfg.window_languages and sure:
+                    by_language.setdefault(language, []).append(k)
+                else:  # read in whisper's 30 s, its language chosen again there, as transcribe does
+                    out[i] = self._alone(*requests[i])
+            for language, ks in by_language.items():
+                try:
+                    texts = self._decode_many(encoded[ks], language)
+                except Exception as e:
+                    log.warning("decoding %d utterances together failed (%s): each is heard alone", len(ks), e)
+                    for k in ks:
+                        out[members[k]] = self._alone(*requests[members[k]])
+                    continue
+                plain, bias = self._biases(language)
+                for k, text in zip(ks, texts, strict=True):
+                    i = members[k]
+                    try:
+                        out[i] = self._finish(floats[i], Transcript(text, language, round(heard[k][1], 3), heard[k][2]),
+                                              bias, plain)
+                    except Exception as e:
+                        out[i] = e
+        return [o if o is not None else SttError("not transcribed") for o in out]
+
+    def _together(self, samples: int, language: str | None, fallback: str | None) -> bool:
+        """Whether `transcribe` would hear such an utterance in the short window alone, with no sampling: a language
+        told that is read there, or one chosen there (no conversation in a language whisper needs its 30 s for). A clip
+        shorter than a few feature frames is faster-whisper's to refuse, alone: it has no window."""
+        window = self.cfg.window_languages
+        if samples < MIN_TOGETHER or self.cfg.temperature != 0:
+            return False
+        if language:
+            return language in window
+        detected = len(self.cfg.languages) > 1 or self.cfg.languages[0] in window  # one language: never detected
+        return (fallback is None or fallback in window) and detected
+
+    def _alone(self, audio: np.ndarray, language: str | None, fallback: str | None) -> Transcript | Exception:
+        try:
+            return self.transcribe(audio, language, fallback)
+        except Exception as e:  # this utterance's own error
+            return e
+
+    def _languages(self, encoded: np.ndarray, forced: list[str | None]) -> list[tuple[str, float, str]]:
+        """The language of each encoded utterance, as detect_language chooses it (among cfg.languages, renormalised),
+        or the one it was told."""
+        import ctranslate2
+
+        allowed = self.cfg.languages
+        probs: list[list[tuple[str, float]]] = [[] for _ in forced]
+        if len(allowed) > 1 and any(lang is None for lang in forced):
+            detected = self.model.model.detect_language(ctranslate2.StorageView.from_array(encoded))
+            probs = [[(token[2:-2], p) for token, p in found] for found in detected]
+        out = []
+        for lang, found in zip(forced, probs, strict=True):
+            if lang is not None:
+                out.append((lang, 1.0, "forced"))
+            elif len(allowed) == 1:
+                out.append((allowed[0], 1.0, "detected"))
+            else:
+                ranked = [(code, p) for code, p in found if code in allowed]
+                if not ranked:
+                    out.append((allowed[0], 0.0, "detected"))
+                    continue
+                total = sum(p for _, p in ranked) or 1.0
+                code, p = max(ranked, key=lambda x: x[1])
+                out.append((code, p / total, "detected"))
+        return out
+
+    def _decode_many(self, encoded: np.ndarray, language: str) -> list[str]:
+        """Greedy decodes of several encoded utterances in one language, in one batch: what `_decode` writes for
+        each (faster-whisper's generate call for a window, its silence check, its text)."""
+        import ctranslate2
+        from faster_whisper.tokenizer import Tokenizer
+        from faster_whisper.transcribe import get_suppressed_tokens
+
+        _plain, bias = self._biases(language)
+        tokenizer = Tokenizer(self.model.hf_tokenizer, self.model.model.is_multilingual, task="transcribe",
+                              language=language)
+        previous = tokenizer.encode(" " + bias.prompt.strip()) if bias.prompt else []
+        prompt = self.model.get_prompt(tokenizer, previous, without_timestamps=True, hotwords=bias.hotwords)
+        results = self.model.model.generate(
+            ctranslate2.StorageView.from_array(np.ascontiguousarray(encoded)), [list(prompt) for _ in encoded],
+            beam_size=self.cfg.beam_size, patience=1, length_penalty=1, repetition_penalty=1, no_repeat_ngram_size=0,
+            max_length=len(prompt) + self.cfg.max_new_tokens, return_scores=True, return_no_speech_prob=True,
+            suppress_blank=True, suppress_tokens=get_suppressed_tokens(tokenizer, [-1]),
+            max_initial_timestamp_index=int(round(1.0 / self.model.time_precision)))
+        texts = []
+        for result in results:
+            tokens = result.sequences_ids[0]
+            avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
+            if result.no_speech_prob > NO_SPEECH and not avg_logprob > LOW_LOGPROB:
+                texts.append("")  # faster-whisper skips the window as silence
+                continue
+            texts.append(tokenizer.decode(tokens).replace("\ufffd", "").strip())
+        return texts
 
     def _window(self, samples: int, language: str | None = None) -> int:
         """The encoder's window for `samples` of audio, in feature frames (100 a second): stt.window_s, or the

@@ -35,7 +35,7 @@ from ..tools.volume import SystemVolume, volume_backend
 from .audit import AuditLog
 from .dialogue import Dialogues
 from .idempotency import DoneRequests
-from .inference import InferenceGate
+from .inference import InferenceGate, SpeechBatch
 from .policy import ConfirmationPolicy
 
 if TYPE_CHECKING:  # the MQTT link imports paho when it is made, not when the daemon starts
@@ -119,6 +119,7 @@ class Components:
         self.dialogues = Dialogues(clock=self.ticks)
         self.voices: Voices = self._voices()
         self.inference = InferenceGate()  # whisper and the model never run at once (daemon/inference.py)
+        self.speech = SpeechBatch(self.inference, self.stt)  # what every stream heard in its pause, heard together
         self._stop_preparing = threading.Event()
         # The daemon makes the model's prompt ready beside its turns (run_daemon, prepare_model): set before it serves
         # anyone, so a turn that comes before the preparation has begun is on its budget too, not a one-shot that

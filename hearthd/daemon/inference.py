@@ -9,20 +9,32 @@ model decision is cut between tokens when it becomes stale: Agent.cancel). A
 speculative job may ask the model as a turn does (a decision made in the pause): the gate it holds is its turn's.
 Turns do not exclude each other here (`turns`, the asyncio lock, orders them), so a turn
 held by the live loop may call the agent, which holds it again.
+
+Speech heard in the pause by several streams at once (the live loop and each satellite's room) is one speculative job
+(SpeechBatch): the utterances waiting when the gate frees are transcribed together.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..audio.stt import stoppable
+import numpy as np
+
+from ..audio.stt import Transcript, stoppable
 from ..errors import HearthdError
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+DECIDE_FIRST_S = 0.01  # after a batch heard, the time its guesses get to ask for the gate before more is heard
 
 
 class Skipped(HearthdError):
@@ -40,6 +52,7 @@ class InferenceGate:
         self._speculating = False
         self._turns = 0  # turns running
         self._waiting = 0  # turns waiting for the speculative job to end
+        self._sooner = 0  # speculative jobs waiting that go before those asked `later`
         self._started: list[float] = []  # when each running turn started (its budget runs from there)
 
     def enter(self, started: float | None = None) -> float:
@@ -79,16 +92,25 @@ class InferenceGate:
         finally:
             self.leave(now)
 
-    def speculative(self, fn: Callable[..., T], *args: Any, cancelled: threading.Event | None = None) -> T:
+    def speculative(self, fn: Callable[..., T], *args: Any, cancelled: threading.Event | None = None,
+                    later: bool = False) -> T:
         """Run `fn(*args)` when no turn runs or waits and no other speculative job runs; `Skipped` when
-        `cancelled` was set before it could start."""
+        `cancelled` was set before it could start. A job asked `later` (hearing more streams' speech) also lets every
+        other speculative job waiting go first (deciding what was heard already: a few ms each, and a room's turn can
+        end)."""
         with self._cond:
-            while self._speculating or self._turns or self._waiting:
+            if not later:
+                self._sooner += 1
+            try:
+                while self._speculating or self._turns or self._waiting or (later and self._sooner):
+                    if cancelled is not None and cancelled.is_set():
+                        raise Skipped
+                    self._cond.wait(0.05)
                 if cancelled is not None and cancelled.is_set():
                     raise Skipped
-                self._cond.wait(0.05)
-            if cancelled is not None and cancelled.is_set():
-                raise Skipped
+            finally:
+                if not later:
+                    self._sooner -= 1
             self._speculating = True
         self._here.held = True
         try:
@@ -107,3 +129,104 @@ class InferenceGate:
         """Whether anything holds the gate (for tests and the trace)."""
         with self._cond:
             return self._speculating or bool(self._turns)
+
+
+@dataclass
+class _Asked:
+    """One utterance waiting to be heard in the pause."""
+
+    audio: np.ndarray
+    language: str | None
+    fallback: str | None
+    stale: threading.Event
+    future: asyncio.Future[Transcript]
+
+
+class SpeechBatch:
+    """Speech to text in the pause for every stream at once. Each utterance heard in a pause (the live loop's, each
+    satellite room's) waits for the gate's speculative slot; when it frees, every utterance then waiting is heard in
+    one job (the engine's `transcribe_many`: encoded in pairs, decoded together), so ten rooms that fall silent
+    together wait for one batch, not for nine whisper passes one after another (bench/latency.py --satellite --rooms).
+    One utterance alone is heard as before, stopping between whisper's stages once it is stale; an utterance made
+    stale before its batch began is never heard (Skipped), and one made stale in a batch is heard with it, unused.
+    An engine without `transcribe_many` (a remote Wyoming asr) hears each utterance alone."""
+
+    def __init__(self, gate: InferenceGate, stt: Callable[[], Any]) -> None:
+        self.gate = gate
+        self._stt = stt
+        self._lock = threading.Lock()  # `_waiting` is taken by the job's thread
+        self._waiting: list[_Asked] = []
+        self._taken: list[_Asked] = []  # those the job under way took
+        self._draining: asyncio.Task[None] | None = None
+        self.sizes: list[int] = []  # how many utterances each job heard (the last 100; the bench and tests read it)
+
+    async def transcribe(self, audio: np.ndarray, language: str | None, fallback: str | None,
+                         stale: threading.Event) -> Transcript:
+        """What `audio` says, heard in the next speculative job (Skipped when it was stale before that began)."""
+        loop = asyncio.get_running_loop()
+        stt = self._stt()
+        if not hasattr(stt, "transcribe_many"):
+            job = functools.partial(self.gate.speculative, stt.transcribe, audio, language, fallback, cancelled=stale)
+            result: Transcript = await loop.run_in_executor(None, job)
+            return result
+        asked = _Asked(audio, language, fallback, stale, loop.create_future())
+        with self._lock:
+            self._waiting.append(asked)
+        draining = self._draining
+        if draining is None or draining.done() or draining.get_loop() is not loop:
+            self._draining = loop.create_task(self._drain(stt))
+        return await asked.future
+
+    async def _drain(self, stt: Any) -> None:
+        """Jobs until nobody waits (on the event loop: a new utterance sees this running or starts another)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            with self._lock:
+                self._waiting = [a for a in self._waiting if not a.future.done() and a.future.get_loop() is loop]
+                if not self._waiting:
+                    return
+            try:
+                heard = await loop.run_in_executor(None, functools.partial(
+                    self.gate.speculative, functools.partial(self._hear, stt), later=True))
+            except Exception as e:  # the job itself failed: every utterance it took gets the error, none is lost
+                log.warning("speech to text in the pause failed: %s", e)
+                with self._lock:
+                    heard = [(a, e) for a in self._taken]
+            with self._lock:
+                self._taken = []
+            for asked, result in heard:
+                if asked.future.done():
+                    continue  # its speculation was cancelled: the speaker went on
+                if isinstance(result, BaseException):
+                    asked.future.set_exception(result)
+                else:
+                    asked.future.set_result(result)
+            with self._lock:
+                more = bool(self._waiting)
+            if more:
+                # what was just heard is decided before more is heard: its guesses ask for the gate in the next few
+                # iterations of the loop (through a worker thread), and then go before the next job
+                await asyncio.sleep(DECIDE_FIRST_S)
+
+    def _hear(self, stt: Any) -> list[tuple[_Asked, Transcript | BaseException]]:
+        """In the gate's speculative slot: every utterance waiting now, heard."""
+        with self._lock:
+            taken, self._waiting = self._waiting, []
+            self._taken = taken
+        out: list[tuple[_Asked, Transcript | BaseException]] = [(a, Skipped()) for a in taken if a.stale.is_set()]
+        live = [a for a in taken if not a.stale.is_set()]
+        self.sizes = [*self.sizes[-99:], len(live)]
+        if len(live) == 1:
+            one = live[0]
+            try:
+                with stoppable(one.stale):  # alone, it stops between whisper's stages once the speaker goes on
+                    out.append((one, stt.transcribe(one.audio, one.language, one.fallback)))
+            except Exception as e:
+                out.append((one, e))
+        elif live:
+            try:
+                out += zip(live, stt.transcribe_many([(a.audio, a.language, a.fallback) for a in live]), strict=True)
+            except Exception as e:  # the engine failed them all: each gets the error (its turn hears it again)
+                log.warning("speech to text of %d utterances in the pause failed: %s", len(live), e)
+                out += [(a, e) for a in live]
+        return out

@@ -32,6 +32,7 @@ import numpy as np
 from ..audio.chime import chime
 from ..audio.io import AudioDeviceError, AudioSink, AudioSource
 from ..audio.pcm import SAMPLE_RATE
+from ..audio.tts import speak
 from ..audio.vad import EndpointState
 from ..audio.wake import WakeWordDetector
 from ..errors import HearthdError
@@ -312,8 +313,7 @@ class LiveLoop:
         if not parts:
             return True
         self._set(LoopState.SPEAKING)
-        loop = asyncio.get_running_loop()
-        upcoming = loop.run_in_executor(None, self.c.voices.synthesize, parts[0], lang)
+        upcoming = asyncio.ensure_future(speak(self.c.voices, parts[0], lang))
         completed = True
         for i in range(len(parts)):
             try:
@@ -324,7 +324,7 @@ class LiveLoop:
                 completed = False
                 break
             if i + 1 < len(parts):
-                upcoming = loop.run_in_executor(None, self.c.voices.synthesize, parts[i + 1], lang)
+                upcoming = asyncio.ensure_future(speak(self.c.voices, parts[i + 1], lang))
             if i == 0 and end_of_speech is not None:
                 self.trace.timing("end_of_speech_to_reply_audio", time.monotonic() - end_of_speech)
             if i == 0 and last_voice is not None:

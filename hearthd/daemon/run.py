@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..audio.io import VolumeSink
+from ..audio.tts import speak
 from ..audio.wake import builtin_models
 from ..config import state_dir
 from ..events import (
@@ -119,8 +120,7 @@ async def run_daemon(components: Components, trace: Trace, ring_output: str | No
             from ..audio.chime import chime
 
             try:
-                speech = await asyncio.get_running_loop().run_in_executor(
-                    None, components.voices.synthesize, text, alarm.lang)
+                speech = await speak(components.voices, text, alarm.lang)
                 audio, rate = np.concatenate([chime(speech.rate), speech.audio]), speech.rate
             except Exception as e:  # no voice: the chime alone still wakes you
                 trace.emit(ErrorEvent(code="tts-failed", message=str(e)))
@@ -136,8 +136,7 @@ async def run_daemon(components: Components, trace: Trace, ring_output: str | No
         if live is not None:
             await live.say(text, lang or cfg.general.language)
             return
-        speech = await asyncio.get_running_loop().run_in_executor(
-            None, components.voices.synthesize, text, lang or cfg.general.language)
+        speech = await speak(components.voices, text, lang or cfg.general.language)
         said["n"] += 1
         await write(f"say-{said['n']}.wav", speech.audio, speech.rate)
 

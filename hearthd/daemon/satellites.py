@@ -67,6 +67,7 @@ from wyoming.wake import Detection
 from ..audio.chime import chime
 from ..audio.pcm import SAMPLE_RATE, Resampler, resample
 from ..audio.stt import SttError
+from ..audio.tts import speak
 from ..audio.vad import Endpointer, EndpointState
 from ..config import SatelliteConfig
 from ..context import turn_origin
@@ -519,11 +520,10 @@ class SatelliteLink:
     async def _synthesize(self, text: str, lang: str) -> list[Any]:
         from .live import sentences
 
-        loop = asyncio.get_running_loop()
         speeches = []
         for part in sentences(text) or [text]:
             try:
-                speeches.append(await loop.run_in_executor(None, self.c.voices.synthesize, part, lang))
+                speeches.append(await speak(self.c.voices, part, lang))
             except Exception as e:  # no voice: the transcript and the action stand; the satellite hears why
                 self.hub.trace.emit(ErrorEvent(code="tts-failed", message=str(e), satellite=self.name))
                 await self._write(Error(text=str(e), code="tts-failed").event())
@@ -736,9 +736,8 @@ class SatelliteHub:
         links = [self.links[n] for n in names if n in self.links]
         if not links:
             return
-        loop = asyncio.get_running_loop()
         try:
-            speech = await loop.run_in_executor(None, self.c.voices.synthesize, text, alarm.lang)
+            speech = await speak(self.c.voices, text, alarm.lang)
             audio = np.asarray(speech.audio, dtype=np.int16)
             audio, rate = np.concatenate([chime(speech.rate), audio]), speech.rate
         except Exception as e:  # noqa: BLE001 — no voice: the chime alone still wakes you

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import threading
 from typing import Any
 
@@ -37,9 +36,7 @@ class Speculation:
 
     async def _run(self, pipeline: Pipeline, conversation: str, audio: np.ndarray, language: str | None,
                    fallback: str | None) -> Guess:
-        job = functools.partial(self.c.inference.speculative, self.c.stt().transcribe, audio, language, fallback,
-                                cancelled=self.stale)
-        transcript = await asyncio.get_running_loop().run_in_executor(None, job)
+        transcript = await self.c.speech.transcribe(audio, language, fallback, self.stale)
         return await pipeline.guess(audio, transcript, conversation, self.stale)
 
     def cancel(self) -> None:

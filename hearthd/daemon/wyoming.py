@@ -60,7 +60,7 @@ from wyoming.wake import Detect, Detection, NotDetected
 
 from .. import __version__
 from ..audio.pcm import SAMPLE_RATE, Resampler, mono16
-from ..audio.tts import VOICE_ENGINES
+from ..audio.tts import VOICE_ENGINES, speak
 from ..audio.vad import Endpointer, EndpointState
 from ..audio.wake import MicroWakeWordDetector, builtin_models
 from ..audio.wavio import MAX_RATE, MIN_RATE
@@ -715,8 +715,7 @@ class WyomingHandler(AsyncEventHandler):
         """One sentence synthesised and sent (audio-start before the first)."""
         lang = speech.lang or self._text_voice(sentence, speech.hint)
         try:
-            out = await asyncio.get_running_loop().run_in_executor(
-                None, self.c.voices.synthesize, sentence, lang)
+            out = await speak(self.c.voices, sentence, lang)
         except Exception as e:
             speech.failed = True
             self.server.trace.emit(ErrorEvent(code="tts-failed", message=str(e), source="wyoming"))
