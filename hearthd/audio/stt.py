@@ -71,6 +71,20 @@ class Transcript:
     source: str = "detected"  # detected | forced | fallback (detection unsure: the previous turn's language)
 
 
+@dataclass
+class Encoded:
+    """An utterance whisper has encoded in the short window and chosen the language of (WhisperSpeechToText.
+    prepare_many): what is left is its decoding (finish_many)."""
+
+    request: tuple[np.ndarray, str | None, str | None]
+    floats: np.ndarray
+    features: np.ndarray
+    encoded: np.ndarray
+    lang: str
+    prob: float
+    source: str
+
+
 class SpeechToText(Protocol):
     """Turns 16 kHz int16 audio into a transcript."""
 
@@ -204,21 +218,31 @@ class WhisperSpeechToText:
     def transcribe_many(self, requests: Sequence[tuple[np.ndarray, str | None, str | None]]
                         ) -> list[Transcript | Exception]:
         """Several utterances, each (audio, language, fallback) as `transcribe` takes it and heard as it hears it, in as
-        few of whisper's passes as they allow: those it reads in the short window are encoded two at a time (on 2 cores
-        65 ms each, where one alone took ~100 beside the decodes, and all at once ~110: the batch leaves the caches)
-        and decoded together, one batch per language (nine rooms' "set a timer for …" at once: ~1.0 s against ~2.4 s
-        one after another); any other (a language whisper needs its 30 s for, a long one, one it is unsure of the
-        language of, one to be sampled) is transcribed alone. An utterance whose pass fails gets its own error; the
-        others are heard all the same."""
+        few of whisper's passes as they allow (`prepare_many`, then `finish_many`). An utterance whose pass fails gets
+        its own error; the others are heard all the same."""
+        prepared = self.prepare_many(requests)
+        encoded = [(i, p) for i, p in enumerate(prepared) if isinstance(p, Encoded)]
+        out = [p if not isinstance(p, Encoded) else SttError("not transcribed") for p in prepared]
+        for (i, _), heard in zip(encoded, self.finish_many([p for _, p in encoded]), strict=True):
+            out[i] = heard
+        return out
+
+    def prepare_many(self, requests: Sequence[tuple[np.ndarray, str | None, str | None]]
+                     ) -> list[Encoded | Transcript | Exception]:
+        """The first half of hearing several utterances: each that whisper reads in the short window encoded (two at a
+        time: on 2 cores 65 ms each, where one alone took ~100 beside the decodes, and all at once ~110, the batch
+        leaving the caches) and its language chosen there, to be decoded together by `finish_many`; any other (a
+        language whisper needs its 30 s for, a long one, one it is unsure of the language of, one to be sampled) is
+        transcribed alone, here."""
         from faster_whisper.audio import pad_or_trim
 
-        out: list[Transcript | Exception | None] = [None] * len(requests)
+        out: list[Encoded | Transcript | Exception | None] = [None] * len(requests)
         groups: dict[int, list[int]] = {}  # the short window (feature frames) → the utterances encoded in it
         forced: dict[int, str] = {}
         for i, (audio, language, fallback) in enumerate(requests):
             language = language or self.cfg.language or None
             frames = self._window(len(audio))
-            if len(requests) > 1 and frames and self._together(len(audio), language, fallback):
+            if frames and self._together(len(audio), language, fallback):
                 groups.setdefault(frames, []).append(i)
                 if language:
                     forced[i] = language
@@ -240,31 +264,44 @@ class WhisperSpeechToText:
                 for i in members:
                     out[i] = self._alone(*requests[i])
                 continue
-            by_language: dict[str, list[int]] = {}
             for k, (i, (language, prob, source)) in enumerate(zip(members, heard, strict=True)):
                 fallback = requests[i][2]
                 sure = source == "forced" or prob >= self.cfg.rescore_languages_below and not (
                     prob < self.cfg.min_language_probability and fallback and fallback != language)
                 if language in self.cfg.window_languages and sure:
-                    by_language.setdefault(language, []).append(k)
+                    out[i] = Encoded(requests[i], floats[i], features[k], encoded[k], language, round(prob, 3), source)
                 else:  # read in whisper's 30 s, its language chosen again there, as transcribe does
                     out[i] = self._alone(*requests[i])
-            for language, ks in by_language.items():
+        return [o if o is not None else SttError("not transcribed") for o in out]
+
+    def finish_many(self, prepared: Sequence[Encoded]) -> list[Transcript | Exception]:
+        """The second half: the encoded utterances decoded together, a batch per language and window. One alone
+        leaves its encoder output for the rescoring to reuse, as `transcribe` does."""
+        out: list[Transcript | Exception | None] = [None] * len(prepared)
+        batches: dict[tuple[str, int], list[int]] = {}
+        for i, one in enumerate(prepared):
+            batches.setdefault((one.lang, one.encoded.shape[0]), []).append(i)
+        for (language, _), members in batches.items():
+            try:
+                texts = self._decode_many(np.stack([prepared[i].encoded for i in members]), language)
+            except Exception as e:
+                log.warning("decoding %d utterances together failed (%s): each is heard alone", len(members), e)
+                for i in members:
+                    out[i] = self._alone(*prepared[i].request)
+                continue
+            plain, bias = self._biases(language)
+            for i, text in zip(members, texts, strict=True):
+                one = prepared[i]
+                if len(prepared) == 1:
+                    import ctranslate2
+
+                    self.model.frames = one.features.shape[-1]
+                    self.model._last = (one.features, ctranslate2.StorageView.from_array(
+                        np.ascontiguousarray(one.encoded[np.newaxis])))
                 try:
-                    texts = self._decode_many(encoded[ks], language)
+                    out[i] = self._finish(one.floats, Transcript(text, language, one.prob, one.source), bias, plain)
                 except Exception as e:
-                    log.warning("decoding %d utterances together failed (%s): each is heard alone", len(ks), e)
-                    for k in ks:
-                        out[members[k]] = self._alone(*requests[members[k]])
-                    continue
-                plain, bias = self._biases(language)
-                for k, text in zip(ks, texts, strict=True):
-                    i = members[k]
-                    try:
-                        out[i] = self._finish(floats[i], Transcript(text, language, round(heard[k][1], 3), heard[k][2]),
-                                              bias, plain)
-                    except Exception as e:
-                        out[i] = e
+                    out[i] = e
         return [o if o is not None else SttError("not transcribed") for o in out]
 
     def _together(self, samples: int, language: str | None, fallback: str | None) -> bool:

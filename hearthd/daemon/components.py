@@ -119,7 +119,8 @@ class Components:
         self.dialogues = Dialogues(clock=self.ticks)
         self.voices: Voices = self._voices()
         self.inference = InferenceGate()  # whisper and the model never run at once (daemon/inference.py)
-        self.speech = SpeechBatch(self.inference, self.stt)  # what every stream heard in its pause, heard together
+        # what every stream heard in its pause, heard together (speech to text as `stt` gives it when the pause comes)
+        self.speech = SpeechBatch(self.inference, lambda: self.stt())
         self._stop_preparing = threading.Event()
         # The daemon makes the model's prompt ready beside its turns (run_daemon, prepare_model): set before it serves
         # anyone, so a turn that comes before the preparation has begun is on its budget too, not a one-shot that

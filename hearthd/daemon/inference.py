@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..audio.stt import Transcript, stoppable
+from ..audio.stt import Stale, Transcript, stoppable
 from ..errors import HearthdError
 
 T = TypeVar("T")
@@ -145,11 +145,11 @@ class _Asked:
 class SpeechBatch:
     """Speech to text in the pause for every stream at once. Each utterance heard in a pause (the live loop's, each
     satellite room's) waits for the gate's speculative slot; when it frees, every utterance then waiting is heard in
-    one job (the engine's `transcribe_many`: encoded in pairs, decoded together), so ten rooms that fall silent
-    together wait for one batch, not for nine whisper passes one after another (bench/latency.py --satellite --rooms).
-    One utterance alone is heard as before, stopping between whisper's stages once it is stale; an utterance made
-    stale before its batch began is never heard (Skipped), and one made stale in a batch is heard with it, unused.
-    An engine without `transcribe_many` (a remote Wyoming asr) hears each utterance alone."""
+    one job, and those that come while it encodes join it (the engine's `prepare_many`, encoded in pairs as they
+    come, then `finish_many`, decoded together): ten rooms that fall silent together wait for one batch, not for
+    ten whisper passes one after another (bench/latency.py --satellite --rooms). One utterance alone is heard as
+    before, its decoding left out once it is stale; an utterance made stale before its job began is never heard
+    (Skipped). An engine without `prepare_many` (a remote Wyoming asr) hears each utterance alone."""
 
     def __init__(self, gate: InferenceGate, stt: Callable[[], Any]) -> None:
         self.gate = gate
@@ -165,7 +165,7 @@ class SpeechBatch:
         """What `audio` says, heard in the next speculative job (Skipped when it was stale before that began)."""
         loop = asyncio.get_running_loop()
         stt = self._stt()
-        if not hasattr(stt, "transcribe_many"):
+        if not hasattr(stt, "prepare_many"):  # an engine that hears one utterance at a time (a remote asr)
             job = functools.partial(self.gate.speculative, stt.transcribe, audio, language, fallback, cancelled=stale)
             result: Transcript = await loop.run_in_executor(None, job)
             return result
@@ -209,24 +209,38 @@ class SpeechBatch:
                 await asyncio.sleep(DECIDE_FIRST_S)
 
     def _hear(self, stt: Any) -> list[tuple[_Asked, Transcript | BaseException]]:
-        """In the gate's speculative slot: every utterance waiting now, heard."""
-        with self._lock:
-            taken, self._waiting = self._waiting, []
-            self._taken = taken
-        out: list[tuple[_Asked, Transcript | BaseException]] = [(a, Skipped()) for a in taken if a.stale.is_set()]
-        live = [a for a in taken if not a.stale.is_set()]
-        self.sizes = [*self.sizes[-99:], len(live)]
-        if len(live) == 1:
-            one = live[0]
+        """In the gate's speculative slot: every utterance waiting now, heard; and those that come while they are
+        encoded, with them (ten rooms falling silent over a quarter of a second: each encoded as it comes, all decoded
+        in one batch at the end, where a first one heard whole alone held the other nine back by its decoding)."""
+        out: list[tuple[_Asked, Transcript | BaseException]] = []
+        pool: list[tuple[_Asked, Any]] = []  # encoded, waiting for the decoding
+        while True:
+            with self._lock:
+                taken, self._waiting = self._waiting, []
+                self._taken += taken
+            out += [(a, Skipped()) for a in taken if a.stale.is_set()]
+            live = [a for a in taken if not a.stale.is_set()]
+            if not live:
+                break
             try:
-                with stoppable(one.stale):  # alone, it stops between whisper's stages once the speaker goes on
-                    out.append((one, stt.transcribe(one.audio, one.language, one.fallback)))
-            except Exception as e:
-                out.append((one, e))
-        elif live:
-            try:
-                out += zip(live, stt.transcribe_many([(a.audio, a.language, a.fallback) for a in live]), strict=True)
+                prepared = stt.prepare_many([(a.audio, a.language, a.fallback) for a in live])
             except Exception as e:  # the engine failed them all: each gets the error (its turn hears it again)
                 log.warning("speech to text of %d utterances in the pause failed: %s", len(live), e)
                 out += [(a, e) for a in live]
+                continue
+            for asked, one in zip(live, prepared, strict=True):
+                if isinstance(one, (Transcript, BaseException)):  # heard alone already (or failed)
+                    out.append((asked, one))
+                else:
+                    pool.append((asked, one))
+        stale = [(a, Stale("the speaker went on: this transcription is stale")) for a, _ in pool if a.stale.is_set()]
+        pool = [(a, one) for a, one in pool if not a.stale.is_set()]
+        out += stale
+        self.sizes = [*self.sizes[-99:], len(pool) + sum(1 for _, r in out if isinstance(r, Transcript))]
+        if pool:
+            try:
+                out += zip([a for a, _ in pool], stt.finish_many([one for _, one in pool]), strict=True)
+            except Exception as e:
+                log.warning("speech to text of %d utterances in the pause failed: %s", len(pool), e)
+                out += [(a, e) for a, _ in pool]
         return out
