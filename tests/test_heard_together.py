@@ -175,3 +175,26 @@ async def test_replies_waiting_for_their_voice_hold_none_of_the_turns_workers(co
         lock.release()
     speeches = await asyncio.gather(*waiting)
     assert all(s.seconds > 0.5 for s in speeches)
+
+
+def test_a_language_heard_in_whisper_s_30_s_costs_no_more_in_the_job(components: Any,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Russian (and Hindi) are read in whisper's 30 s after a glance in the short window: in the job as alone, the
+    short window is encoded once, not once for the job and again for the utterance heard alone."""
+    from faster_whisper import WhisperModel
+
+    stt = components.stt()
+    russian = said(components)["ru_alarm_0700"]
+    windows: list[int] = []
+    encode = WhisperModel.encode
+
+    def counted(self: Any, features: np.ndarray) -> Any:
+        windows.append(int(features.shape[-1]))
+        return encode(self, features)
+
+    monkeypatch.setattr(WhisperModel, "encode", counted)
+    alone = stt.transcribe(russian)
+    by_itself = list(windows)
+    windows.clear()
+    assert stt.transcribe_many([(russian, None, None)]) == [alone]
+    assert alone.lang == "ru" and windows == by_itself == [1000, 3000]

@@ -154,8 +154,15 @@ class WhisperSpeechToText:
         """Text of one utterance. `language` forces it (else stt.language, else detection among stt.languages);
         when detection is less sure than stt.min_language_probability, `fallback` (the conversation's last
         language) is used if given, then general.language."""
+        return self._transcribe(audio, language, fallback)
+
+    def _transcribe(self, audio: np.ndarray, language: str | None, fallback: str | None,
+                    encoded_now: bool = False) -> Transcript:
+        """`transcribe`; `encoded_now`: the encoder's last output is this utterance's (prepare_many just encoded it in
+        the short window) and is kept for it."""
         floats = np.asarray(audio, dtype=np.float32) / 32768.0
-        self.model._last = None  # reuse within one utterance only, never a stale output across utterances
+        if not encoded_now:
+            self.model._last = None  # reuse within one utterance only, never a stale output across utterances
         language = language or self.cfg.language or None
         short = self._window(len(floats))
         if language is None and fallback is not None and fallback not in self.cfg.window_languages:
@@ -255,8 +262,11 @@ class WhisperSpeechToText:
                 self.model.frames = frames
                 features = [pad_or_trim(self.model.feature_extractor(floats[i])[..., :-1])[..., :frames]
                             for i in members]
-                encoded = np.concatenate([np.asarray(self.model.encode(np.stack(features[k:k + 2])))
-                                          for k in range(0, len(members), 2)])
+                # (one alone is encoded as transcribe encodes it, so that when it is then heard alone, in whisper's
+                # 30 s, its glance in the short window is not encoded twice: the encoder keeps its last output)
+                encoded = np.concatenate([np.asarray(self.model.encode(
+                    np.stack(features[k:k + 2]) if k + 1 < len(members) else features[k]))
+                    for k in range(0, len(members), 2)])
                 heard = self._languages(encoded, [forced.get(i) for i in members])
             except Exception as e:  # each utterance is then heard alone, and fails alone
                 log.warning("speech to text of %d utterances together failed (%s): each is heard alone",
@@ -271,7 +281,7 @@ class WhisperSpeechToText:
                 if language in self.cfg.window_languages and sure:
                     out[i] = Encoded(requests[i], floats[i], features[k], encoded[k], language, round(prob, 3), source)
                 else:  # read in whisper's 30 s, its language chosen again there, as transcribe does
-                    out[i] = self._alone(*requests[i])
+                    out[i] = self._alone(*requests[i], encoded_now=len(members) == 1)
         return [o if o is not None else SttError("not transcribed") for o in out]
 
     def finish_many(self, prepared: Sequence[Encoded]) -> list[Transcript | Exception]:
@@ -316,9 +326,10 @@ class WhisperSpeechToText:
         detected = len(self.cfg.languages) > 1 or self.cfg.languages[0] in window  # one language: never detected
         return (fallback is None or fallback in window) and detected
 
-    def _alone(self, audio: np.ndarray, language: str | None, fallback: str | None) -> Transcript | Exception:
+    def _alone(self, audio: np.ndarray, language: str | None, fallback: str | None,
+               encoded_now: bool = False) -> Transcript | Exception:
         try:
-            return self.transcribe(audio, language, fallback)
+            return self._transcribe(audio, language, fallback, encoded_now)
         except Exception as e:  # this utterance's own error
             return e
 
