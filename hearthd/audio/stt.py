@@ -143,12 +143,17 @@ class WhisperSpeechToText:
         # the encoder output is computed once and reused.
         features = self.model.feature_extractor(audio)[..., :-1]
         _, _, probs = self.model.detect_language(features=features)
+        return self._allowed(probs)
+
+    def _allowed(self, probs: Sequence[tuple[str, float]]) -> tuple[str, float]:
+        """Whisper's likeliest language among cfg.languages, its probability renormalised over them."""
+        allowed = self.cfg.languages
         ranked = [(lang, p) for lang, p in probs if lang in allowed]
         if not ranked:
             return allowed[0], 0.0
         total = sum(p for _, p in ranked) or 1.0
         lang, p = max(ranked, key=lambda x: x[1])
-        return lang, p / total  # renormalised over the allowed languages
+        return lang, p / total
 
     def transcribe(self, audio: np.ndarray, language: str | None = None, fallback: str | None = None) -> Transcript:
         """Text of one utterance. `language` forces it (else stt.language, else detection among stt.languages);
@@ -350,13 +355,7 @@ class WhisperSpeechToText:
             elif len(allowed) == 1:
                 out.append((allowed[0], 1.0, "detected"))
             else:
-                ranked = [(code, p) for code, p in found if code in allowed]
-                if not ranked:
-                    out.append((allowed[0], 0.0, "detected"))
-                    continue
-                total = sum(p for _, p in ranked) or 1.0
-                code, p = max(ranked, key=lambda x: x[1])
-                out.append((code, p / total, "detected"))
+                out.append((*self._allowed(found), "detected"))
         return out
 
     def _decode_many(self, encoded: np.ndarray, language: str) -> list[str]:
