@@ -548,3 +548,49 @@ def test_a_time_or_a_number_is_never_a_timer_s_name(lang: str, text: str) -> Non
     how long?" of a timer named "7 am" would keep a name nobody gave)."""
     decision = FastPath(ToolRegistry(AlarmBook().tools())).match(text, lang)
     assert decision is None or all("label" not in c.arguments for c in decision.calls), decision
+
+
+# -- restarted ------------------------------------------------------------------------------------------------------
+
+RESTART = [("en", "restart the timer"), ("en", "could you start my timer over please"), ("en", "reset the timer"),
+           ("ru", "перезапусти таймер"), ("ru", "начни таймер сначала"), ("hi", "टाइमर रीस्टार्ट करो"),
+           ("hi", "timer ko shuru se chalao")]
+
+
+@pytest.mark.parametrize("lang,text", RESTART)
+def test_a_restarted_timer_runs_its_whole_length_again(hearthd: Components, clock: Clock, lang: str,
+                                                        text: str) -> None:
+    """"Restart the timer" was refused, or read as resuming it; now it runs again from the length it was set for."""
+    say(hearthd, "set a timer for 10 minutes")
+    clock.advance(4 * 60)
+    assert say(hearthd, text, lang) == phrase(lang, "timer.restarted", duration=dur(600, lang))
+    assert [hearthd.alarms.left(t) for t in hearthd.alarms.timers()] == [600]
+    say(hearthd, "pause the timer")
+    clock.advance(60)
+    assert say(hearthd, text, lang) == phrase(lang, "timer.restarted", duration=dur(600, lang))
+    assert [(t.state, hearthd.alarms.left(t)) for t in hearthd.alarms.timers()] == [("pending", 600)]  # runs again
+
+
+def test_a_timer_restarted_while_it_rings_starts_over(hearthd: Components, clock: Clock) -> None:
+    say(hearthd, "set a tea timer for 3 minutes")
+    say(hearthd, "set a timer for 20 minutes")
+    clock.advance(181)
+
+    async def ring(alarm: Alarm, count: int) -> None:
+        pass
+
+    asyncio.run(Scheduler(hearthd.alarms, ring).tick())
+    assert [a.label for a in hearthd.alarms.ringing()] == ["tea"]
+    assert say(hearthd, "start the timer over") == "Restarted the tea timer: 3 minutes."  # the one ringing
+    assert hearthd.alarms.ringing() == []
+    assert sorted(hearthd.alarms.left(t) for t in hearthd.alarms.timers()) == [180, 1019]
+
+
+def test_restart_asks_which_and_says_when_there_is_none(hearthd: Components) -> None:
+    assert say(hearthd, "restart the timer") == phrase("en", "timer.none")
+    say(hearthd, "set a pizza timer for 10 minutes")
+    say(hearthd, "set a tea timer for 3 minutes")
+    assert say(hearthd, "restart the timer").startswith("You have 2 timers: tea, 3 minutes left; ")
+    assert say(hearthd, "restart the pasta timer") == phrase("en", "timer.not_found", label="pasta")
+    assert say(hearthd, "start the timer again").startswith("You have 2 timers")  # resuming still, not restarting
+    assert say(hearthd, "restart the pizza timer") == "Restarted the pizza timer: 10 minutes."

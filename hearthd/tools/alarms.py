@@ -732,6 +732,25 @@ class AlarmBook:
         changed = self._select("id = ?", (timer.id,))[0]
         return self._one("paused" if pausing else "resumed", changed, left=left)
 
+    async def restart_timer(self, args: dict[str, Any]) -> ToolResult:
+        """"Restart the timer": back to the length it was set for, and running (a paused one too). A timer that is
+        ringing starts over (its ring stops): "the timer's done — start it again from the top"."""
+        ringing = [a for a in self.ringing() if a.kind == "timer" and a.seconds]
+        found = self._named(args, self.timers() + ringing)
+        if isinstance(found, ToolResult):
+            return found
+        if len(found) > 1:
+            now_ringing = [t for t in found if t.state == "ringing"]
+            if len(now_ringing) != 1 or timer_label(str(args.get("label", ""))):
+                return self._which(found)
+            found = now_ringing  # "restart the timer" said over its ring: that one, not one still running
+        timer = found[0]
+        seconds = int(timer.seconds or self.left(timer))
+        at = self._now() + timedelta(seconds=seconds)
+        self._write("UPDATE alarms SET state = 'pending', left_s = NULL, at_utc = ? WHERE id = ?",
+                    (at.astimezone(UTC).isoformat(), timer.id))
+        return self._one("restarted", self._select("id = ?", (timer.id,))[0], duration=seconds)
+
     async def stop(self, args: dict[str, Any]) -> ToolResult:
         ringing = self.ringing()
         origin = turn_origin.get()  # "stop" said to a satellite stops what rings there (set there), if anything
@@ -828,6 +847,11 @@ class AlarmBook:
             Tool("pause_timer", "Pause or resume a timer.",
                  {"type": "object", "properties": {"action": _PAUSE, "label": _TIMER_LABEL},
                   "required": ["action"], "additionalProperties": False}, self.pause_timer, family="alarms"),
+            # read from the templates only ("restart the timer"): the model's catalogue stays as it was; before, it
+            # was refused, or read as "start the timer again" (resume) or as a new timer with no length
+            Tool("restart_timer", "Start a timer again from its full length.",
+                 {"type": "object", "properties": {"label": _TIMER_LABEL}, "additionalProperties": False},
+                 self.restart_timer, family="alarms", offered=lambda: False),
             Tool("stop", "Stop what is ringing (an alarm or a timer).",
                  {"type": "object", "properties": {}, "additionalProperties": False}, self.stop, family="alarms"),
             Tool("snooze", "Snooze the ringing alarm for a few minutes.",
