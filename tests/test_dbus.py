@@ -121,6 +121,26 @@ async def test_with_nothing_playing_the_newest_player_is_meant(hearthd: Conversa
         await stop_all(older, newer)
 
 
+@pytest.mark.parametrize("lang,text", [("en", "put on some jazz"), ("en", "could you play me a bit of classical music"),
+                                       ("en", "I'd like to listen to some rock"), ("ru", "включи джаз"),
+                                       ("ru", "поставь какую-нибудь спокойную музыку"), ("ru", "хочу послушать рок"),
+                                       ("hi", "जैज़ लगाओ"), ("hi", "kuch purane gaane chalao")])
+async def test_music_of_a_kind_plays_and_says_the_kind_was_not_chosen(hearthd: Conversation, players, lang: str,
+                                                                       text: str) -> None:
+    """"Put on some jazz" was refused, or read as an alarm or a device called "джаз". The player can be told to play,
+    never what: it plays, and the reply says so."""
+    vlc, spotify = players
+    await hearthd.say(PAUSE[lang])
+    assert await hearthd.say(text, lang) == phrase(lang, "media.play_genre")
+    assert spotify.calls_to("Play") == [()] and spotify.status == "Playing" and vlc.calls == []
+
+
+@pytest.mark.parametrize("lang", LANGS)
+async def test_music_of_a_kind_with_no_player_is_not_available(hearthd: Conversation, lang: str) -> None:
+    text = {"en": "play some jazz", "ru": "включи рок", "hi": "पुराने गाने चलाओ"}[lang]
+    assert await hearthd.say(text, lang) == phrase(lang, "unavailable.media")
+
+
 @pytest.mark.parametrize("lang,question", [("en", "what's playing"), ("ru", "что сейчас играет"),
                                            ("hi", "कौन सा गाना चल रहा है")])
 async def test_what_is_playing_names_song_and_artist(hearthd: Conversation, players, lang: str, question: str) -> None:
