@@ -40,6 +40,10 @@ def test_system_prompts_exist() -> None:
     # romanised Hindi is Hindi; English that happens to contain "do" or "band" stays English
     ("kitchen ki light on karo", "hi"), ("subah 6 baje ka alarm laga do", "hi"), ("volume thoda kam karo", "hi"),
     ("set an alarm for 7 and do it", "en"), ("turn on the band music", "en"), ("pause the music", "en"),
+    # a short command ending on a Hindi verb is Hindi ("timer roko" was asked "For how long?"); English ending on
+    # "do" or "band", or a Hindi verb inside a longer English sentence, stays English
+    ("timer roko", "hi"), ("kuch gaane chalao", "hi"), ("bedroom light jalao", "hi"), ("alarm hatao", "hi"),
+    ("what should I do", "en"), ("play the band", "en"), ("tell me about the karo family reunion tonight", "en"),
 ])
 def test_language_of_text(text: str, lang: str) -> None:
     assert language_of_text(text, ["en", "hi", "ru"]) == lang

@@ -40,13 +40,25 @@ def _hinglish_markers() -> frozenset[str]:
     return frozenset(w.lower() for w in table("hi", "script.toml")["hinglish"]["markers"])
 
 
+@functools.cache
+def _hinglish_verbs() -> frozenset[str]:
+    return frozenset(w.lower() for w in table("hi", "script.toml")["hinglish"]["verbs"])
+
+
+SHORT = 4  # words: a command this short may be an English noun and a Hindi verb ("timer roko")
+
+
 def is_hinglish(text: str) -> bool:
     """Romanised Hindi ("kitchen ki light on karo", "subah 6 baje ka alarm laga do"): at least two distinct
-    Hindi function words or verbs, and they make up a fifth of the words or more."""
+    Hindi function words or verbs, and they make up a fifth of the words or more; or a short command that ends on a
+    Hindi verb no English word is spelt like ("timer roko", "kuch gaane chalao", "light jalao": Hindi puts the verb
+    last). Such commands were read as English: "timer roko" was asked "For how long?"."""
     words = [w.strip(".,!?;:'\"").lower() for w in text.split()]
     words = [w for w in words if w]
     hits = {w for w in words if w in _hinglish_markers()}
-    return len(hits) >= 2 and sum(w in hits for w in words) * 5 >= len(words)
+    if len(hits) >= 2 and sum(w in hits for w in words) * 5 >= len(words):
+        return True
+    return 2 <= len(words) <= SHORT and words[-1] in _hinglish_verbs()
 
 
 def devanagari(text: str) -> str:
