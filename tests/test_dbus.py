@@ -124,6 +124,7 @@ async def test_with_nothing_playing_the_newest_player_is_meant(hearthd: Conversa
 @pytest.mark.parametrize("lang,text", [("en", "put on some jazz"), ("en", "could you play me a bit of classical music"),
                                        ("en", "I'd like to listen to some rock"), ("ru", "включи джаз"),
                                        ("ru", "поставь какую-нибудь спокойную музыку"), ("ru", "хочу послушать рок"),
+                                       ("ru", "врубай рок"),
                                        ("hi", "जैज़ लगाओ"), ("hi", "kuch purane gaane chalao")])
 async def test_music_of_a_kind_plays_and_says_the_kind_was_not_chosen(hearthd: Conversation, players, lang: str,
                                                                        text: str) -> None:

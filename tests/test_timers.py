@@ -554,7 +554,7 @@ def test_a_time_or_a_number_is_never_a_timer_s_name(lang: str, text: str) -> Non
 
 RESTART = [("en", "restart the timer"), ("en", "could you start my timer over please"), ("en", "reset the timer"),
            ("ru", "перезапусти таймер"), ("ru", "начни таймер сначала"), ("hi", "टाइमर रीस्टार्ट करो"),
-           ("hi", "timer ko shuru se chalao")]
+           ("hi", "timer ko shuru se chalao"), ("hi", "timer dobara shuru se chalao")]
 
 
 @pytest.mark.parametrize("lang,text", RESTART)
