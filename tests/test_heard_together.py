@@ -59,6 +59,25 @@ def test_utterances_heard_together_are_heard_as_each_alone(components: Any) -> N
     assert together[len(speech)].text == ""  # silence is no words, together too
 
 
+def test_a_clip_with_no_sound_in_it_is_no_words_and_quiet_speech_is_still_heard(components: Any) -> None:
+    """Whisper normalises what it hears to its loudest: given digital silence or a microphone's hiss, it writes words
+    into it ("music,", "Thank you."), which words depending on the CPU. Such a clip is no words, alone and together;
+    speech forty times quieter than the sample (-43 dBFS at its loudest) is still heard."""
+    stt = components.stt()
+    speech = said(components)["en_alarm_0730"]
+    rng = np.random.default_rng(3)
+    hiss = [np.zeros(2 * SAMPLE_RATE, dtype=np.int16), rng.normal(0, 8, 3 * SAMPLE_RATE).astype(np.int16),
+            np.full(SAMPLE_RATE, -40, dtype=np.int16)]
+    for audio in hiss:
+        for fallback in (None, "ru"):
+            heard = stt.transcribe(audio, None, fallback)
+            assert heard.text == "" and heard.lang == (fallback or "en"), heard
+    assert [t.text for t in stt.transcribe_many([(a, None, None) for a in hiss])] == ["", "", ""]  # type: ignore[union-attr]
+    assert stt.transcribe(hiss[0], "hi").lang == "hi"  # the language told stands
+    quiet = (speech.astype(np.float64) * 230 / np.abs(speech).max()).astype(np.int16)
+    assert "alarm" in stt.transcribe(quiet).text.lower()
+
+
 def test_an_utterance_that_cannot_be_heard_fails_alone(components: Any) -> None:
     stt = components.stt()
     speech = said(components)

@@ -355,6 +355,26 @@ async def test_turn_it_off_without_the_wake_word_is_a_stop_only_while_an_alarm_r
             book.remove(alarm)
 
 
+@pytest.mark.parametrize("text,lang,written,stop", [
+    # whisper base on an AVX2-only CPU writes the Kokoro "रुक जाओ" as a loop; its ear still fits the phrase
+    ("रुक जाओ।", "hi", "अप्रूव़ व़ व़ व़ व़ व़ व़ व़ व़ व़ व़ व़ व़ व़ व", "रुक जाओ"),
+    ("चुप हो जाओ।", "hi", "jupo jiao wui.", "चुप हो जाओ"),  # heard unsure, as English
+    # a request of its own fits its own words better than any stop phrase: the reply goes on
+    ("लाइट जलाओ।", "hi", "बाचलाओ, जलाओ,", None), ("अभी कितने बजे हैं?", "hi", "अपी कितने बची है?", None),
+    ("What time is it?", "en", "What time is it?", None), ("Stop the music.", "en", "Stop the music.", None),
+    ("Спасибо.", "ru", "Спасибо!", None)])
+async def test_a_stop_whisper_wrote_otherwise_is_heard_by_its_fit_to_the_audio(
+        live_components: Components, text: str, lang: str, written: str, stop: str | None) -> None:
+    from hearthd.audio.stt import Transcript
+
+    head = LiveLoop(live_components, Trace(), WavSource(silence(0.1)), MemorySink()).head
+    sure = not written.isascii() or lang == "en"
+    heard = Transcript(written, lang if sure else "en", 0.95 if sure else 0.6)
+    found = await asyncio.get_running_loop().run_in_executor(None, head._stop_heard, said(text, lang), heard,
+                                                             (heard.lang, lang))
+    assert (found and found[0]) == stop and (found is None or found[1] == lang), found
+
+
 def _raise_on_first_turn(loop: LiveLoop, monkeypatch: pytest.MonkeyPatch) -> None:
     real = loop.pipeline.run_utterance
     calls = {"n": 0}

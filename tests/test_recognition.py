@@ -122,7 +122,8 @@ def test_a_loop_under_the_homes_words_is_decoded_again_without_them() -> None:
         return "बाथरूम, बाथरूम, बाथरूम, बाथरूम" if len(prompts) == 1 else "बाथरूम की बत्ती बुझा दो"
 
     stt._decode = decode  # type: ignore[method-assign]
-    heard = stt.transcribe(np.zeros(16000, dtype=np.int16), language="hi")
+    sound = np.random.default_rng(5).normal(0, 900, 16000).astype(np.int16)  # (silence is no words, never decoded)
+    heard = stt.transcribe(sound, language="hi")
     assert heard.text == "बाथरूम की बत्ती बुझा दो" and stt.echoes == 1
     assert prompts == [stt.bias.for_language("hi").prompt, unbiased("hi").prompt]
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .bias import looped
+
 # A sentence whose end is aligned before the end of what was heard (less REACH_SLACK, of the speech) loses REACH_COST
 # per whole speech it leaves unsaid, from its mean log-probability per token
 REACH_SLACK = 0.05
@@ -49,7 +51,8 @@ def rescored(heard: str, candidates: list[str], fit: Callable[[list[str]], list[
     letters alone ("Music, turn on" read as Hindi): fitting better than it is no reason, `floor` always holds.
     `negate`: the chosen sentence told not to be done ("रसोई की बत्ती बंद मत करो"); when the audio fits it better, it
     is chosen instead. The templates say no "don't", so a negation whisper garbled ("बंद मद्खारो") would otherwise be
-    dropped, and the light turned off that the user said to leave on."""
+    dropped, and the light turned off that the user said to leave on. What whisper wrote in a loop is no reading of the
+    audio: against it, `floor` alone decides."""
     others = [c for c in dict.fromkeys(candidates) if c.strip() and c.strip() != heard.strip()]
     if not others:
         return None
@@ -57,6 +60,10 @@ def rescored(heard: str, candidates: list[str], fit: Callable[[list[str]], list[
     if len(fits) != len(others) + 1:
         raise ValueError(f"{len(fits)} scores for {len(others) + 1} sentences")
     (heard_score, heard_reach), rest = fits[0], fits[1:]
+    if looped(heard):
+        # whisper went round in a loop ("अप्रूव़ व़ व़ व़ …" for "रुक जाओ"): each token of a loop foretells the next, so
+        # it fits the audio well by its own repetition, not by what was said; a sentence then needs only `floor`
+        heard_score = min(heard_score, floor)
     # a sentence that ends before the speech does pays for what it leaves unsaid
     adjusted = [score - REACH_COST * max(0.0, heard_reach - reach - REACH_SLACK) for score, reach in rest]
     best = max(range(len(others)), key=lambda i: adjusted[i])

@@ -26,6 +26,10 @@ log = logging.getLogger(__name__)
 NO_SPEECH = 0.6
 LOW_LOGPROB = -1.0
 MIN_TOGETHER = 3 * 160  # samples: three of whisper's feature frames, the least heard in a batch
+# An utterance no louder than this at its loudest (int16; -54 dBFS) holds no speech: a microphone's own hiss, a muted
+# line, digital silence. Whisper normalises what it hears to its loudest, so it is never given such a clip: it writes
+# words into it ("music,", "Thank you."), and which words depends on the CPU's arithmetic
+SILENT_PEAK = 64
 
 
 class SttError(HearthdError):
@@ -113,6 +117,12 @@ def _reusing_encoder(base: type) -> type:
     return ReusingWhisperModel
 
 
+def _silent(audio: np.ndarray) -> bool:
+    """Whether an utterance long enough for whisper holds nothing louder than SILENT_PEAK (a shorter one is whisper's
+    to refuse)."""
+    return len(audio) >= MIN_TOGETHER and int(np.max(np.abs(np.asarray(audio, dtype=np.int32)))) < SILENT_PEAK
+
+
 class WhisperSpeechToText:
     """faster-whisper on the CPU (CTranslate2, int8 by default). With `home` (stt.bias), each decode is given the
     home's words (`home()` returns the current names: the catalogue grows as discovery arrives), in `bias_style`."""
@@ -165,6 +175,9 @@ class WhisperSpeechToText:
                     encoded_now: bool = False) -> Transcript:
         """`transcribe`; `encoded_now`: the encoder's last output is this utterance's (prepare_many just encoded it in
         the short window) and is kept for it."""
+        if _silent(audio):
+            return Transcript("", language or self.cfg.language or fallback or self.cfg.languages[0], 0.0,
+                              "forced" if language or self.cfg.language else "fallback" if fallback else "detected")
         floats = np.asarray(audio, dtype=np.float32) / 32768.0
         if not encoded_now:
             self.model._last = None  # reuse within one utterance only, never a stale output across utterances
@@ -254,7 +267,7 @@ class WhisperSpeechToText:
         for i, (audio, language, fallback) in enumerate(requests):
             language = language or self.cfg.language or None
             frames = self._window(len(audio))
-            if frames and self._together(len(audio), language, fallback):
+            if frames and self._together(len(audio), language, fallback) and not _silent(audio):
                 groups.setdefault(frames, []).append(i)
                 if language:
                     forced[i] = language

@@ -17,6 +17,7 @@ decision, wyoming.py `_watch`.)
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -24,12 +25,13 @@ from typing import Any
 import numpy as np
 
 from ..audio.pcm import SAMPLE_RATE
+from ..audio.rescoring import rescored
 from ..audio.vad import Endpointer, EndpointState
 from ..config import VadConfig
 from ..locale import read_with
 from .components import Components
 from .pipeline import Guess, Pipeline
-from .policy import off_phrase, stop_phrase
+from .policy import off_phrase, stop_phrase, stop_phrases
 from .speculation import Speculation
 
 STOP_MAX_S = 1.6  # "stop" is short: longer speech heard while hearthd talks is not one
@@ -181,7 +183,30 @@ class ListeningHead:
         found = stop_phrase(transcript.text, *langs)
         if found is None and self.c.alarms.ringing():  # "turn it off", "выключи": the alarm's off, said alone
             found = off_phrase(transcript.text, *langs)
+        if found is None and transcript.text.strip():
+            found = await asyncio.get_running_loop().run_in_executor(
+                None, self.c.inference.speculative, self._stop_heard, audio, transcript, langs)
         return None if found is None else replace(transcript, text=found[0], lang=found[1])
+
+    def _stop_heard(self, audio: np.ndarray, transcript: Any, langs: tuple[str, ...]) -> tuple[str, str] | None:
+        """The stop phrase whisper's ear hears where its decoder wrote something else: the phrases weighed against the
+        audio as the templates' sentences are (hearthd.audio.rescoring, the same margin and floor). Whisper base on some
+        CPUs writes a Kokoro "रुक जाओ" as a loop ("अप्रूव़ व़ व़ …"), yet fits "रुक जाओ" to it well; what was said
+        as a request of its own fits its own words better than any stop phrase, and is left alone."""
+        fit = getattr(self.c.stt(), "fit", None)
+        cfg = self.c.cfg.stt
+        if fit is None or not cfg.rescore:
+            return None
+        if getattr(transcript, "source", "") != "detected" or getattr(transcript, "prob", 1.0) >= \
+                cfg.rescore_languages_below:
+            langs = (transcript.lang,)  # the other languages' phrases only when whisper was unsure, as for commands
+        best: tuple[float, str, str] | None = None
+        for lang in dict.fromkeys(langs):
+            found = rescored(transcript.text, list(stop_phrases(lang)), functools.partial(fit, audio, lang),
+                             cfg.rescore_margin, cfg.rescore_floor, lang != transcript.lang)
+            if found is not None and (best is None or found.score > best[0]):
+                best = (found.score, found.text, lang)
+        return None if best is None else (best[1], best[2])
 
     # -- the turn ------------------------------------------------------------------------------------------------
 

@@ -111,6 +111,11 @@ def stop_phrase(text: str, *langs: str) -> tuple[str, str] | None:
     return (best[1], best[2]) if best is not None and best[0] >= STOP_ALIKE else None
 
 
+def stop_phrases(lang: str) -> tuple[str, ...]:
+    """The stop phrases of `lang` (answers.toml), lower case."""
+    return _answers(lang)["stop"]
+
+
 def off_phrase(text: str, *langs: str) -> tuple[str, str] | None:
     """The "off" of one of `langs` ("turn it off", "выключи", "बंद कर दो") the whole utterance is, said exactly (its
     sound-alikes turn things on), and its language: what stops a ringing alarm besides the stop phrases."""
