@@ -253,9 +253,36 @@ def test_an_alarm_time_from_nothing_is_not_set(lang: str, text: str, key: str) -
     ("en", "in ten minutes turn off the fan", ("turn_off", {"device": "fan"})),
     ("ru", "через полчаса выключи свет на кухне", ("turn_off", {"device": "kitchen light"})),
     ("hi", "10 मिनट बाद पंखा बंद कर देना", ("turn_off", {"device": "fan"})),
+    # at a time of day: a clock, a number with its "am", "утра", "बजे", or "at"/"в" before it
+    ("en", "turn on the heater at 6 am", ("turn_on", {"device": "heater"})),
+    ("en", "could you switch the porch light off at eleven", ("turn_off", {"device": "porch light"})),
+    ("en", "turn the kitchen light on at 7:30 tomorrow", ("turn_on", {"device": "kitchen light"})),
+    ("ru", "включи обогреватель в шесть утра", ("turn_on", {"device": "обогреватель"})),
+    ("ru", "выключи свет в спальне в 11", ("turn_off", {"device": "bedroom light"})),
+    ("hi", "सुबह छह बजे हीटर चला देना", ("turn_on", {"device": "heater"})),
+    ("hi", "raat 11 baje light band kar dena", ("turn_off", {"device": "light"})),
+    ("en", "set the fan to 50 percent at 7 pm", ("set_fan_speed", {"device": "fan", "percent": 50})),
 ])
 def test_a_request_for_later_is_not_done_now(lang: str, text: str, proposed: tuple[str, dict[str, Any]]) -> None:
     _refused(_outcome(text, lang, *proposed), lang, "check.later")
+
+
+@pytest.mark.parametrize("lang,text,proposed", [
+    ("en", "set the living room light at 80 percent", ("set_brightness", {"device": "living room light",
+                                                                          "percent": 80})),
+    ("en", "set the fan at 3", ("set_fan_speed", {"device": "fan", "percent": 3})),
+    ("en", "turn on the light at the stairs", ("turn_on", {"device": "stairs light"})),
+    ("ru", "сделай свет в 2 раза ярче", ("set_brightness", {"device": "light", "percent": 100})),
+    ("ru", "поставь вентилятор на 50 процентов", ("set_fan_speed", {"device": "fan", "percent": 50})),
+    ("hi", "पंखा 50 प्रतिशत पर कर दो", ("set_fan_speed", {"device": "fan", "percent": 50})),
+    ("en", "set an alarm at 6 am", ("set_alarm", {"time": "06:00"})),  # a time is what an alarm is for
+    ("ru", "включи обогреватель на два часа", ("turn_on", {"device": "обогреватель"})),  # for two hours: now
+    ("hi", "हीटर दो घंटे के लिए चला दो", ("turn_on", {"device": "heater"})),
+])
+def test_a_number_that_is_a_level_or_an_alarms_time_is_no_request_for_later(
+        lang: str, text: str, proposed: tuple[str, dict[str, Any]]) -> None:
+    decision = _outcome(text, lang, *proposed)
+    assert decision.say != "check.later" and decision.reason != f"{proposed[0]}: asked for later", decision
 
 
 @pytest.mark.parametrize("lang,text,proposed", [

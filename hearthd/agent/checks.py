@@ -264,6 +264,33 @@ def time_said(text: str, lang: str) -> bool:
     return False
 
 
+def clock_time_said(text: str, lang: str, levels: bool = False) -> bool:
+    """Whether the words ask for something at a time of day: a clock ("6:30", "7pm"), a number with a word after it that
+    makes it one ("6 am", "семь утра", "6 बजे"), or one before it ("at 6", "в семь", "सुबह छह") with no unit of a value
+    after ("at 80 percent", "в 2 раза" are no times). Stricter than `time_said`, which an alarm's time is read with:
+    "set the light to 50" is no time to act at. `levels`: the request sets a number of its own ("set the fan at 3"),
+    so a number is a time only with a word after it or as a clock."""
+    from ..numbers import digits_for_times
+
+    table = [_own(source).get("time", {}) for source in read_with(lang)]
+    before = {fold(w) for t in table for w in t.get("at_before", [])}
+    after = {fold(w) for t in table for w in t.get("at_after", [])}
+    values = {fold(w) for t in table for w in t.get("values", [])}
+    tokens = [w for w in (w.strip(_STRIP) for w in fold(digits_for_times(text, lang)).split()) if w]
+    for i, token in enumerate(tokens):
+        following = tokens[i + 1] if i + 1 < len(tokens) else ""
+        clock = CLOCK.match(token)
+        if token.endswith("%") or following.startswith("%"):
+            continue
+        if clock and (clock.group(1) or clock.group(2)):
+            return True
+        if not (clock or parse_number(token, lang) is not None):
+            continue
+        if following in after or (not levels and i and tokens[i - 1] in before and following not in values):
+            return True
+    return False
+
+
 def _duration_as_value(decision: Decision, text: str, lang: str, registry: ToolRegistry | None) -> str:
     """The call (if any) that takes a length of time said as a number of its own (a temperature, a percent), when
     the tool takes no duration at all."""
@@ -402,8 +429,12 @@ def review(decision: Decision, text: str, lang: str, registry: ToolRegistry | No
             # removing things from a sentence that never speaks of them ("закрой все жалюзи" → cancel_all_alarms)
             return refuse(f"{call.name}: nothing about {tool.topic} was said", _said_key("not_about", tool.topic, lang))
     topics_said = any(t.topic and about(t.topic, text, lang) for n in acting if (t := declared(n)) is not None)
-    if acting and relative_duration(text, lang) and not topics_said and not all(_takes_a_duration(declared(n))
-                                                                                  for n in acting):
-        # "in 5 minutes open the door": done now it is not what was asked, and later is not something hearthd does
+    levels = any(isinstance(v, int | float) and not isinstance(v, bool) for c in decision.calls
+                 for v in c.arguments.values())
+    later = relative_duration(text, lang) and not all(_takes_a_duration(declared(n)) for n in acting) \
+        or clock_time_said(text, lang, levels) and not all(_grounded(declared(n), "time", "duration") for n in acting)
+    if acting and later and not topics_said:
+        # "in 5 minutes open the door", "turn on the heater at 6 am": done now it is not what was asked, and later is
+        # not something hearthd does
         return refuse(f"{acting[0]}: asked for later", "check.later")
     return decision
