@@ -79,13 +79,16 @@ def test_a_sentence_of_another_language_is_held_to_the_floor_however_badly_the_w
 @pytest.mark.parametrize("heard", ["अप्रूव़ व़ व़ व़ व़ व़ व़ व़ व़ व़", "bathroom, bathroom, bathroom, bathroom, bathroom"])
 def test_what_whisper_wrote_in_a_loop_is_no_reading_and_the_floor_alone_decides(heard: str) -> None:
     """A loop's tokens foretell each other, so it fits well by its repetition: "रुक जाओ" fits the audio at -1.5 where
-    the loop fits at -0.6, beyond the margin; it is taken, and a sentence below the floor still is not."""
+    the loop fits at -0.6, beyond the margin (0.8); among the stop phrases it is taken, and one below the floor still is
+    not."""
     fit = fitting({heard: -0.6, "रुक जाओ": -1.5, "बस करो": -3.0, "यह एक वाक्य है": -2.6})
-    got = rescored(heard, ["बस करो", "रुक जाओ"], fit, margin=1.0, floor=-2.3)
+    got = rescored(heard, ["बस करो", "रुक जाओ"], fit, margin=0.8, floor=-2.3, loops=True)
     assert got is not None and got.text == "रुक जाओ"
-    assert rescored(heard, ["यह एक वाक्य है"], fit, margin=1.0, floor=-2.3) is None
+    assert rescored(heard, ["यह एक वाक्य है"], fit, margin=0.8, floor=-2.3, loops=True) is None
+    # among the templates' many sentences (no `loops`), the loop stands: one fits it above the floor by chance
+    assert rescored(heard, ["बस करो", "रुक जाओ"], fit, margin=0.8, floor=-2.3) is None
     # the same scores against words that are no loop: what whisper wrote stands
-    assert rescored("अप्रूव दाव", ["रुक जाओ"], fitting({"अप्रूव दाव": -0.6, "रुक जाओ": -1.7}), 1.0, -2.3) is None
+    assert rescored("अप्रूव दाव", ["रुक जाओ"], fitting({"अप्रूव दाव": -0.6, "रुक जाओ": -1.7}), 0.8, -2.3, loops=True) is None
 
 
 def test_a_sentence_that_stops_before_the_speech_does_pays_for_what_it_leaves_unsaid() -> None:

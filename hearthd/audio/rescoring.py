@@ -43,7 +43,7 @@ class Rescored:
 
 def rescored(heard: str, candidates: list[str], fit: Callable[[list[str]], list[tuple[float, float]]],
              margin: float, floor: float, foreign: bool = False,
-             negate: Callable[[str], str | None] | None = None) -> Rescored | None:
+             negate: Callable[[str], str | None] | None = None, loops: bool = False) -> Rescored | None:
     """The candidate that fits the audio best (`fit`: per sentence, its mean log-probability per token and how far
     into the speech it reaches; a sentence that stops short of what was heard pays for it), if it fits better than
     `heard`, or nearly as well (within `margin`) and at least `floor`; else None (the transcript stands). `foreign`:
@@ -52,7 +52,9 @@ def rescored(heard: str, candidates: list[str], fit: Callable[[list[str]], list[
     `negate`: the chosen sentence told not to be done ("रसोई की बत्ती बंद मत करो"); when the audio fits it better, it
     is chosen instead. The templates say no "don't", so a negation whisper garbled ("बंद मद्खारो") would otherwise be
     dropped, and the light turned off that the user said to leave on. What whisper wrote in a loop is no reading of the
-    audio: against it, `floor` alone decides."""
+    audio: with `loops`, against it `floor` alone decides. That is for a few candidates (the stop phrases): among
+    the templates' many sentences one fits a loop above the floor by chance ("कल मौसम कैसा रहेगा", heard as "बातचा
+    बातचा …", read as asking the volume), so there the loop stands and the model reads it."""
     others = [c for c in dict.fromkeys(candidates) if c.strip() and c.strip() != heard.strip()]
     if not others:
         return None
@@ -60,7 +62,7 @@ def rescored(heard: str, candidates: list[str], fit: Callable[[list[str]], list[
     if len(fits) != len(others) + 1:
         raise ValueError(f"{len(fits)} scores for {len(others) + 1} sentences")
     (heard_score, heard_reach), rest = fits[0], fits[1:]
-    if looped(heard):
+    if loops and looped(heard):
         # whisper went round in a loop ("अप्रूव़ व़ व़ व़ …" for "रुक जाओ"): each token of a loop foretells the next, so
         # it fits the audio well by its own repetition, not by what was said; a sentence then needs only `floor`
         heard_score = min(heard_score, floor)

@@ -203,7 +203,7 @@ class ListeningHead:
         best: tuple[float, str, str] | None = None
         for lang in dict.fromkeys(langs):
             found = rescored(transcript.text, list(stop_phrases(lang)), functools.partial(fit, audio, lang),
-                             cfg.rescore_margin, cfg.rescore_floor, lang != transcript.lang)
+                             cfg.rescore_margin, cfg.rescore_floor, lang != transcript.lang, loops=True)
             if found is not None and (best is None or found.score > best[0]):
                 best = (found.score, found.text, lang)
         return None if best is None else (best[1], best[2])
