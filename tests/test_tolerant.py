@@ -386,3 +386,39 @@ def test_a_template_word_said_as_it_is_is_never_joined_to_the_next_as_one_word(l
     assert (at, at + 1) in reading.spans and (at + 1, at + 2) in reading.spans, reading.spans
     bags = matcher._bags(reading, matcher.index(lang))
     assert bags and bags[0].intent == "set_timer" and bags[0].score >= matcher.ask, bags[:3]
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("en", "turn on the coffee machine at 6 am"),
+    ("en", "could you close the bedroom blinds at 10 pm please"),
+    ("en", "switch the kitchen light off at eleven o'clock"),
+    ("en", "in twenty minutes turn off the ceiling fan"),
+    ("ru", "включи кофемашину в шесть утра"),
+    ("ru", "закрой жалюзи в спальне в десять часов"),
+    ("ru", "через полчаса выключи свет на кухне"),
+    ("hi", "सुबह छह बजे कॉफी मशीन चालू कर देना"),
+    ("hi", "दस मिनट में पंखा बंद कर दो"),
+])
+def test_a_device_command_asked_for_later_is_not_done_now_and_says_so(home: tuple[Components, Sent, Model],
+                                                                      lang: str, text: str) -> None:
+    """What the templates read without its time is what was asked for later: hearthd does things only now and says
+    so, in the user's language, without asking the model (which, given the whole, read the time's number as a
+    brightness or a blind's position); nothing is sent to the home."""
+    c, sent, model = home
+    result = turn(c, text, lang)
+    assert sent.sent == [] and model.asked == [], (result.reply, model.asked)
+    assert result.reply == phrase(lang, "check.later")
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("en", "set the bedroom lamp at 30 percent"),  # a level, not a time
+    ("en", "turn off the kitchen light at the switch"),  # no number at all
+    ("ru", "включи свет на кухне на два часа"),  # for two hours: now
+    ("ru", "сделай свет в спальне в 2 раза ярче"),
+])
+def test_a_number_or_a_place_that_is_no_time_is_no_request_for_later(home: tuple[Components, Sent, Model], lang: str,
+                                                                     text: str) -> None:
+    c, sent, model = home
+    result = turn(c, text, lang)
+    assert result.reply != phrase(lang, "check.later")
+    assert sent.sent or model.asked, result.reply  # done, or asked of the model

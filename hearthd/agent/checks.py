@@ -29,7 +29,7 @@ from ..tools.registry import Tool, ToolRegistry
 from .agent import Decision
 from .grounding import GROUND_KEY
 from .split import unglued
-from .when import relative_duration
+from .when import relative_duration, relative_span
 
 Pattern = tuple[str, ...]
 
@@ -265,30 +265,55 @@ def time_said(text: str, lang: str) -> bool:
 
 
 def clock_time_said(text: str, lang: str, levels: bool = False) -> bool:
+    return _clock_time(text, lang, levels) is not None
+
+
+def _clock_time(text: str, lang: str, levels: bool = False) -> tuple[list[str], int, int] | None:
     """Whether the words ask for something at a time of day: a clock ("6:30", "7pm"), a number with a word after it that
     makes it one ("6 am", "семь утра", "6 बजे"), or one before it ("at 6", "в семь", "सुबह छह") with no unit of a value
     after ("at 80 percent", "в 2 раза" are no times). Stricter than `time_said`, which an alarm's time is read with:
     "set the light to 50" is no time to act at. `levels`: the request sets a number of its own ("set the fan at 3"),
-    so a number is a time only with a word after it or as a clock."""
+    so a number is a time only with a word after it or as a clock. (`_clock_time`: the words, with numbers as digits,
+    and where the time is in them.)"""
     from ..numbers import digits_for_times
 
     table = [_own(source).get("time", {}) for source in read_with(lang)]
     before = {fold(w) for t in table for w in t.get("at_before", [])}
     after = {fold(w) for t in table for w in t.get("at_after", [])}
     values = {fold(w) for t in table for w in t.get("values", [])}
+    hours = {fold(w) for t in table for w in t.get("at_hours", [])}
     tokens = [w for w in (w.strip(_STRIP) for w in fold(digits_for_times(text, lang)).split()) if w]
     for i, token in enumerate(tokens):
         following = tokens[i + 1] if i + 1 < len(tokens) else ""
         clock = CLOCK.match(token)
         if token.endswith("%") or following.startswith("%"):
             continue
+        start = i - 1 if i and tokens[i - 1] in before else i
         if clock and (clock.group(1) or clock.group(2)):
-            return True
+            return tokens, start, i + 1 + (following in after)
         if not (clock or parse_number(token, lang) is not None):
             continue
-        if following in after or (not levels and i and tokens[i - 1] in before and following not in values):
-            return True
-    return False
+        if following in after:
+            return tokens, start, i + 2
+        if not levels and start < i and following not in values:
+            return tokens, start, i + 1 + (following in hours)
+    return None
+
+
+def later_removed(text: str, lang: str) -> str | None:
+    """`text` without the time it asks for something to be done at or in ("turn on the heater at 6 am" → "turn on
+    the heater", "через полчаса выключи свет" → "выключи свет"), when it says one; else None. What is left is read
+    by the templates to know what was asked for later."""
+    for source in read_with(lang):
+        span = relative_span(text, source)
+        if span is not None:
+            words = words_of(text)
+            return " ".join(words[:span[0]] + words[span[1]:])
+    found = _clock_time(text, lang)
+    if found is None:
+        return None
+    tokens, start, end = found
+    return " ".join(tokens[:start] + tokens[end:])
 
 
 def _duration_as_value(decision: Decision, text: str, lang: str, registry: ToolRegistry | None) -> str:

@@ -17,7 +17,17 @@ from ..text import fold
 from ..tools.registry import SchemaError, ToolRegistry, UnknownTool
 from ..tools.smarthome import KINDS, keep_area
 from .agent import Agent, Decision
-from .checks import about_alarm, asks, negated, opens_a_question, review, says_many, time_said, without_tag
+from .checks import (
+    about_alarm,
+    asks,
+    later_removed,
+    negated,
+    opens_a_question,
+    review,
+    says_many,
+    time_said,
+    without_tag,
+)
 from .declines import decline_kind, decline_phrase
 from .library import ROOM, Library, turn_area
 from .parsing import ToolCall
@@ -999,6 +1009,8 @@ class Router:
                 among = guess.among if guess is not None and self.domain_hint else []
             if (none := self._none_of_it(text)) is not None:
                 return none
+            if (later := self._later(text, lang)) is not None:
+                return later
         whole = self._agent().decide(text, lang, among=among) if among else self._agent().decide(text, lang)
         if guess is not None and guess.fallback is not None and (whole.kind == "abstain" and not whole.say
                                                                  and not whole.calls or whole.kind == "clarify"
@@ -1012,6 +1024,22 @@ class Router:
             # and also unlock the door" → the light only). Each part is decided on its own words.
             return self._each_part(text, parts, [None] * len(parts), lang, whole)
         return whole
+
+    def _later(self, text: str, lang: str) -> Decision | None:
+        """A request for later the templates read without its time ("turn on the heater at 6 am": "turn on the
+        heater"): hearthd does things only now, and says so (`check.later`, the checks' own rule), where the model,
+        given the whole, guessed a brightness or a blind's position from the time's number, or nothing at all."""
+        assert self.fast_path is not None
+        rest = later_removed(text, lang)
+        if not rest or rest == text:
+            return None
+        meant = self.fast_path.match(rest, lang)
+        if (meant is None or not meant.calls) and self.tolerant is not None:
+            meant = self.tolerant.match(rest, lang)
+        if meant is None or not meant.calls:
+            return None
+        later = review(meant, text, lang, self._registry())
+        return later if later.say == "check.later" else None
 
     def _several(self, text: str, lang: str) -> Decision | None:
         """"turn off the light and set an alarm for seven": each part decided on its own words, done as a whole.
