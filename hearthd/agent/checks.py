@@ -282,13 +282,20 @@ def _clock_time(text: str, lang: str, levels: bool = False) -> tuple[list[str], 
     after = {fold(w) for t in table for w in t.get("at_after", [])}
     values = {fold(w) for t in table for w in t.get("values", [])}
     hours = {fold(w) for t in table for w in t.get("at_hours", [])}
+    named = {fold(w) for t in table for w in t.get("at_named", [])}
+    joins = {fold(w) for t in table for w in t.get("at_joins", [])}
     tokens = [w for w in (w.strip(_STRIP) for w in fold(digits_for_times(text, lang)).split()) if w]
     for i, token in enumerate(tokens):
         following = tokens[i + 1] if i + 1 < len(tokens) else ""
         clock = CLOCK.match(token)
         if token.endswith("%") or following.startswith("%"):
             continue
-        start = i - 1 if i and tokens[i - 1] in before else i
+        start = i
+        while start and (tokens[start - 1] in before or tokens[start - 1] in joins and start > 1
+                         and tokens[start - 2] in before):  # "at 7", "शाम को 7 बजे"
+            start -= 1
+        if token in named and start < i:  # "at midnight", "в полдень"
+            return tokens, start, i + 1
         if clock and (clock.group(1) or clock.group(2)):
             return tokens, start, i + 1 + (following in after)
         if not (clock or parse_number(token, lang) is not None):
