@@ -426,3 +426,25 @@ def test_a_number_or_a_place_that_is_no_time_is_no_request_for_later(home: tuple
     result = turn(c, text, lang)
     assert result.reply != phrase(lang, "check.later")
     assert sent.sent or model.asked, result.reply  # done, or asked of the model
+
+
+@pytest.mark.parametrize("lang,text,commands", [
+    # Hindi asks with the verb's "-ना" form, gently or for later: "… जला देना", "… बंद करना", "… खोल दीजियेगा"
+    ("hi", "बेडरूम का लैंप जला देना", {("bl/set", "ON")}),
+    ("hi", "पंखा बंद करना", {("cf/set", "OFF")}),
+    ("hi", "बेडरूम के पर्दे खोल दीजियेगा", {("bb/set", "OPEN")}),
+    ("hi", "कॉफी मशीन चलाना", {("cm/set", "ON")}),
+    ("hi", "pankha band kar dena", {("cf/set", "OFF")}),
+])
+def test_a_hindi_request_said_with_the_verbs_na_form_is_done(home: tuple[Components, Sent, Model], lang: str,
+                                                            text: str, commands: set[tuple[str, str]]) -> None:
+    c, sent, model = home
+    result = turn(c, text, lang)
+    assert set(sent.sent) == commands and model.asked == [], (result.reply, sent.sent, model.asked)
+
+
+@pytest.mark.parametrize("text", ["कोई अच्छा गाना", "मुझे खाना", "बहुत पुराना"])
+def test_a_noun_ending_in_na_is_no_verb(text: str) -> None:
+    from hearthd.agent.fastpath import as_meant
+
+    assert as_meant(text, "hi") == text  # "गाना" (a song), "खाना" (food) are never made into "गाओ", "खाओ"
