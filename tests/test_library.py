@@ -179,6 +179,21 @@ QUESTIONS = [
     ("en", "how many lights are on upstairs", "home.q_how_many_1", {"names": "Landing Light"}, "on"),
     ("ru", "какие лампы включены", "home.q_which", {"names": "Kitchen Light, Landing Light, Living Room Lamp"}, "on"),
     ("ru", "все двери заперты?", "home.q_all_no", {"names": "Front Door"}, "locked"),
+    # "the door", no name said: every door's lock, the one left unlocked named
+    ("en", "is the door locked", "home.q_all_no", {"names": "Front Door"}, "locked"),
+    ("en", "hey did I lock the door", "home.q_all_no", {"names": "Front Door"}, "locked"),
+    ("ru", "дверь заперта?", "home.q_all_no", {"names": "Front Door"}, "locked"),
+    ("ru", "а я закрыл дверь", "home.q_all_no", {"names": "Front Door"}, "locked"),
+    ("hi", "क्या दरवाज़ा लॉक है", "home.q_all_no", {"names": "Front Door"}, "locked"),
+    ("hi", "darwaza lock hai kya", "home.q_all_no", {"names": "Front Door"}, "locked"),
+    # the lights, no room said: the ones on, anywhere at home
+    ("en", "are the lights on", "home.q_which", {"names": "Kitchen Light, Landing Light, Living Room Lamp"}, "on"),
+    ("en", "are there any lights still on", "home.q_which",
+     {"names": "Kitchen Light, Landing Light, Living Room Lamp"}, "on"),
+    ("ru", "свет горит?", "home.q_which", {"names": "Kitchen Light, Landing Light, Living Room Lamp"}, "on"),
+    ("ru", "а где-нибудь горит свет", "home.q_which", {"names": "Kitchen Light, Landing Light, Living Room Lamp"},
+     "on"),
+    ("hi", "क्या लाइट जल रही है", "home.q_which", {"names": "Kitchen Light, Landing Light, Living Room Lamp"}, "on"),
 ]
 
 
@@ -379,3 +394,14 @@ def test_known_devices_are_still_switched(home: tuple[Components, Sent, Declines
     say(c, "turn on the kitchen light", "en")
     say(c, "выключи вентилятор", "ru")
     assert [topic for topic, _ in sent.sent] == ["kl/set", "cf/set"] and model.asked == []
+
+
+@pytest.mark.parametrize("lang,text", [("hi", "दरवाज़ा बंद करो"), ("hi", "दरवाजा बंद कर दो"), ("en", "lock the door"),
+                                       ("ru", "запри дверь"), ("en", "turn the lights on"), ("ru", "включи свет")])
+def test_a_request_like_a_question_about_the_door_or_the_lights_is_not_answered_as_one(
+        home: tuple[Components, Sent, Declines], lang: str, text: str) -> None:
+    """"दरवाज़ा बंद करो" shares its words with "दरवाज़ा बंद है?": a request, never answered with the locks' state."""
+    c, _, _ = home
+    trace = Trace()
+    asyncio.run(Pipeline(c, trace).run_text(text, language=lang))
+    assert "device_state" not in [e.name for e in trace.of_type(EventType.TOOL_CALL)]
