@@ -454,3 +454,16 @@ def test_remarks_there_and_off_phrases_take_any_text(home: SuiteHome, text: str)
         assert bare is None or len(bare) < len(text)
         decision, _ = decide(home, text, lang)
         assert decision.kind in ("call", "abstain", "clarify")
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", [
+    # the air conditioner as Hindi speakers write and say it: "AC" in Latin letters, and whose temperature
+    ("hi", "AC चला दो", "set_climate_mode", {"mode": "cool"}),
+    ("hi", "AC 24 पर कर दो", "set_temperature", {"temperature": 24.0}),
+    ("hi", "एसी का तापमान 24 कर दो", "set_temperature", {"temperature": 24.0}),
+    ("hi", "ज़रा AC बंद कर दो", "set_climate_mode", {"mode": "off"}),
+])
+def test_the_air_conditioner_named_as_hindi_speakers_name_it(home: SuiteHome, lang: str, text: str, tool: str,
+                                                             arguments: dict[str, Any]) -> None:
+    ((name, args),) = read(home, text, lang)
+    assert name == tool and all(args.get(k) == v for k, v in arguments.items()), (name, args)
