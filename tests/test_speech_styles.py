@@ -467,3 +467,14 @@ def test_the_air_conditioner_named_as_hindi_speakers_name_it(home: SuiteHome, la
                                                              arguments: dict[str, Any]) -> None:
     ((name, args),) = read(home, text, lang)
     assert name == tool and all(args.get(k) == v for k, v in arguments.items()), (name, args)
+
+
+@pytest.mark.parametrize("lang,text,tool,arguments", [
+    ("en", "could we get some light in here", "set_brightness", {"step": "up"}),
+    ("en", "the kitchen is too bright", "set_brightness", {"step": "down", "area": "Kitchen"}),
+    ("en", "the bedroom's way too bright", "set_brightness", {"step": "down", "area": "Bedroom"}),
+])
+def test_a_room_said_as_too_bright_or_too_dark_is_its_lights(home: SuiteHome, lang: str, text: str, tool: str,
+                                                             arguments: dict[str, Any]) -> None:
+    ((name, args),) = read(home, text, lang)
+    assert name == tool and all(args.get(k) == v for k, v in arguments.items()), (name, args)
