@@ -473,6 +473,10 @@ def test_the_air_conditioner_named_as_hindi_speakers_name_it(home: SuiteHome, la
     ("en", "could we get some light in here", "set_brightness", {"step": "up"}),
     ("en", "the kitchen is too bright", "set_brightness", {"step": "down", "area": "Kitchen"}),
     ("en", "the bedroom's way too bright", "set_brightness", {"step": "down", "area": "Bedroom"}),
+    ("ru", "на кухне слишком светло", "set_brightness", {"step": "down", "area": "Kitchen"}),
+    ("ru", "что-то темно стало", "turn_on", {"domain": "light"}),
+    ("ru", "темновато тут", "turn_on", {"domain": "light"}),
+    ("ru", "мне ничего не слышно", "change_volume", {"direction": "up"}),
 ])
 def test_a_room_said_as_too_bright_or_too_dark_is_its_lights(home: SuiteHome, lang: str, text: str, tool: str,
                                                              arguments: dict[str, Any]) -> None:
