@@ -477,6 +477,10 @@ def test_the_air_conditioner_named_as_hindi_speakers_name_it(home: SuiteHome, la
     ("ru", "что-то темно стало", "turn_on", {"domain": "light"}),
     ("ru", "темновато тут", "turn_on", {"domain": "light"}),
     ("ru", "мне ничего не слышно", "change_volume", {"direction": "up"}),
+    ("hi", "रसोई में बहुत ज़्यादा रोशनी है", "set_brightness", {"step": "down", "area": "Kitchen"}),
+    # a timer by what it times, asked the short way
+    ("hi", "पास्ता का टाइमर कितना बचा है", "timer_remaining", {"label": "पास्ता"}),
+    ("hi", "pasta ka timer kitna bacha hai", "timer_remaining", {"label": "pasta"}),
 ])
 def test_a_room_said_as_too_bright_or_too_dark_is_its_lights(home: SuiteHome, lang: str, text: str, tool: str,
                                                              arguments: dict[str, Any]) -> None:
