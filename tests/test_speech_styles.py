@@ -482,7 +482,7 @@ def test_the_air_conditioner_named_as_hindi_speakers_name_it(home: SuiteHome, la
     ("hi", "पास्ता का टाइमर कितना बचा है", "timer_remaining", {"label": "पास्ता"}),
     ("hi", "pasta ka timer kitna bacha hai", "timer_remaining", {"label": "pasta"}),
 ])
-def test_a_room_said_as_too_bright_or_too_dark_is_its_lights(home: SuiteHome, lang: str, text: str, tool: str,
+def test_a_room_too_bright_or_dark_and_a_timer_asked_the_short_way(home: SuiteHome, lang: str, text: str, tool: str,
                                                              arguments: dict[str, Any]) -> None:
     ((name, args),) = read(home, text, lang)
     assert name == tool and all(args.get(k) == v for k, v in arguments.items()), (name, args)
