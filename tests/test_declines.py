@@ -12,7 +12,7 @@ import pytest
 
 from hearthd.agent.agent import Decision
 from hearthd.agent.declines import DeclineFirst, decline_kind, decline_phrase
-from hearthd.agent.fastpath import FastPath, Router
+from hearthd.agent.fastpath import FastPath, Router, as_meant
 from hearthd.agent.parsing import ToolCall
 from hearthd.config import Config
 from hearthd.daemon.components import Components
@@ -132,9 +132,10 @@ def test_in_scope_requests_mentioning_those_words_still_act(lang: str, text: str
     ("hi", "mummy ko call karne ke liye 8 baje yaad dila dena", ToolCall("set_alarm", {"time": "08:00"})),
 ])
 def test_what_the_templates_do_not_read_still_goes_to_the_model(lang: str, text: str, call: ToolCall) -> None:
-    r, model = router({text: [call]})
+    meant = as_meant(text, lang)  # ("… yaad dila dena", Hindi's "-ना" request, is asked as "… yaad dila do")
+    r, model = router({meant: [call]})
     decision = r.decide(text, lang)
-    assert model.asked == [text]
+    assert model.asked == [meant]
     assert decision.kind == "call" and decision.calls[0].name == "set_alarm"
 
 
