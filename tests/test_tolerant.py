@@ -395,6 +395,8 @@ def test_a_template_word_said_as_it_is_is_never_joined_to_the_next_as_one_word(l
     ("en", "in twenty minutes turn off the ceiling fan"),
     ("en", "can you switch off the kitchen lights at midnight"),
     ("en", "lock the front door at quarter to eleven"),
+    ("en", "turn on the bedroom lamp at sunset"),
+    ("en", "please switch the landing light off by 11 tonight"),
     ("ru", "выключи свет на кухне в полночь"),
     ("hi", "रात को दस बजे सामने का दरवाज़ा लॉक कर देना"),
     ("ru", "включи кофемашину в шесть утра"),
