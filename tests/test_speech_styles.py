@@ -462,14 +462,7 @@ def test_remarks_there_and_off_phrases_take_any_text(home: SuiteHome, text: str)
     ("hi", "AC 24 पर कर दो", "set_temperature", {"temperature": 24.0}),
     ("hi", "एसी का तापमान 24 कर दो", "set_temperature", {"temperature": 24.0}),
     ("hi", "ज़रा AC बंद कर दो", "set_climate_mode", {"mode": "off"}),
-])
-def test_the_air_conditioner_named_as_hindi_speakers_name_it(home: SuiteHome, lang: str, text: str, tool: str,
-                                                             arguments: dict[str, Any]) -> None:
-    ((name, args),) = read(home, text, lang)
-    assert name == tool and all(args.get(k) == v for k, v in arguments.items()), (name, args)
-
-
-@pytest.mark.parametrize("lang,text,tool,arguments", [
+    # a room too bright or too dark, said indirectly
     ("en", "could we get some light in here", "set_brightness", {"step": "up"}),
     ("en", "the kitchen is too bright", "set_brightness", {"step": "down", "area": "Kitchen"}),
     ("en", "the bedroom's way too bright", "set_brightness", {"step": "down", "area": "Bedroom"}),
@@ -482,7 +475,7 @@ def test_the_air_conditioner_named_as_hindi_speakers_name_it(home: SuiteHome, la
     ("hi", "पास्ता का टाइमर कितना बचा है", "timer_remaining", {"label": "पास्ता"}),
     ("hi", "pasta ka timer kitna bacha hai", "timer_remaining", {"label": "pasta"}),
 ])
-def test_a_room_too_bright_or_dark_and_a_timer_asked_the_short_way(home: SuiteHome, lang: str, text: str, tool: str,
-                                                             arguments: dict[str, Any]) -> None:
+def test_a_thing_named_as_people_name_it_or_said_indirectly_is_read(home: SuiteHome, lang: str, text: str,
+                                                                    tool: str, arguments: dict[str, Any]) -> None:
     ((name, args),) = read(home, text, lang)
     assert name == tool and all(args.get(k) == v for k, v in arguments.items()), (name, args)
