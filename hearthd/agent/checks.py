@@ -265,16 +265,16 @@ def time_said(text: str, lang: str) -> bool:
 
 
 def clock_time_said(text: str, lang: str, levels: bool = False) -> bool:
-    return _clock_time(text, lang, levels) is not None
-
-
-def _clock_time(text: str, lang: str, levels: bool = False) -> tuple[list[str], int, int] | None:
     """Whether the words ask for something at a time of day: a clock ("6:30", "7pm"), a number with a word after it that
     makes it one ("6 am", "семь утра", "6 बजे"), or one before it ("at 6", "в семь", "सुबह छह") with no unit of a value
     after ("at 80 percent", "в 2 раза" are no times). Stricter than `time_said`, which an alarm's time is read with:
     "set the light to 50" is no time to act at. `levels`: the request sets a number of its own ("set the fan at 3"),
-    so a number is a time only with a word after it or as a clock. (`_clock_time`: the words, with numbers as digits,
-    and where the time is in them.)"""
+    so a number is a time only with a word after it or as a clock."""
+    return _clock_time(text, lang, levels) is not None
+
+
+def _clock_time(text: str, lang: str, levels: bool = False) -> tuple[list[str], int, int] | None:
+    """The time of day `clock_time_said` finds: the words (numbers as digits), and where the time is in them."""
     from ..numbers import digits_for_times
 
     table = [_own(source).get("time", {}) for source in read_with(lang)]

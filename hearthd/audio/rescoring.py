@@ -41,6 +41,12 @@ class Rescored:
     candidates: int  # how many sentences were weighed
 
 
+def unsure_of_language(transcript: object, below: float) -> bool:
+    """Whether whisper chose the transcript's language itself and less surely than `below`
+    (`stt.rescore_languages_below`): the other languages' sentences are then weighed too."""
+    return getattr(transcript, "source", "") == "detected" and getattr(transcript, "prob", 1.0) < below
+
+
 def rescored(heard: str, candidates: list[str], fit: Callable[[list[str]], list[tuple[float, float]]],
              margin: float, floor: float, foreign: bool = False,
              negate: Callable[[str], str | None] | None = None, loops: bool = False) -> Rescored | None:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..audio.pcm import SAMPLE_RATE
-from ..audio.rescoring import rescored
+from ..audio.rescoring import rescored, unsure_of_language
 from ..audio.vad import Endpointer, EndpointState
 from ..config import VadConfig
 from ..locale import read_with
@@ -197,8 +197,7 @@ class ListeningHead:
         cfg = self.c.cfg.stt
         if fit is None or not cfg.rescore:
             return None
-        if getattr(transcript, "source", "") != "detected" or getattr(transcript, "prob", 1.0) >= \
-                cfg.rescore_languages_below:
+        if not unsure_of_language(transcript, cfg.rescore_languages_below):
             langs = (transcript.lang,)  # the other languages' phrases only when whisper was unsure, as for commands
         best: tuple[float, str, str] | None = None
         for lang in dict.fromkeys(langs):

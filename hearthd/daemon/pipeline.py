@@ -28,7 +28,7 @@ from ..agent.library import turn_area
 from ..agent.parsing import ToolCall
 from ..agent.split import told_not_form, without_courtesy
 from ..audio.pcm import SAMPLE_RATE
-from ..audio.rescoring import Rescored, rescored
+from ..audio.rescoring import Rescored, rescored, unsure_of_language
 from ..audio.stt import SpeechToText, SttError
 from ..audio.tts import Speech, TtsError
 from ..audio.vad import EndpointState
@@ -275,8 +275,7 @@ class Pipeline:
                 or not self.cfg.agent.fast_path:
             return None
         langs = [transcript.lang]
-        if getattr(transcript, "source", "") == "detected" \
-                and getattr(transcript, "prob", 1.0) < self.cfg.stt.rescore_languages_below:
+        if unsure_of_language(transcript, self.cfg.stt.rescore_languages_below):
             langs += [lang for lang in self.cfg.stt.languages if lang != transcript.lang]
         best: tuple[Rescored, str] | None = None
         router = self.c.router()
