@@ -532,3 +532,18 @@ async def test_whisper_and_the_turn_never_run_at_once(live_components: Component
     replies = [e["text"] for e in of(trace, EventType.REPLY)]
     assert [c["name"] for c in of(trace, EventType.TOOL_CALL)] == ["set_alarm"], (heard, replies, spans)
     await live_components.tools.get("cancel_all_alarms").handler({})
+
+
+async def test_a_stop_check_whose_weighing_breaks_hears_no_stop_and_the_next_is_heard(
+        live_components: Components, monkeypatch: pytest.MonkeyPatch) -> None:
+    head = LiveLoop(live_components, Trace(), WavSource(silence(0.1)), MemorySink()).head
+    stt = live_components.stt()
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("the aligner broke")
+
+    monkeypatch.setattr(stt, "fit", broken)
+    assert await head.stop_said(said("What time is it?", "en")) is None  # no stop heard, nothing raised
+    monkeypatch.undo()
+    heard = await head.stop_said(said("Stop.", "en"))
+    assert heard is not None and heard.text == "stop"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -33,6 +34,8 @@ from .components import Components
 from .pipeline import Guess, Pipeline
 from .policy import off_phrase, stop_phrase, stop_phrases
 from .speculation import Speculation
+
+log = logging.getLogger(__name__)
 
 STOP_MAX_S = 1.6  # "stop" is short: longer speech heard while hearthd talks is not one
 
@@ -184,8 +187,11 @@ class ListeningHead:
         if found is None and self.c.alarms.ringing():  # "turn it off", "выключи": the alarm's off, said alone
             found = off_phrase(transcript.text, *langs)
         if found is None and transcript.text.strip():
-            found = await asyncio.get_running_loop().run_in_executor(
-                None, self.c.inference.speculative, self._stop_heard, audio, transcript, langs)
+            try:
+                found = await asyncio.get_running_loop().run_in_executor(
+                    None, self.c.inference.speculative, self._stop_heard, audio, transcript, langs)
+            except Exception:  # the words as whisper wrote them stand: no stop heard
+                log.exception("weighing the stop phrases against the audio failed")
         return None if found is None else replace(transcript, text=found[0], lang=found[1])
 
     def _stop_heard(self, audio: np.ndarray, transcript: Any, langs: tuple[str, ...]) -> tuple[str, str] | None:
