@@ -381,6 +381,12 @@ def test_time_helpers_ignore_the_new_sections() -> None:
     ("रात 2 बजे", "hi", "02:00"),
     ("रात दस बजे", "hi", "22:00"),
     ("दस मिनट", "hi", None),
+    # the hour and its minutes, as a clock is read ("सात तीस" is 7:30, never 7:00 with the thirty dropped)
+    ("सात तीस बजे", "hi", "07:30"),
+    ("शाम छह पैंतालीस", "hi", "18:45"),
+    ("saat tees", "hi", "07:30"),
+    ("दस पंद्रह", "hi", "10:15"),
+    ("सात बजे", "hi", "07:00"),
 ])
 def test_clock_phrases_before_the_hour_at_night_and_not_durations(text: str, lang: str, want: str | None) -> None:
     from hearthd.numbers import parse_clock

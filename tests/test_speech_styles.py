@@ -198,6 +198,32 @@ def test_words_only_like_a_template_are_no_request(home: SuiteHome, lang: str, t
     assert decision.kind != "call" and model.asked, (decision.kind, decision.calls, decision.reason)
 
 
+@pytest.mark.parametrize("lang,text,time", [
+    # a time whisper writes with its number words joined ("пять-сорок"), or a person types so
+    ("ru", "мне вставать в пять-сорок, поставь будильник", "05:40"),
+    ("ru", "поставь будильник на семь-тридцать", "07:30"),
+    ("ru", "будильник на шесть-пятнадцать", "06:15"),
+    ("en", "set an alarm for seven-thirty", "07:30"),
+    ("en", "wake me at six-fifteen.", "06:15"),
+    ("hi", "सात-तीस बजे का अलार्म लगा दो", "07:30"),
+    ("hi", "सात तीस बजे का अलार्म लगा दो", "07:30"),  # and the hour with its minutes, as a clock is read
+])
+def test_a_time_said_with_its_number_words_joined_sets_that_time(home: SuiteHome, lang: str, text: str,
+                                                                 time: str) -> None:
+    """Before, "будильник на шесть-пятнадцать" listed the alarms and "семь-тридцать" went to the model; "सात तीस"
+    set the alarm for 7:00, the thirty dropped."""
+    decision, _ = decide(home, text, lang)
+    assert (decision.kind, [(c.name, c.arguments.get("time")) for c in decision.calls]) \
+        == ("call", [("set_alarm", time)])
+
+
+def test_only_number_words_joined_by_a_hyphen_are_taken_apart() -> None:
+    assert as_meant("set a timer for twenty-five minutes", "en") == "set a timer for twenty five minutes"
+    assert as_meant("turn on the hi-fi", "en") == "turn on the hi-fi"
+    assert as_meant("включи wi-fi", "ru") == "включи wi-fi"
+    assert as_meant("в 7-30", "ru") == "в 7-30"  # digits: a range or a time, left as written
+
+
 def test_a_slip_is_put_right_only_where_nothing_reads_it_as_heard() -> None:
     assert as_meant("the light of the moon", "en") == "the light of the moon"  # no context: no change
     assert as_meant("thymes and rosemary", "en") == "thymes and rosemary"

@@ -287,12 +287,22 @@ def _misheard(lang: str) -> tuple[tuple[re.Pattern[str], str], ...]:
                  for heard, meant in sorted(table.items(), key=lambda kv: -len(kv[0])))
 
 
+# two words joined by a hyphen, no digits in them (letters and the vowel signs of Devanagari, which \w leaves out)
+_HYPHENED = re.compile(r"(?<![^\s\"'«(])([^\s\d\-.,!?;:…\"'»)]+)-([^\s\d\-.,!?;:…\"'»)]+)(?![^\s.,!?;:…\"'»)])")
+
+
 def as_meant(text: str, lang: str) -> str:
     """`text` with the sound-alike slips of speech to text put right, and a few ways of saying a request put as the
-    templates know it (locales/<lang>/heard.toml `misheard`, `said_as`)."""
+    templates know it (locales/<lang>/heard.toml `misheard`, `said_as`); two number words joined by a hyphen as two
+    words (whisper writes a time said "пять сорок" as "пять-сорок", "seven thirty" as "seven-thirty")."""
     for pattern, meant in _misheard(lang):
         text = pattern.sub(meant, text)
-    return text
+
+    def apart(m: re.Match[str]) -> str:
+        numbers = parse_number(m.group(1), lang) is not None and parse_number(m.group(2), lang) is not None
+        return f"{m.group(1)} {m.group(2)}" if numbers else m.group(0)
+
+    return _HYPHENED.sub(apart, text)
 
 
 @functools.cache
