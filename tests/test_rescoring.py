@@ -66,6 +66,46 @@ def test_a_sentence_that_fits_better_than_a_confused_transcript_is_taken_below_t
     assert got is not None and got.text == "bedroom light जलाओ"
 
 
+@pytest.mark.parametrize("rival,chosen", [
+    (-2.28, None),  # "the next song", 0.08 below "the previous": the audio did not say which
+    (-2.70, "पिछला गाना बजा दो"),  # well below: the audio said the previous one
+])
+def test_another_thing_done_to_the_same_device_that_fits_nearly_as_well_leaves_the_words_as_heard(
+        rival: float, chosen: str | None) -> None:
+    """The test voice's "अगला गाना चलाओ", heard "अदला दबाचला", fit "पिछला गाना बजा दो" a hair better than "अगला ट्रैक
+    बजाओ", and the previous song was played; "ऊपर की सारी लाइटें बंद कर दो" turned them on the same way. A sentence
+    that does something else to the same thing, fitting within RIVAL_GAP of the best, leaves the transcript as heard."""
+    fit = fitting({"अदला दबाचला।": -1.38, "पिछला गाना बजा दो": -2.2, "अगला ट्रैक बजाओ": rival,
+                   "बताओ आवाज कितना है": -2.25})
+    offered = ["पिछला गाना बजा दो", "अगला ट्रैक बजाओ", "बताओ आवाज कितना है"]
+    asked: list[tuple[str, str]] = []
+
+    def rivals(one: str, other: str) -> bool:
+        asked.append((one, other))
+        return "गाना" in one + other and "ट्रैक" in one + other  # (the volume is not the song)
+
+    got = rescored("अदला दबाचला।", offered, fit, 1.0, -2.3, rivals=rivals)
+    assert (got.text if got else None) == chosen
+    # without a rival the best is taken, as before
+    got = rescored("अदला दबाचला।", offered, fit, 1.0, -2.3, rivals=lambda one, other: False)
+    assert got is not None and got.text == "पिछला गाना बजा दो"
+
+
+@pytest.mark.parametrize("lang,one,other,rival", [
+    ("hi", "ऊपर की सारी बत्तियां ऑन कर दो", "ऊपर की सारी बत्ती ऑफ कर दीजिए", True),
+    ("en", "turn on the kitchen light", "turn off the kitchen light", True),
+    ("ru", "включи свет на кухне", "выключи свет на кухне", True),
+    ("en", "turn on the kitchen light", "switch on the kitchen light", False),  # the same thing said two ways
+    ("en", "turn on the kitchen light", "turn off the bedroom light", False),  # another device: the audio's to say
+    ("en", "is the kitchen light on", "is the front door locked", False),  # questions: nothing is done either way
+    ("en", "turn on the kitchen light", "what time is it", False),
+])
+def test_rivals_are_two_things_done_to_the_same_device(home: tuple[Components, object, Model],  # noqa: F811
+                                                      lang: str, one: str, other: str, rival: bool) -> None:
+    c, _, _ = home
+    assert c.router().rivals(one, other, lang) is rival
+
+
 def test_a_sentence_of_another_language_is_held_to_the_floor_however_badly_the_words_fit_as_it() -> None:
     """"Music, turn on," read as Hindi fits worse than any Devanagari sentence by its letters alone: "एसी को कूल में
     रखो" fitting better than it is no reason to set the air conditioner."""
@@ -180,6 +220,26 @@ def test_a_question_is_only_ever_weighed_against_questions(home: tuple[Component
     assert all(asks(s, lang) for s in offered), offered
     assert not any(call.name == "lock_door" for s in offered
                    for call in (c.router().fast_path.match(s, lang) or Decision("abstain")).calls), offered
+
+
+@pytest.mark.parametrize("heard,own,area", [
+    ("Bedroom, में कितना तेंपरेचर है.", "बेडरूम", "Bedroom"),  # whisper base writes the room in Latin inside Hindi
+    ("Kitchen में कितना टेम्परेचर है", "किचन", "Kitchen"),
+])
+def test_the_room_heard_in_other_letters_is_offered_in_the_languages_own_too(
+        home: tuple[Components, object, Model], heard: str, own: str, area: str) -> None:  # noqa: F811
+    """Told Hindi, whisper fits "bedroom में टेम्परेचर कितना है" worse than a "बाथरूम में …" it did not hear, by the
+    letters alone: the test voice's "बेडरूम में कितना टेम्परेचर है" was read as the bathroom's temperature. The room
+    heard is offered in the language's letters too, and reads as the same room."""
+    c, _, _ = home
+    router = c.router()
+    offered = router.candidates(heard, "hi")
+    mine = [s for s in offered if own in s and "टेम्परेचर" in s]
+    assert mine, offered
+    for sentence in mine:
+        read = router.fast_path.match(sentence, "hi")
+        assert read is not None and [(x.name, x.arguments.get("area")) for x in read.calls] \
+            == [("sensor_value", area)], (sentence, read)
 
 
 def test_a_word_the_template_and_the_name_both_say_is_written_once(home: tuple[Components, object, Model]) -> None:  # noqa: F811

@@ -288,6 +288,18 @@ def _misheard(lang: str) -> tuple[tuple[re.Pattern[str], str], ...]:
 
 
 # two words joined by a hyphen, no digits in them (letters and the vowel signs of Devanagari, which \w leaves out)
+_TARGETS = ("device", "door", "area", "floor", "domain", "name")
+
+
+def _does(decision: Decision) -> tuple[Any, ...]:
+    return tuple((c.name, repr(sorted(c.arguments.items()))) for c in decision.calls)
+
+
+def _targets(decision: Decision) -> frozenset[tuple[str, str]]:
+    """What a decision's calls act on: their devices, doors, rooms, floors and kinds of device."""
+    return frozenset((k, str(v).casefold()) for c in decision.calls for k, v in c.arguments.items() if k in _TARGETS)
+
+
 _HYPHENED = re.compile(r"(?<![^\s\"'«(])([^\s\d\-.,!?;:…\"'»)]+)-([^\s\d\-.,!?;:…\"'»)]+)(?![^\s.,!?;:…\"'»)])")
 
 
@@ -945,6 +957,20 @@ class Router:
         if asks(text, lang):  # a question stays one: "Is the front door lock?" is never "the front door lock"
             offered = [s for s in offered if asks(s, lang)]
         return offered
+
+    def rivals(self, one: str, other: str, lang: str) -> bool:
+        """Whether two sentences offered for one utterance do different things to the same thing (on or off, the
+        next song or the previous one, heat or cool on the thermostat), one of them more than reading: speech to text
+        that fits both about as well did not hear which (hearthd.audio.rescoring)."""
+        if self.fast_path is None:
+            return False
+        a, b = self.fast_path.match(one, lang), self.fast_path.match(other, lang)
+        if a is None or b is None or not a.calls or not b.calls or _does(a) == _does(b):
+            return False
+        registry = self._registry()
+        if registry is not None and all(registry.reads_only(c.name) for c in (*a.calls, *b.calls)):
+            return False  # two questions: a wrong one is answered, nothing is done
+        return _targets(a) == _targets(b)
 
     def complete(self, text: str, lang: str, decision: Decision) -> bool:
         """Whether `text` is a whole command already, so that the utterance may end on a short silence

@@ -28,6 +28,10 @@ from .bias import looped
 # per whole speech it leaves unsaid, from its mean log-probability per token
 REACH_SLACK = 0.05
 REACH_COST = 3.0
+# A sentence fitting within this of the best (mean log-probability per token) that does another thing to the same
+# device (`rivals`) leaves the transcript as heard: whisper did not hear which ("अदला दबाचला", for "अगला गाना चलाओ",
+# fit "पिछला गाना बजा दो" 0.08 better than "अगला ट्रैक बजाओ"; the previous song was played)
+RIVAL_GAP = 0.25
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,8 @@ def unsure_of_language(transcript: object, below: float) -> bool:
 
 def rescored(heard: str, candidates: list[str], fit: Callable[[list[str]], list[tuple[float, float]]],
              margin: float, floor: float, foreign: bool = False,
-             negate: Callable[[str], str | None] | None = None, loops: bool = False) -> Rescored | None:
+             negate: Callable[[str], str | None] | None = None, loops: bool = False,
+             rivals: Callable[[str, str], bool] | None = None) -> Rescored | None:
     """The candidate that fits the audio best (`fit`: per sentence, its mean log-probability per token and how far
     into the speech it reaches; a sentence that stops short of what was heard pays for it), if it fits better than
     `heard`, or nearly as well (within `margin`) and at least `floor`; else None (the transcript stands). `foreign`:
@@ -60,7 +65,9 @@ def rescored(heard: str, candidates: list[str], fit: Callable[[list[str]], list[
     dropped, and the light turned off that the user said to leave on. What whisper wrote in a loop is no reading of the
     audio: with `loops`, against it `floor` alone decides. That is for a few candidates (the stop phrases): among
     the templates' many sentences one fits a loop above the floor by chance ("कल मौसम कैसा रहेगा", heard as "बातचा
-    बातचा …", read as asking the volume), so there the loop stands and the model reads it."""
+    बातचा …", read as asking the volume), so there the loop stands and the model reads it. `rivals`: whether two
+    sentences do different things to the same device; one fitting within RIVAL_GAP of the best that does leaves the
+    transcript as heard (the audio did not say which: on or off is never chosen by a hair)."""
     others = [c for c in dict.fromkeys(candidates) if c.strip() and c.strip() != heard.strip()]
     if not others:
         return None
@@ -79,6 +86,9 @@ def rescored(heard: str, candidates: list[str], fit: Callable[[list[str]], list[
     if (score <= heard_score or foreign) and (score < floor or score < heard_score - margin):
         return None
     text = others[best]
+    if rivals is not None and any(adjusted[i] >= score - RIVAL_GAP and rivals(text, others[i])
+                                  for i in range(len(others)) if i != best):
+        return None
     negated = negate(text) if negate is not None else None
     if negated and negated != text:
         weighed = fit([text, negated])

@@ -279,6 +279,7 @@ class Pipeline:
             langs += [lang for lang in self.cfg.stt.languages if lang != transcript.lang]
         best: tuple[Rescored, str] | None = None
         router = self.c.router()
+        rivals = getattr(router, "rivals", None)
         loop = asyncio.get_running_loop()
 
         def offer(lang: str) -> asyncio.Future[list[str]]:
@@ -305,7 +306,8 @@ class Pipeline:
                     found = await (run or functools.partial(self._blocking, Stage.STT))(
                         rescored, transcript.text, candidates, lambda texts, lang=lang: fit(speech, lang, texts),
                         self.cfg.stt.rescore_margin, self.cfg.stt.rescore_floor, lang != transcript.lang,
-                        lambda text, lang=lang: told_not_form(text, lang))
+                        lambda text, lang=lang: told_not_form(text, lang), False,
+                        rivals and (lambda one, other, lang=lang: rivals(one, other, lang)))
                 except Exception:  # the transcript as whisper wrote it stands
                     log.exception("weighing the templates' sentences against the audio failed")
                     continue
