@@ -553,3 +553,20 @@ def test_how_loud_it_is_asked_is_a_question_of_the_volume(living_room: Component
     decision = decide(living_room, text, lang)
     assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] == [("volume_level", {})], \
         decision
+
+
+@pytest.mark.parametrize("text,colour", [
+    ("сделай свет на кухне зелёного цвета", "green"),  # the colour in the genitive, with its word
+    ("переключи свет на кухне на синий цвет", "blue"),
+    ("свет на кухне в синий цвет", "blue"),
+    ("хочу синий свет на кухне", "blue"),
+    ("Сделай свет на кухне зеленом.", "green"),  # "зелёным" as whisper writes it at times
+    ("сделай свет на кухне красным", "red"),
+])
+def test_a_russian_colour_said_in_any_of_its_forms(living_room: Components, text: str, colour: str) -> None:
+    """Russian says a light's colour in several cases and frames ("зелёного цвета", "на синий", "в синий цвет"); the
+    templates knew three endings, and each of these went to the model."""
+    decision = decide(living_room, text, "ru")
+    assert (decision.kind, decision.source) == ("call", "fastpath"), decision
+    assert [(c.name, c.arguments["color"], c.arguments["device"].casefold()) for c in decision.calls] \
+        == [("set_color", colour, "kitchen light")]
