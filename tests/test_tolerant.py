@@ -70,6 +70,10 @@ HEARD = [
     ("hi", "पंखा जालू करो", {("cf/set", "ON")}),  # "चालू" heard with its first sound voiced
     ("ru", "Спальный свет включи.", {("bl/set", "ON")}),  # as whisper writes it, with its full stop
     ("ru", "Ивентилятор включи.", {("cf/set", "ON")}),  # "и вентилятор": a little word glued to the name
+    # "-ка" run by whisper into the next word ("зажги-ка лампу в спальне", "включи-ка кофемашину")
+    ("ru", "Зажги, калампу в спальне.", {("bl/set", "ON")}),
+    ("ru", "Погаси, касвет на кухне.", {("kl/set", "OFF"), ("ks/set", "OFF")}),
+    ("ru", "Закрой, кажалюзи в спальне.", {("bb/set", "CLOSE")}),
     # a courtesy's "не" is no denial: "could you" said the Russian way, then the request said loosely
     ("ru", "не мог бы ты включить-ка лампу в спальне", {("bl/set", "ON")}),
     ("ru", "не могли бы вы жалюзи в спальне закрыть-ка", {("bb/set", "CLOSE")}),
@@ -272,6 +276,17 @@ def test_the_tier_can_be_turned_off(home: tuple[Components, Sent, Model]) -> Non
     c._cache.pop("router", None)  # (the fixture turned it on)
     turn(c, "не мог бы ты включить-ка лампу в спальне", "ru")
     assert sent.sent == [] and [t for t, _ in model.asked] == ["не мог бы ты включить-ка лампу в спальне"]
+
+
+@pytest.mark.parametrize("text,said", [
+    ("Зажги, калампу в спальне.", ["зажги", "лампу", "в", "спальне"]),
+    ("какая температура на кухне", ["какая", "температура", "на", "кухне"]),  # a word of the templates' own
+    ("включи камеру", ["включи", "камеру"]),  # nothing the templates or the home know after "ка", and short
+])
+def test_a_particle_run_into_the_next_word_is_set_apart_only_from_a_word_nobody_knows(
+        home: tuple[Components, Sent, Model], text: str, said: list[str]) -> None:
+    c, _, _ = home
+    assert c.router().tolerant.read(text, "ru").said == said
 
 
 def test_particles_and_fillers_are_set_apart_not_read() -> None:

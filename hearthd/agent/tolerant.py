@@ -99,6 +99,10 @@ SOUND_COMPARED = 60
 # verified 257 sentences (1.4 s of the pause before the model) and offered none. (A bag is never given up on its own
 # misses: the number "जाली" sounds like is tried as many numbers, and "चालीस", forty, came fourth.)
 MISSES = 64
+# A word run into a particle before it ("канастольную"): what follows the particle is taken when it is a word the
+# templates or the home know and at least UNGLUED_LEAST letters, or any word of UNGLUED_ANY letters or more (misheard)
+UNGLUED_LEAST = 4
+UNGLUED_ANY = 6
 SOUND_MISSES = 30
 
 
@@ -232,6 +236,7 @@ class Index:
     vocabulary: dict[str, frozenset[str]] = field(default_factory=dict)  # per intent: every word of its bags
     words: tuple[str, ...] = ()  # every template word, one tuple (the key of the near-word cache, held once)
     actions: list[tuple[tuple[str, ...], frozenset[str]]] = field(default_factory=list)  # (patterns, template words)
+    particles: tuple[str, ...] = ()  # said after a word with a hyphen ("-ка"), which whisper runs into the next one
 
     def __post_init__(self) -> None:
         self.root_need = [max(n, 1e-9) ** 0.5 for n in self.need]
@@ -375,10 +380,12 @@ class TolerantMatcher:
             if lib is not None:
                 sources.append(("library", lib, set(HANDLED) & set(lib.intents)))
         skip = list(skip_words(lang))
+        particles: list[str] = []
         if locale.has(lang, "sentences/_skip.yaml"):
-            skip += [str(w) for w in (locale.yaml(lang, "sentences/_skip.yaml") or {}).get("particles", [])]
-        index = Index.build(sources, skip)
+            particles = [str(w) for w in (locale.yaml(lang, "sentences/_skip.yaml") or {}).get("particles", [])]
+        index = Index.build(sources, skip + particles)
         index.actions = _actions(lang, index)
+        index.particles = tuple(_fold(p) for p in particles if _fold(p))
         return index
 
     # -- reading --------------------------------------------------------------------------------------------
@@ -388,8 +395,9 @@ class TolerantMatcher:
         word like no template word is also taken for one that sounds like it but for its first sound, "खलारम" for
         "अलार्म", "पामर" for "टाइमर": only for offering sentences to the audio, never to decide on)."""
         index = self.index(lang)
-        said = [w for w in _without(tokens_of(digits_for_times(text, lang)), index.skip_phrases) if w not in index.skip]
         values = self._values(index)
+        said = [self._unglued(w, index, values) for w in _without(tokens_of(digits_for_times(text, lang)),
+                                                                  index.skip_phrases) if w not in index.skip]
         timed = self._timed(lang, index)
         options: list[dict[str, float]] = []
         spans: list[tuple[int, int]] = []
@@ -508,6 +516,19 @@ class TolerantMatcher:
             if len(out) >= SOUND_VALUES:
                 break
         return out[:SOUND_VALUES]
+
+    def _unglued(self, word: str, index: Index, values: dict[str, list[tuple[tuple[str, ...], str]]]) -> str:
+        """`word` without a particle whisper ran into it from the word before ("зажги-ка настольную" heard "зажди,
+        канастольную", "заведи-ка будильник" heard "завидя кабудинник"): when the word is none the templates or the
+        home know, and what follows the particle is one, or long enough to be one misheard."""
+        if not index.particles or word in index.weight or word in values or word in self._value_words:
+            return word
+        for particle in index.particles:
+            rest = word[len(particle):]
+            if word.startswith(particle) and len(rest) >= UNGLUED_LEAST and (
+                    rest in index.weight or rest in values or rest in self._value_words or len(rest) >= UNGLUED_ANY):
+                return rest
+        return word
 
     def _values(self, index: Index) -> dict[str, list[tuple[tuple[str, ...], str]]]:
         """The templates' list values and this home's names, rooms and floors, by first word (kept while the home's
