@@ -180,6 +180,17 @@ POLITE_AND_EVERYDAY = [
     ("ru", "приглуши немного свет на кухне", "set_brightness", {"step": "down", "device": "Kitchen Light"}),
     ("ru", "впусти немного света", "open_cover", {"device": "Living Room Blinds"}),
     ("ru", "что-нибудь внизу ещё включено?", "device_state", {"area": "Downstairs", "state": "on", "question": "any"}),
+    # a room too dark, said as a remark; music asked for as a wish; the song turned up; someone addressed first
+    ("ru", "что-то в спальне темновато", "turn_on", {"area": "Bedroom", "domain": "light"}),
+    ("ru", "на кухне темно", "turn_on", {"area": "Kitchen", "domain": "light"}),
+    ("en", "it's pitch black in the bedroom", "turn_on", {"area": "Bedroom", "domain": "light"}),
+    ("en", "can I get some music", "media", {"action": "play"}),
+    ("en", "I'd like a little music please", "media", {"action": "play"}),
+    ("hi", "गाना थोड़ा तेज़ करो", "change_volume", {"direction": "up"}),
+    ("hi", "टीवी बहुत तेज़ चल रहा है", "change_volume", {"direction": "down"}),
+    ("hi", "music thoda dheema karo", "change_volume", {"direction": "down"}),
+    ("hi", "भैया ज़रा रसोई की बत्ती बंद कर दो", "turn_off", {"device": "Kitchen Light"}),
+    ("ru", "сколько осталось у таймера", "timer_remaining", {}),
 ]
 
 
