@@ -787,9 +787,9 @@ class TwoTongues:
 
     def fit(self, audio: object, language: str, texts: list[str]) -> list[tuple[float, float]]:
         self.asked.append(language)
-        if language == "hi":
-            return [(-1.8 if "volume" in t or "वॉल्यूम" in t or "वॉल्युम" in t else -3.0 if "Волюм" in t else -6.0, 1.0)
-                    for t in texts]
+        if language == "hi":  # (the volume turned down fits best: one turned up is another thing done to it)
+            return [((-1.8 if "कम" in t or "kam" in t else -2.6) if "volume" in t or "वॉल्यूम" in t or "वॉल्युम" in t
+                     else -3.0 if "Волюм" in t else -6.0, 1.0) for t in texts]
         return [(-0.4 if "Волюм" in t else -7.0, 1.0) for t in texts]
 
 
