@@ -234,6 +234,23 @@ async def test_an_unknown_device_is_said_not_guessed(hearthd: Conversation, home
     assert home.commands == []
 
 
+async def test_a_device_asked_for_what_its_kind_cannot_do_says_what_it_can(hearthd: Conversation,
+                                                                          home: DeviceSimulator) -> None:
+    """The model's turn_on of the front door (a lock) was answered "I don't know a device called front door": the
+    door is known, and what can be done with it is said; nothing is sent."""
+    await hearthd.components.mqtt_link().ready()
+    tools = hearthd.components.tools
+    result = await tools.get("turn_on").handler({"device": "front door"})
+    assert (result.ok, result.phrase, result.data["code"]) == (False, "home.other_kind_lock", "home-other-kind")
+    assert phrase("en", result.phrase, **result.values) == "The Front Door can't do that; I can lock or unlock it."
+    result = await tools.get("lock_door").handler({"door": "kitchen light"})
+    assert result.phrase == "home.other_kind_light"
+    result = await tools.get("turn_on").handler({"device": "sauna"})  # nothing of any kind: as before
+    assert result.phrase == "home.unknown_device"
+    await asyncio.sleep(0.2)
+    assert home.commands == []
+
+
 # -- learning ---------------------------------------------------------------------------------------------------
 
 

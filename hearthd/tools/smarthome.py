@@ -34,6 +34,8 @@ COLOURS = {  # name → RGB; localized names are in the fast-path lists, which g
 }
 WHITES = {"warm white": 2700, "cool white": 6500, "neutral white": 4000}  # kelvin
 SWITCHABLE = ("light", "switch", "fan")
+# The kinds of device whose own actions are said when a call asked one for another kind's (home.other_kind_<kind>)
+OTHER_KIND = ("light", "switch", "fan", "cover", "climate", "lock", "sensor", "binary_sensor")
 CONTROLLABLE = {"light", "switch", "fan", "cover", "climate", "lock", "alarm_control_panel", "scene", "button"}
 # The kinds of device each tool needs; the model is offered a tool only when one exists.
 KINDS: dict[str, tuple[str, ...]] = {
@@ -257,6 +259,13 @@ class SmartHome:
 
     # -- shared steps -------------------------------------------------------------------------------------
 
+    def _other_kind(self, said: str, components: Iterable[str]) -> Entity | None:
+        """The one device `said` names that is of another kind than the call's ("turn on the bedroom curtains"):
+        it is said what that device can do, not that hearthd knows no such device."""
+        others = tuple(sorted({e.component for e in self.catalogue.entities.values()} - set(components)))
+        found = self.catalogue.resolve(said, others).entities if others else []
+        return found[0] if len(found) == 1 else None
+
     def _one(self, said: str, components: Iterable[str]) -> Entity:
         """The entity meant; a Refusal says why there is none (unknown, which one?, offline)."""
         match = self.catalogue.resolve(said, components)
@@ -265,6 +274,11 @@ class SmartHome:
                 raise Refusal(ToolResult(False, {"error": f"{elsewhere.name} is not in the room said",
                                                  "entity": elsewhere.key, "code": "home-unknown-device"},
                                          "home.elsewhere", {"name": elsewhere.name, "there": elsewhere.area}))
+            if (other := self._other_kind(said, components)) is not None:
+                raise Refusal(ToolResult(False, {"error": f"{other.name} is a {other.component}", "entity": other.key,
+                                                 "code": "home-other-kind"},
+                                         f"home.other_kind_{other.component}" if other.component in OTHER_KIND
+                                         else "home.other_kind", {"name": other.name}))
             raise Refusal(ToolResult(False, {"error": f"no device matches {said!r}", "code": "home-unknown-device"},
                                      "home.unknown_device", {"name": said}))
         if len(match.entities) > 1:
