@@ -137,6 +137,38 @@ def _minutes_into_hour(tokens: list[str], i: int, lang: str, minute_units: set[s
     return None
 
 
+def _hours_and_minutes(low: str, clock: dict[str, Any], lang: str) -> str:
+    """«7 часов двадцать (пять) (минут)» as 7:20 (7:25), by the language's [clock] hour and minute words; a time whose
+    minutes are said but cannot be read is made no time (a "?" the clock pattern never reads as one), so that "7" is
+    not taken alone and the minutes dropped."""
+    hours = "|".join(re.escape(w) for w in clock.get("hour_words", []))
+    minute_words = set(clock.get("minute_words", []))
+    if not hours or not minute_words:
+        return low
+
+    def minute_of(words: list[str]) -> int | None:
+        said = parse_number(" ".join(words), lang)
+        if said is None and len(words) == 2 and words[1].isdigit():  # «двадцать 5»: the units already digits
+            tens = parse_number(words[0], lang)
+            said = tens + int(words[1]) if tens is not None and tens % 10 == 0 and int(words[1]) < 10 else None
+        return said if said is not None and 0 <= said < 60 else None
+
+    def one(m: re.Match[str]) -> str:
+        words = m.group(2).split()
+        for size in (2, 1):
+            minute = minute_of(words[:size]) if len(words) >= size else None
+            if minute is not None:
+                rest = words[size:]
+                if rest and rest[0] in minute_words:
+                    rest = rest[1:]
+                return " ".join([f"{m.group(1)}:{minute:02d}", *rest]) + m.group(3)
+        if any(w in minute_words for w in words):
+            return "?"  # minutes said that are no number read: no time, rather than the hour alone
+        return m.group(0)
+
+    return re.sub(rf"(?<![\d:])(\d{{1,2}})\s+(?:{hours})(?!\w)((?:\s+[^\s]+){{0,3}})(\s*)", one, low)
+
+
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2})(?:[:.](\d{2}))?(?![\d:])|(?<!\d)(\d)(\d{2})(?!\d)")
 
 
@@ -151,6 +183,7 @@ def parse_clock(text: str, lang: str) -> str | None:
         return None
     low = digits_for_times(re.sub(r"[,;!?]", " ", text.lower()), lang, in_time_slot=True)  # "six thirty, set…"
     low = _HOUR_SPACE_MINUTES.sub(r"\1:\2", low)  # "7 30 a.m.": speech to text's "7:30"
+    low = _hours_and_minutes(low, table.get("clock", {}), lang)
     matches = _CLOCK.findall(low)
     if len(matches) != 1:
         return None

@@ -387,6 +387,13 @@ def test_time_helpers_ignore_the_new_sections() -> None:
     ("saat tees", "hi", "07:30"),
     ("दस पंद्रह", "hi", "10:15"),
     ("सात बजे", "hi", "07:00"),
+    # Russian hours and minutes said with their units: the minutes never dropped
+    ("в семь часов двадцать минут", "ru", "07:20"),
+    ("в семь часов двадцать пять минут", "ru", "07:25"),
+    ("в 7 часов 20 минут", "ru", "07:20"),
+    ("в семь часов сорок минут вечера", "ru", "19:40"),
+    ("в семь часов утра", "ru", "07:00"),
+    ("в семь часов сколько-то минут", "ru", None),  # minutes said that are no number: no time, not 7:00
 ])
 def test_clock_phrases_before_the_hour_at_night_and_not_durations(text: str, lang: str, want: str | None) -> None:
     from hearthd.numbers import parse_clock
