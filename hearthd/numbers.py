@@ -69,6 +69,9 @@ def digits_for_times(text: str, lang: str, in_time_slot: bool = False) -> str:
     for word in ambiguous.get("words", []):
         units.pop(word, None)
     joiners = {w.lower() for w in table.get("joiners", {}).get("words", [])}
+    for joiner in [j for j in joiners if " " in j]:  # "baj kar" as "bajkar": the tokens below are single words
+        text = re.sub(rf"(?<!\w){re.escape(joiner)}(?!\w)", joiner.replace(" ", ""), text, flags=re.I)
+        joiners.add(joiner.replace(" ", ""))
     minute_units = {u for u, v in table.get("duration", {}).get("units", {}).items() if v == 60}
     tokens = re.split(r"(\s+)", text)
     out: list[str] = []

@@ -387,6 +387,7 @@ def test_time_helpers_ignore_the_new_sections() -> None:
     ("saat tees", "hi", "07:30"),
     ("दस पंद्रह", "hi", "10:15"),
     ("सात बजे", "hi", "07:00"),
+    ("saat baj kar bees", "hi", "07:20"),  # the joiner written as two words
     # Russian hours and minutes said with their units: the minutes never dropped
     ("в семь часов двадцать минут", "ru", "07:20"),
     ("в семь часов двадцать пять минут", "ru", "07:25"),

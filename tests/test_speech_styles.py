@@ -207,6 +207,10 @@ def test_words_only_like_a_template_are_no_request(home: SuiteHome, lang: str, t
     ("en", "wake me at six-fifteen.", "06:15"),
     ("hi", "सात-तीस बजे का अलार्म लगा दो", "07:30"),
     ("hi", "सात तीस बजे का अलार्म लगा दो", "07:30"),  # and the hour with its minutes, as a clock is read
+    ("hi", "शनिवार को सात बजकर बीस मिनट का अलार्म लगा दो", "07:20"),  # with a day, the templates read it too
+    ("hi", "कल सात बजकर बीस मिनट का अलार्म लगा दो", "07:20"),
+    ("hi", "saat baj kar bees ka alarm laga do", "07:20"),
+    ("ru", "разбуди меня в семь часов двадцать минут", "07:20"),
 ])
 def test_a_time_said_with_its_number_words_joined_sets_that_time(home: SuiteHome, lang: str, text: str,
                                                                  time: str) -> None:
