@@ -191,6 +191,13 @@ POLITE_AND_EVERYDAY = [
     ("hi", "music thoda dheema karo", "change_volume", {"direction": "down"}),
     ("hi", "भैया ज़रा रसोई की बत्ती बंद कर दो", "turn_off", {"device": "Kitchen Light"}),
     ("ru", "сколько осталось у таймера", "timer_remaining", {}),
+    # wished for, asked with a "क्या" after the request, or said of everything
+    ("en", "could the kitchen be a bit brighter", "set_brightness", {"area": "Kitchen", "step": "up"}),
+    ("en", "no more music thanks", "media", {"action": "pause"}),
+    ("hi", "किचन में थोड़ी और रोशनी कर दो", "set_brightness", {"area": "Kitchen", "step": "up"}),
+    ("hi", "हॉल की लाइट बंद कर दोगे क्या", "turn_off", {"device": "Hallway Light"}),
+    ("hi", "पंखा चला दो क्या", "turn_on", {"device": "fan"}),
+    ("hi", "सब कुछ लॉक कर दो", "lock_door", {"device_class": "door"}),
 ]
 
 
