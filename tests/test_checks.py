@@ -263,6 +263,7 @@ def test_an_alarm_time_from_nothing_is_not_set(lang: str, text: str, key: str) -
     ("hi", "सुबह छह बजे हीटर चला देना", ("turn_on", {"device": "heater"})),
     ("hi", "raat 11 baje light band kar dena", ("turn_off", {"device": "light"})),
     ("en", "set the fan to 50 percent at 7 pm", ("set_fan_speed", {"device": "fan", "percent": 50})),
+    ("en", "turn the heater up by 11 pm", ("set_temperature", {"step": "up"})),  # "by" a time still is one
 ])
 def test_a_request_for_later_is_not_done_now(lang: str, text: str, proposed: tuple[str, dict[str, Any]]) -> None:
     _refused(_outcome(text, lang, *proposed), lang, "check.later")
@@ -279,6 +280,8 @@ def test_a_request_for_later_is_not_done_now(lang: str, text: str, proposed: tup
     ("en", "set an alarm at 6 am", ("set_alarm", {"time": "06:00"})),  # a time is what an alarm is for
     ("ru", "включи обогреватель на два часа", ("turn_on", {"device": "обогреватель"})),  # for two hours: now
     ("hi", "हीटर दो घंटे के लिए चला दो", ("turn_on", {"device": "heater"})),
+    ("en", "volume up by 10", ("change_volume", {"direction": "up"})),  # by how much, not by when
+    ("en", "turn the lights down by 20", ("set_brightness", {"step": "down"})),
 ])
 def test_a_number_that_is_a_level_or_an_alarms_time_is_no_request_for_later(
         lang: str, text: str, proposed: tuple[str, dict[str, Any]]) -> None:

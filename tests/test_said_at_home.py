@@ -198,6 +198,14 @@ POLITE_AND_EVERYDAY = [
     ("hi", "हॉल की लाइट बंद कर दोगे क्या", "turn_off", {"device": "Hallway Light"}),
     ("hi", "पंखा चला दो क्या", "turn_on", {"device": "fan"}),
     ("hi", "सब कुछ लॉक कर दो", "lock_door", {"device_class": "door"}),
+    # as public sets of spoken commands say them: another assistant's name first, a level "down to", a wish
+    ("en", "olly turn off the lights", "turn_off", {"area": "Living Room", "domain": "light"}),
+    ("en", "hey google what time is it", "get_time", {}),
+    ("en", "turn the lights down to 50%", "set_brightness", {"percent": 50, "area": "Living Room"}),
+    ("en", "raise the volume to 70", "set_volume", {"percent": 70}),
+    ("en", "I want the lights dimmer", "set_brightness", {"step": "down", "area": "Living Room"}),
+    ("en", "increase the brightness of the lights", "set_brightness", {"step": "up", "area": "Living Room"}),
+    ("en", "can you make the room darker", "set_brightness", {"step": "down", "area": "Living Room"}),
 ]
 
 

@@ -284,6 +284,7 @@ def _clock_time(text: str, lang: str, levels: bool = False) -> tuple[list[str], 
     hours = {fold(w) for t in table for w in t.get("at_hours", [])}
     named = {fold(w) for t in table for w in t.get("at_named", [])}
     joins = {fold(w) for t in table for w in t.get("at_joins", [])}
+    amount = {fold(w) for t in table for w in t.get("at_amount", [])}
     tokens = [w for w in (w.strip(_STRIP) for w in fold(digits_for_times(text, lang)).split()) if w]
     for i, token in enumerate(tokens):
         following = tokens[i + 1] if i + 1 < len(tokens) else ""
@@ -302,6 +303,8 @@ def _clock_time(text: str, lang: str, levels: bool = False) -> tuple[list[str], 
             continue
         if following in after:
             return tokens, start, i + 2
+        if start == i - 1 and start > 0 and tokens[start - 1] in amount:
+            continue  # "volume up by 10": how much, not when
         if not levels and start < i and following not in values:
             return tokens, start, i + 1 + (following in hours)
     return None
