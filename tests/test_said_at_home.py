@@ -206,7 +206,44 @@ POLITE_AND_EVERYDAY = [
     ("en", "I want the lights dimmer", "set_brightness", {"step": "down", "area": "Living Room"}),
     ("en", "increase the brightness of the lights", "set_brightness", {"step": "up", "area": "Living Room"}),
     ("en", "can you make the room darker", "set_brightness", {"step": "down", "area": "Living Room"}),
+    ("ru", "олли выключи свет", "turn_off", {"area": "Living Room", "domain": "light"}),
+    ("ru", "алиса, сделай громче", "change_volume", {"direction": "up"}),
+    ("hi", "ओली लाइट बंद करो", "turn_off", {"area": "Living Room", "domain": "light"}),
+    ("ru", "я хочу свет потусклее", "set_brightness", {"step": "down", "area": "Living Room"}),
+    ("ru", "увеличь громкость до семидесяти", "set_volume", {"percent": 70}),
+    ("ru", "сделай в комнате темнее", "set_brightness", {"step": "down", "area": "Living Room"}),
+    ("ru", "останови будильник", "stop", {}),
+    ("hi", "अलार्म रोको", "stop", {}),
+    ("hi", "लाइट पचास प्रतिशत कर दो", "set_brightness", {"percent": 50, "area": "Living Room"}),
+    ("hi", "मुझे लाइट थोड़ी धीमी चाहिए", "set_brightness", {"step": "down", "area": "Living Room"}),
+    ("hi", "सात बजे वाला अलार्म आठ बजे कर दो", "move_alarm", {"time": "07:00", "new_time": "08:00"}),
 ]
+
+
+@pytest.mark.parametrize("lang,text,direction", [
+    ("ru", "прибавь громкость на десять", "up"),  # the tolerant tier read "на десять" as the level 10
+    ("ru", "убавь звук на 20 процентов", "down"),
+    ("en", "volume up by 10", "up"),  # refused as a request for later ("by 10")
+    ("en", "turn it down by 20 percent", "down"),
+    ("hi", "आवाज़ दस बढ़ा दो", "up"),
+    ("hi", "वॉल्यूम 20 कम करो", "down"),
+])
+def test_the_volume_changed_by_an_amount_is_a_step_never_that_level(living_room: Components, lang: str, text: str,
+                                                                   direction: str) -> None:
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] \
+        == [("change_volume", {"direction": direction})], decision
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("en", "make it dark in here"), ("ru", "сделай тут темно"), ("hi", "कमरे में अंधेरा कर दो"),
+])
+def test_darkness_asked_for_turns_the_lights_off_never_on(living_room: Components, lang: str, text: str) -> None:
+    """"сделай тут темно" and "कमरे में अंधेरा कर दो" were read by the tolerant tier as "it's dark here", and the lights
+    were turned on."""
+    decision = decide(living_room, text, lang)
+    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] \
+        == [("turn_off", {"area": "Living Room", "domain": "light"})], decision
 
 
 @pytest.mark.parametrize("lang,text,tool,arguments", POLITE_AND_EVERYDAY)

@@ -260,6 +260,7 @@ SLOT_READERS: dict[str, Callable[[str, str], Any]] = {"time": _clock, "time_for"
 HERE = "@here"  # a template slot value: the speaking device's room
 DAY_DATE = "day_date"  # a template list of days said by a word ("tomorrow"), as days from today: read as the date
 PURPOSE = "purpose"  # a template wildcard for what a request is for ("… to watch the news"), read as nothing
+AMOUNT = "amount"  # a template wildcard for how much a change is by ("volume up by 10"): a number, read as nothing
 EVERY = "every"  # a template slot: the words mean every device of the group, said in the singular or not at all
 MAX_SLOT_WORDS = 6  # "quarter past seven in the evening"; a longer wildcard text is more than a time
 MAX_LABEL_WORDS = 8  # what a reminder is for, said after its time in the same slot ("time_label")
@@ -663,6 +664,10 @@ class FastPath:
         "set an alarm for 7 every day" is not the time "7 every day")."""
         arguments: dict[str, Any] = {}
         for name, entity in result.entities.items():
+            if name == AMOUNT:  # "прибавь звук на десять": a step up, never the level 10 (no tool takes the step)
+                if parse_number(str(entity.text).strip(" .,!?%"), lang) is None:
+                    return None
+                continue
             if name == PURPOSE:  # "set an alarm for 7 to watch the news": why, not what; no argument
                 if not _plausible_slot(str(entity.text), lang):
                     return None
