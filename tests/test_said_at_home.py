@@ -217,6 +217,12 @@ POLITE_AND_EVERYDAY = [
     ("hi", "लाइट पचास प्रतिशत कर दो", "set_brightness", {"percent": 50, "area": "Living Room"}),
     ("hi", "मुझे लाइट थोड़ी धीमी चाहिए", "set_brightness", {"step": "down", "area": "Living Room"}),
     ("hi", "सात बजे वाला अलार्म आठ बजे कर दो", "move_alarm", {"time": "07:00", "new_time": "08:00"}),
+    ("hi", "पंखा मीडियम पर कर दो", "set_fan_speed", {"device": "fan", "percent": 66}),
+    ("en", "is the pasta timer nearly done", "timer_remaining", {"label": "pasta"}),
+    # the doors, said in the plural: every door's lock (never one guessed)
+    ("en", "lock the doors", "lock_door", {"device_class": "door"}),
+    ("ru", "запри двери", "lock_door", {"device_class": "door"}),
+    ("hi", "दरवाज़े लॉक कर दो", "lock_door", {"device_class": "door"}),
 ]
 
 
