@@ -223,6 +223,11 @@ POLITE_AND_EVERYDAY = [
     ("en", "lock the doors", "lock_door", {"device_class": "door"}),
     ("ru", "запри двери", "lock_door", {"device_class": "door"}),
     ("hi", "दरवाज़े लॉक कर दो", "lock_door", {"device_class": "door"}),
+    # Russian slang verbs, a fan's level with no verb, and "и" whisper ran into the name before a level
+    ("ru", "вырубай свет, я спать", "turn_off", {"area": "Living Room", "domain": "light"}),
+    ("ru", "врубай свет на кухне", "turn_on", {"device": "Kitchen Light"}),
+    ("ru", "вентилятор на пятьдесят процентов", "set_fan_speed", {"device": "fan", "percent": 50}),
+    ("ru", "Ивентилятор на 50%", "set_fan_speed", {"device": "fan", "percent": 50}),
 ]
 
 

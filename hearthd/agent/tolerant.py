@@ -119,6 +119,9 @@ def tokens_of(text: str) -> list[str]:
         if re.fullmatch(r"\d+(?:[:.]\d+)?", word):
             out.append(word)
             continue
+        if (percent := re.fullmatch(r"(\d+)%", word)) is not None:  # "50%": the number and its sign, as templates say
+            out += [percent.group(1), "%"]
+            continue
         out.extend(_fold(w) for w in re.split(r"[-‐]", word) if _fold(w))
     return out
 
@@ -236,7 +239,9 @@ class Index:
     vocabulary: dict[str, frozenset[str]] = field(default_factory=dict)  # per intent: every word of its bags
     words: tuple[str, ...] = ()  # every template word, one tuple (the key of the near-word cache, held once)
     actions: list[tuple[tuple[str, ...], frozenset[str]]] = field(default_factory=list)  # (patterns, template words)
-    particles: tuple[str, ...] = ()  # said after a word with a hyphen ("-ка"), which whisper runs into the next one
+    # little words whisper runs into the next one: a particle said after a word with a hyphen ("-ка"), and those of
+    # _skip.yaml `glued` ("и вентилятор" written "Ивентилятор")
+    particles: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         self.root_need = [max(n, 1e-9) ** 0.5 for n in self.need]
@@ -381,11 +386,14 @@ class TolerantMatcher:
                 sources.append(("library", lib, set(HANDLED) & set(lib.intents)))
         skip = list(skip_words(lang))
         particles: list[str] = []
+        glued: list[str] = []
         if locale.has(lang, "sentences/_skip.yaml"):
-            particles = [str(w) for w in (locale.yaml(lang, "sentences/_skip.yaml") or {}).get("particles", [])]
+            table = locale.yaml(lang, "sentences/_skip.yaml") or {}
+            particles = [str(w) for w in table.get("particles", [])]
+            glued = [str(w) for w in table.get("glued", [])]
         index = Index.build(sources, skip + particles)
         index.actions = _actions(lang, index)
-        index.particles = tuple(_fold(p) for p in particles if _fold(p))
+        index.particles = tuple(dict.fromkeys(_fold(p) for p in (*particles, *glued) if _fold(p)))
         return index
 
     # -- reading --------------------------------------------------------------------------------------------
@@ -1535,10 +1543,12 @@ def _day_word(index: Index, word: str) -> bool:
 def _seamed(parts: list[str]) -> str:
     """Template words and slot values joined, a short word twice running once: "is the {door} locked" with "the front
     door" heard is "is the front door locked" (whisper never writes "the the", and fits it badly); a longer word
-    doubled is meant ("धीरे धीरे")."""
+    doubled is meant ("धीरे धीरे"). A percent sign is written on its number ("50%"), as the templates read it."""
     words: list[str] = []
     for part in parts:
         for word in part.split():
-            if not words or word.casefold() != words[-1].casefold() or len(word) > 3:
+            if word == "%" and words and words[-1].isdigit():
+                words[-1] += "%"
+            elif not words or word.casefold() != words[-1].casefold() or len(word) > 3:
                 words.append(word)
     return " ".join(words)
