@@ -228,6 +228,8 @@ POLITE_AND_EVERYDAY = [
     ("ru", "врубай свет на кухне", "turn_on", {"device": "Kitchen Light"}),
     ("ru", "вентилятор на пятьдесят процентов", "set_fan_speed", {"device": "fan", "percent": 50}),
     ("ru", "Ивентилятор на 50%", "set_fan_speed", {"device": "fan", "percent": 50}),
+    ("en", "can you put the thermostat on 19?", "set_temperature", {"temperature": 19.0}),
+    ("en", "put the heating on 21 degrees", "set_temperature", {"temperature": 21.0}),
 ]
 
 
