@@ -821,6 +821,35 @@ def test_a_language_whisper_was_unsure_of_is_weighed_against_the_others(
         assert found is None and "hi" not in ear.asked
 
 
+class FitsNegations:
+    """An ear that fits every sentence told not to be done best (as the test voice's "कितना टेम्परेचर है" fit "… कितना
+    मत है"), the temperature's next."""
+
+    def fit(self, audio: object, language: str, texts: list[str]) -> list[tuple[float, float]]:
+        return [(-0.5 if " मत " in f" {t} " else -1.0 if "टेम्परेचर" in t or "तापमान" in t else -6.0, 1.0)
+                for t in texts]
+
+
+def test_a_question_is_never_chosen_as_told_not_to_be_done(home: tuple[Components, object, Model],  # noqa: F811
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """"बेडरूम में कितना टेम्परेचर है", heard "Bedroom, में कितना तेंपरेचर है", was rescored "बेडरूम में तापमान कितना मत
+    है" and refused as told not to: nothing is done on a question, so no question is ever weighed told not to."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    c, _, _ = home
+    monkeypatch.setattr(c, "stt", lambda: FitsNegations())
+    heard = SimpleNamespace(text="Bedroom, में कितना तेंपरेचर है.", lang="hi", prob=0.99, source="detected")
+    found = asyncio.run(Pipeline(c, Trace())._rescored(np.zeros(16000, dtype=np.int16), heard,
+                                                       c.dialogues.get("question")))
+    assert found is not None
+    chosen, _ = found
+    assert " मत " not in f" {chosen.text} ", chosen
+    decision = c.router().fast_path.match(chosen.text, "hi")
+    assert decision is not None and decision.kind == "call" and decision.calls[0].name == "sensor_value", chosen
+
+
 @pytest.mark.models
 def test_hindi_heard_as_another_language_is_answered_in_hindi(base_config: Config, suite_home: SuiteHome) -> None:
     """Kokoro's "वॉल्यूम कम करो" is detected as Russian (whisper writes "Волюм Камкаро", unsure): weighed as Hindi

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..agent.agent import AgentError, Decision
 from ..agent.agent import asked_at as agent_asked_at
-from ..agent.checks import without_tag
+from ..agent.checks import asks, without_tag
 from ..agent.declines import refusal_phrase
 from ..agent.fastpath import CORRECTABLE, Done, Pending
 from ..agent.library import turn_area
@@ -306,7 +306,7 @@ class Pipeline:
                     found = await (run or functools.partial(self._blocking, Stage.STT))(
                         rescored, transcript.text, candidates, lambda texts, lang=lang: fit(speech, lang, texts),
                         self.cfg.stt.rescore_margin, self.cfg.stt.rescore_floor, lang != transcript.lang,
-                        lambda text, lang=lang: told_not_form(text, lang), False,
+                        lambda text, lang=lang: None if asks(text, lang) else told_not_form(text, lang), False,
                         rivals and (lambda one, other, lang=lang: rivals(one, other, lang)))
                 except Exception:  # the transcript as whisper wrote it stands
                     log.exception("weighing the templates' sentences against the audio failed")
