@@ -230,6 +230,10 @@ POLITE_AND_EVERYDAY = [
     ("ru", "Ивентилятор на 50%", "set_fan_speed", {"device": "fan", "percent": 50}),
     ("en", "can you put the thermostat on 19?", "set_temperature", {"temperature": 19.0}),
     ("en", "put the heating on 21 degrees", "set_temperature", {"temperature": 21.0}),
+    # whether the computer charges: its battery's state
+    ("en", "is the laptop charging", "battery_status", {}),
+    ("ru", "ноутбук заряжается?", "battery_status", {}),
+    ("hi", "लैपटॉप चार्ज हो रहा है क्या", "battery_status", {}),
 ]
 
 
