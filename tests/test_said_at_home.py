@@ -234,33 +234,20 @@ POLITE_AND_EVERYDAY = [
     ("en", "is the laptop charging", "battery_status", {}),
     ("ru", "ноутбук заряжается?", "battery_status", {}),
     ("hi", "लैपटॉप चार्ज हो रहा है क्या", "battery_status", {}),
+    # the volume changed by an amount: a step, never that level (the tolerant tier read "на десять" as the level 10;
+    # "volume up by 10" was refused as a request for later)
+    ("ru", "прибавь громкость на десять", "change_volume", {"direction": "up"}),
+    ("ru", "убавь звук на 20 процентов", "change_volume", {"direction": "down"}),
+    ("en", "volume up by 10", "change_volume", {"direction": "up"}),
+    ("en", "turn it down by 20 percent", "change_volume", {"direction": "down"}),
+    ("hi", "आवाज़ दस बढ़ा दो", "change_volume", {"direction": "up"}),
+    ("hi", "वॉल्यूम 20 कम करो", "change_volume", {"direction": "down"}),
+    # darkness asked for turns the lights off, never on (the tolerant tier had read "сделай тут темно" and "कमरे में
+    # अंधेरा कर दो" as "it's dark here")
+    ("en", "make it dark in here", "turn_off", {"area": "Living Room", "domain": "light"}),
+    ("ru", "сделай тут темно", "turn_off", {"area": "Living Room", "domain": "light"}),
+    ("hi", "कमरे में अंधेरा कर दो", "turn_off", {"area": "Living Room", "domain": "light"}),
 ]
-
-
-@pytest.mark.parametrize("lang,text,direction", [
-    ("ru", "прибавь громкость на десять", "up"),  # the tolerant tier read "на десять" as the level 10
-    ("ru", "убавь звук на 20 процентов", "down"),
-    ("en", "volume up by 10", "up"),  # refused as a request for later ("by 10")
-    ("en", "turn it down by 20 percent", "down"),
-    ("hi", "आवाज़ दस बढ़ा दो", "up"),
-    ("hi", "वॉल्यूम 20 कम करो", "down"),
-])
-def test_the_volume_changed_by_an_amount_is_a_step_never_that_level(living_room: Components, lang: str, text: str,
-                                                                   direction: str) -> None:
-    decision = decide(living_room, text, lang)
-    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] \
-        == [("change_volume", {"direction": direction})], decision
-
-
-@pytest.mark.parametrize("lang,text", [
-    ("en", "make it dark in here"), ("ru", "сделай тут темно"), ("hi", "कमरे में अंधेरा कर दो"),
-])
-def test_darkness_asked_for_turns_the_lights_off_never_on(living_room: Components, lang: str, text: str) -> None:
-    """"сделай тут темно" and "कमरे में अंधेरा कर दो" were read by the tolerant tier as "it's dark here", and the lights
-    were turned on."""
-    decision = decide(living_room, text, lang)
-    assert decision.kind == "call" and [(c.name, c.arguments) for c in decision.calls] \
-        == [("turn_off", {"area": "Living Room", "domain": "light"})], decision
 
 
 @pytest.mark.parametrize("lang,text,tool,arguments", POLITE_AND_EVERYDAY)
