@@ -153,7 +153,8 @@ def _time_words(lang: str) -> frozenset[str]:
         add(cardinal.get("words", {}))
         add(cardinal.get("tens", []))
         if locale.has(source, "checks.toml"):
-            add(locale.toml(source, "checks.toml").get("time", {}))
+            # (not the words that say an amount follows, "up", "more": those are no part of a time)
+            add({k: v for k, v in locale.toml(source, "checks.toml").get("time", {}).items() if k != "at_amount"})
         add(list(_no_names(source)))  # "please", "um", "ज़रा", "mujhe": said inside a time as anywhere else
     # the little words of "seven o clock", "6 in the morning", "the 7 a.m.", "सुबह 6 बजे का" (checks.toml [time] around)
     add(sorted(_every_language("time", "around", "checks.toml")))
