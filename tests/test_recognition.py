@@ -4,6 +4,8 @@ commands' words; a transcript that is that prompt written back is never taken fo
 from __future__ import annotations
 
 import copy
+import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -190,3 +192,29 @@ def test_whisper_hears_an_unusual_device_name_with_the_homes_words(components, e
     finally:
         stt.bias = saved
     assert "nanoleaf" not in unbiased_text.lower(), unbiased_text  # what the bias changed, shown
+
+
+def test_whisper_going_round_in_a_loop_stops_where_the_audios_length_ends_it(components) -> None:  # type: ignore[no-untyped-def]
+    """A mumble whisper base goes round in a loop on (the Hindi sample's command, cut as the live loop cuts it: "आद पर
+    प्र प्र प्र …"): no decode writes more tokens than 2.7 s of speech can hold (it ran to stt.max_new_tokens, 96,
+    ~1.5 s of decoding on 2 cores, and twice: the loop is decoded again without the home's words)."""
+    from hearthd.audio.stt import NEW_TOKENS_BASE, NEW_TOKENS_PER_S
+    from hearthd.audio.wavio import read_wav
+
+    stt = components.stt()
+    audio = read_wav(Path(__file__).resolve().parent.parent / "samples" / "hi_alarm_0600.wav")[-int(2.72 * 16000):]
+    written: list[str] = []
+    decode = stt._decode
+
+    def counted(floats: np.ndarray, language: str, bias: Bias) -> str:
+        written.append(decode(floats, language, bias))
+        return written[-1]
+
+    stt._decode = counted  # type: ignore[method-assign]
+    try:
+        heard = stt.transcribe(audio, fallback="hi")
+    finally:
+        del stt._decode
+    assert written and heard.lang == "hi"
+    most = NEW_TOKENS_BASE + math.ceil(NEW_TOKENS_PER_S * len(audio) / 16000)
+    assert max(stt.count_tokens(text) for text in written) <= most + 1, written

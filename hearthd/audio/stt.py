@@ -30,6 +30,11 @@ MIN_TOGETHER = 3 * 160  # samples: three of whisper's feature frames, the least 
 # line, digital silence. Whisper normalises what it hears to its loudest, so it is never given such a clip: it writes
 # words into it ("music,", "Thank you."), and which words depends on the CPU's arithmetic
 SILENT_PEAK = 64
+# A decode writes at most NEW_TOKENS_BASE + NEW_TOKENS_PER_S tokens a second of audio (WhisperSpeechToText._new_tokens):
+# the spoken suites' commands took at most 4.7 (English), 4.0 (Russian) and 7.7 (Hindi, whose letters take several
+# byte tokens each) a second of their audio, the 12 beyond them a short one's slack.
+NEW_TOKENS_BASE = 12
+NEW_TOKENS_PER_S = 10
 
 
 class SttError(HearthdError):
@@ -226,7 +231,7 @@ class WhisperSpeechToText:
         """The transcript of a decode with `bias`: decoded again without it when it was the prompt written back or a
         loop, and written as the language writes it."""
         text, language = heard.text, heard.lang
-        if bias is not plain and (bias.echoed(text) or looped(text)):
+        if bias is not plain and (bias.echoed(text) or looped(text) or self._ran_on(text, len(floats))):
             # whisper wrote its prompt back instead of what was said (silence, noise, a mumble), or went round in a
             # loop listing on as its prompt does: decoded again as without stt.bias, and an echo of the language's
             # own prompt then is no speech either
@@ -311,7 +316,8 @@ class WhisperSpeechToText:
             batches.setdefault((one.lang, one.encoded.shape[0]), []).append(i)
         for (language, _), members in batches.items():
             try:
-                texts = self._decode_many(np.stack([prepared[i].encoded for i in members]), language)
+                texts = self._decode_many(np.stack([prepared[i].encoded for i in members]), language,
+                                          max(len(prepared[i].floats) for i in members))
             except Exception as e:
                 log.warning("decoding %d utterances together failed (%s): each is heard alone", len(members), e)
                 for i in members:
@@ -371,9 +377,23 @@ class WhisperSpeechToText:
                 out.append((*self._allowed(found), "detected"))
         return out
 
-    def _decode_many(self, encoded: np.ndarray, language: str) -> list[str]:
-        """Greedy decodes of several encoded utterances in one language, in one batch: what `_decode` writes for
-        each (faster-whisper's generate call for a window, its silence check, its text)."""
+    def _ran_on(self, text: str, samples: int) -> bool:
+        """Whether a decode wrote all the tokens the audio may hold: no end found, as in a loop not yet repeated
+        often enough to show (decoded again without the home's words, as a loop is)."""
+        cap = self._new_tokens(samples)
+        return cap < self.cfg.max_new_tokens and bool(text) and self.count_tokens(text) >= cap - 1
+
+    def _new_tokens(self, samples: int) -> int:
+        """The most tokens a decode of `samples` of audio may write: what the audio's length can hold
+        (NEW_TOKENS_BASE and NEW_TOKENS_PER_S, well above anything said), never over stt.max_new_tokens. Whisper going
+        round in a loop on noise or a mumble ("आद पर प्र प्र प्र …") ran to the 96 tokens, ~1.5 s a decode on 2 cores,
+        and twice (the loop is decoded again without the home's words)."""
+        return max(1, min(self.cfg.max_new_tokens,
+                          NEW_TOKENS_BASE + math.ceil(NEW_TOKENS_PER_S * samples / SAMPLE_RATE)))
+
+    def _decode_many(self, encoded: np.ndarray, language: str, samples: int) -> list[str]:
+        """Greedy decodes of several encoded utterances in one language, in one batch (the longest `samples` long):
+        what `_decode` writes for each (faster-whisper's generate call for a window, its silence check, its text)."""
         import ctranslate2
         from faster_whisper.tokenizer import Tokenizer
         from faster_whisper.transcribe import get_suppressed_tokens
@@ -386,7 +406,7 @@ class WhisperSpeechToText:
         results = self.model.model.generate(
             ctranslate2.StorageView.from_array(np.ascontiguousarray(encoded)), [list(prompt) for _ in encoded],
             beam_size=self.cfg.beam_size, patience=1, length_penalty=1, repetition_penalty=1, no_repeat_ngram_size=0,
-            max_length=len(prompt) + self.cfg.max_new_tokens, return_scores=True, return_no_speech_prob=True,
+            max_length=len(prompt) + self._new_tokens(samples), return_scores=True, return_no_speech_prob=True,
             suppress_blank=True, suppress_tokens=get_suppressed_tokens(tokenizer, [-1]),
             max_initial_timestamp_index=int(round(1.0 / self.model.time_precision)))
         texts = []
@@ -487,7 +507,7 @@ class WhisperSpeechToText:
             language=language,
             beam_size=self.cfg.beam_size,
             temperature=self.cfg.temperature,
-            max_new_tokens=self.cfg.max_new_tokens,
+            max_new_tokens=self._new_tokens(len(floats)),
             initial_prompt=bias.prompt,
             hotwords=bias.hotwords,
             condition_on_previous_text=False,
