@@ -77,6 +77,10 @@ HEARD = [
     # a courtesy's "не" is no denial: "could you" said the Russian way, then the request said loosely
     ("ru", "не мог бы ты включить-ка лампу в спальне", {("bl/set", "ON")}),
     ("ru", "не могли бы вы жалюзи в спальне закрыть-ка", {("bb/set", "CLOSE")}),
+    # a little word of a name said as another (की for के): the blinds, not "bedroom ki batti", the light it also
+    # sounds like
+    ("hi", "bedroom ki blinds band kar do", {("bb/set", "CLOSE")}),
+    ("hi", "बेडरूम की ब्लाइंड्स बंद कर दो", {("bb/set", "CLOSE")}),
 ]
 
 

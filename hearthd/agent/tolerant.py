@@ -576,7 +576,8 @@ class TolerantMatcher:
                 for a, b in zip(value, words, strict=True):
                     if a == b:
                         continue
-                    if _stem_alike(a, b):
+                    if _stem_alike(a, b) or (a in _FILLERS() and b in _FILLERS()):
+                        # (or a little word of a name said as another: "bedroom ki parde" for "… ke parde")
                         credit = min(credit, STEM_CREDIT)
                     elif _sound_alike(a, b) and len(a) > 3 and not _number_word(a, lang) and b not in known \
                             and (spoken is None or b not in spoken):
@@ -1216,6 +1217,15 @@ ACTIONS = ("on", "off", "open", "close", "lock", "unlock", "mute", "unmute", "vo
 ACTION_CREDIT = 0.8
 JOINED_SIMILARITY = 0.75  # two words heard for one: only when they sound nearly as it does
 GLUED = 1  # letters of a little word glued to the name after it ("и", "в", "к"), at most
+
+
+@functools.cache
+def _FILLERS() -> frozenset[str]:  # noqa: N802 — a constant read once, from the home's words
+    """The little words around a device's name that tell nothing of it (locales/*/home.toml `fillers`: "का", "की",
+    "के", "ki", "в"), folded."""
+    from ..tools.catalogue import home_words
+
+    return frozenset(_fold(w) for w in home_words().fillers)
 
 
 def _fits(word: str, pattern: str) -> bool:
