@@ -753,7 +753,7 @@ async def test_an_ask_that_waited_in_line_past_its_budget_is_told_so_at_once(mqt
                                                                             broker: Broker) -> None:
     """The daemon's ask topic (run.asker): an automation's ask that waited while other turns held hearthd longer than
     a turn's budget is answered with why as soon as its turn comes, not after a model turn of its own (issue 28.4);
-    asked again with the line empty, the model decides it."""
+    asked again with the line empty, it gets a turn of its own."""
     from hearthd.daemon.run import asker
 
     cfg = copy.deepcopy(mqtt_config)
@@ -781,7 +781,9 @@ async def test_an_ask_that_waited_in_line_past_its_budget_is_told_so_at_once(mqt
                     if len(replies) == 2:
                         break
         assert replies[0] == phrase("en", "error.busy")
-        assert replies[1] not in (phrase("en", "error.busy"), phrase("en", "agent.too_slow")), replies
+        # its own turn: the model's answer, or, on a machine too busy to decide within the 3 s budget, that it took
+        # too long (its turn ran); never "busy" again
+        assert replies[1] != phrase("en", "error.busy"), replies
     finally:
         await components.close()
 
