@@ -405,3 +405,42 @@ def test_a_request_like_a_question_about_the_door_or_the_lights_is_not_answered_
     trace = Trace()
     asyncio.run(Pipeline(c, trace).run_text(text, language=lang))
     assert "device_state" not in [e.name for e in trace.of_type(EventType.TOOL_CALL)]
+
+
+# -- several requests, one of them asked about ----------------------------------------------------------------------
+
+ASKED_IN_PART = [
+    ("en", "turn off the kitchen light and lock the door", "the back door", {("kl/set", "OFF"), ("bd/set", "LOCK")}),
+    ("en", "lock the door and switch the fan on", "front door please", {("fd/set", "LOCK"), ("cf/set", "ON")}),
+    ("ru", "выключи свет в спальне и запри дверь", "входную", {("bl/set", "OFF"), ("fd/set", "LOCK")}),
+    ("hi", "बेडरूम की लाइट जला दो और दरवाज़ा लॉक कर दो", "पीछे वाला दरवाज़ा", {("bl/set", "ON"), ("bd/set", "LOCK")}),
+]
+
+
+@pytest.mark.parametrize("lang,said,answer,commands", ASKED_IN_PART)
+def test_a_request_with_one_part_to_ask_about_asks_it_and_does_every_part_with_the_answer(
+        home: tuple[Components, Sent, Declines], lang: str, said: str, answer: str,
+        commands: set[tuple[str, str]]) -> None:
+    """"Turn off the kitchen light and lock the door": which door is asked, and the light waits for the answer, then
+    both are done; the model (given the whole, it did one part and dropped the other) is not asked."""
+    c, sent, model = home
+    pipeline = Pipeline(c, Trace())
+    first = asyncio.run(pipeline.run_text(said, language=lang))
+    assert first.decision is not None and first.decision.kind == "clarify", first.reply
+    assert first.reply.endswith(phrase(lang, "confirm.rest_waits"))  # told the rest waits for the answer
+    assert sent.sent == []  # nothing done before the answer
+    second = asyncio.run(pipeline.run_text(answer, language=lang))
+    assert set(sent.sent) == commands and len(sent.sent) == len(commands), second.reply
+    assert model.asked == []
+
+
+@pytest.mark.parametrize("lang,cancel", [("en", "never mind"), ("ru", "отмена"), ("hi", "रहने दो")])
+def test_a_request_asked_about_in_part_and_then_cancelled_does_no_part(
+        home: tuple[Components, Sent, Declines], lang: str, cancel: str) -> None:
+    c, sent, _ = home
+    said = {"en": "turn off the kitchen light and lock the door", "ru": "выключи свет на кухне и запри дверь",
+            "hi": "रसोई की लाइट बंद करो और दरवाज़ा लॉक कर दो"}[lang]
+    pipeline = Pipeline(c, Trace())
+    assert asyncio.run(pipeline.run_text(said, language=lang)).decision.kind == "clarify"  # type: ignore[union-attr]
+    reply = asyncio.run(pipeline.run_text(cancel, language=lang)).reply
+    assert sent.sent == [] and reply == phrase(lang, "agent.cancelled")

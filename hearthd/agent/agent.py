@@ -45,6 +45,10 @@ class Decision:
     say: str = ""  # phrase key of the reply when it is not the default one for the kind
     say_values: dict[str, Any] = field(default_factory=dict)  # that phrase's placeholders ("part": what was left)
     missing: str = ""  # clarify: the required argument to ask for (calls[0] is the call waiting for it)
+    # clarify: the calls of the request's other parts ("turn off the lights and lock the door": the lights), done with
+    # the answer, or not at all
+    held: list[ToolCall] = field(default_factory=list)
+    part: str = ""  # clarify with `held`: the words of the part that asks (the answer is read with them)
     evaluated: int = 0  # tokens the model evaluated for this turn (prompt, name choice, arguments, checks)
     prefix: str = ""  # how the catalogue prefix was made ready: warm, loaded or evaluated
     kept_bytes: int = 0  # the states the model keeps for later turns, after this one (AgentModel.kept_bytes)

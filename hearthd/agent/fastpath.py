@@ -6,7 +6,7 @@ import functools
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cache
 from typing import Any, Protocol
@@ -782,6 +782,7 @@ class Pending:
     lang: str
     deadline: float
     asked: int = 1
+    held: tuple[ToolCall, ...] = ()  # the request's other parts, done with the answer (Decision.held)
 
 
 @dataclass
@@ -906,20 +907,32 @@ class Router:
         state: OpenQuestion = self if conversation is None else conversation
         pending, state.pending = state.pending, None
         if pending is not None and self.clock() < pending.deadline:
-            if pending.missing != ROOM:
-                return self._follow_up(pending, text, state)
-            answered = self._room_answer(pending, text, state)
+            answered = self._follow_up(pending, text, state) if pending.missing != ROOM \
+                else self._room_answer(pending, text, state)
             if answered is not None:
-                return answered
+                return self._with_held(pending, answered, state)
         done = getattr(state, "done", None)
         if isinstance(done, Done) and self.clock() < done.deadline \
                 and (fixed := self._correction(done, text, lang)) is not None:
             return fixed
         decision = self._fresh(text, lang)
         if decision.kind == "clarify":
-            state.pending = Pending(decision.calls[0], decision.missing, text, lang,
-                                    self.clock() + self.clarify_timeout)
+            state.pending = Pending(decision.calls[0], decision.missing, decision.part or text, lang,
+                                    self.clock() + self.clarify_timeout, held=tuple(decision.held))
         return decision
+
+    @staticmethod
+    def _with_held(pending: Pending, answered: Decision, state: OpenQuestion) -> Decision:
+        """The answer's decision with the request's other parts, held while the question was open: done together
+        when the answer completes the call, kept while it is asked again, dropped with it (a cancel, no answer)."""
+        if not pending.held:
+            return answered
+        if answered.kind == "call" and answered.calls:
+            answered.calls = [*pending.held, *(c for c in answered.calls
+                                               if all(_call_key(c) != _call_key(h) for h in pending.held))]
+        elif answered.kind == "clarify" and state.pending is not None:
+            state.pending = replace(state.pending, held=pending.held)
+        return answered
 
     def _correction(self, done: Done, text: str, lang: str) -> Decision | None:
         """"Actually, make it 8 instead", "нет, давай на восемь", "नहीं, आठ बजे का कर दो", said after a request was
@@ -1359,7 +1372,8 @@ class Router:
             if decisions[i] is None:
                 decisions[i] = review(self._agent().decide(part, lang), part, lang, registry)
             before = decisions[i - 1] if i else None
-            if not _acts(decisions[i]) and before is not None and _acts(before) and registry is not None \
+            if not _acts(decisions[i]) and not _asks_for_another(decisions[i], before) and before is not None \
+                    and _acts(before) and registry is not None \
                     and len({c.name for c in before.calls}) == 1 and before.calls[0].name in registry \
                     and registry.get(before.calls[0].name).family == "home":
                 # "turn on the garage light and the bedroom lamp": a part with only a device takes the action before it
@@ -1381,6 +1395,20 @@ class Router:
             return Decision("call", calls=calls, source=source,
                             name_probs={k: v for d in done for k, v in d.name_probs.items()})
         left = next(p for p, d in zip(parts, decisions, strict=True) if d is None or d.kind != "call" or not d.calls)
+        asking = [d for d in decisions if not _acts(d)]
+        if whole is None and len(asking) == 1 and asking[0] is not None and asking[0].kind == "clarify" \
+                and asking[0].calls and asking[0].source == "fastpath" and len(done) == len(parts) - 1 \
+                and _acts(review(Decision("call", calls=[c for d in done for c in d.calls], source="fastpath"), text,
+                                 lang, registry)):
+            # "turn off the lights and lock the door": the one part the templates read without a detail ("which
+            # door?") is asked, and the others wait for the answer, done with it; the model, given the whole, did one
+            # part and dropped the other
+            for part, one in zip(parts, decisions, strict=True):
+                if one is not None and _acts(one):
+                    _keep_rooms(one, part)
+            asking[0].held = [c for d in done for c in d.calls]
+            asking[0].part = next(p for p, one in zip(parts, decisions, strict=True) if one is asking[0])
+            return asking[0]
         # The cut may have been wrong ("the light and the fan"): the model reads the whole, and its decision stands when
         # it does every part or chooses another action — not when it is one part's action with the rest dropped —
         # or when the part left over is inside its arguments ("play rock and roll": "roll" is in the query).
@@ -1558,6 +1586,13 @@ def _on_devices(decision: Decision, registry: ToolRegistry | None) -> bool:
 def _call_key(call: ToolCall) -> tuple[str, tuple[tuple[str, str], ...]]:
     """A call as said, whatever the case of its names ("tv" and "TV" are one device)."""
     return call.name, tuple(sorted((k, fold(str(v))) for k, v in call.arguments.items()))
+
+
+def _asks_for_another(decision: Decision | None, before: Decision | None) -> bool:
+    """Whether a part is a request of its own the templates read with a detail to ask ("… and set a timer": how
+    long?), not a device that takes the action before it."""
+    return decision is not None and decision.kind == "clarify" and bool(decision.calls) and before is not None \
+        and all(c.name != decision.calls[0].name for c in before.calls)
 
 
 def _acts(decision: Decision | None) -> bool:

@@ -499,6 +499,8 @@ class Pipeline:
             # the question for the detail, or what the last answer lacked with it ("I don't know a room called …")
             result.reply = phrase(result.lang, decision.say, **decision.say_values) if decision.say \
                 else ask_phrase(result.lang, decision.missing)
+            if decision.held:  # the request's other parts wait for the answer ("… and lock the door": which door?)
+                result.reply = f"{result.reply} {phrase(result.lang, 'confirm.rest_waits')}"
             self.trace.emit(ClarifyEvent(question=result.reply, name=decision.calls[0].name, missing=decision.missing,
                                          source=decision.source))
         else:
