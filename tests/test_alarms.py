@@ -356,6 +356,32 @@ def test_cancelling_a_label_several_alarms_share_asks_with_the_count(base_config
     assert [(a.hhmm, a.label) for a in c.alarms.pending()] == [("09:00", "")]
 
 
+@pytest.mark.parametrize("lang,cancel,left", [
+    ("en", "cancel my morning alarm", [("12:30", "gym"), ("19:30", "")]),
+    ("ru", "отмени утренний будильник", [("12:30", "gym"), ("19:30", "")]),
+    ("hi", "सुबह वाला अलार्म कैंसल कर दो", [("12:30", "gym"), ("19:30", "")]),
+    ("ru", "вечерний будильник не нужен", [("06:45", ""), ("12:30", "gym")]),
+    ("hi", "shaam wala alarm hata do", [("06:45", ""), ("12:30", "gym")]),
+])
+def test_an_alarm_named_by_the_part_of_the_day_it_rings_in_is_that_one(base_config, tmp_path: Path, monkeypatch,  # type: ignore[no-untyped-def]
+                                                                      lang: str, cancel: str,
+                                                                      left: list[tuple[str, str]]) -> None:
+    """"Cancel my morning alarm" with none called "morning": the one that rings in the morning, where hearthd said it
+    found no alarm of that name (the Russian and Hindi went to the model)."""
+    from hearthd.daemon.components import Components
+    from hearthd.daemon.pipeline import Pipeline
+    from hearthd.events import Trace
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    c = Components(base_config)
+    c.alarms.add("06:45")
+    c.alarms.add("19:30")
+    c.alarms.add("12:30", "gym")
+    result = asyncio.run(Pipeline(c, Trace()).run_text(cancel, language=lang))
+    assert result.decision is not None and result.decision.source == "fastpath", result.reply
+    assert sorted((a.hhmm, a.label) for a in c.alarms.pending()) == left, result.reply
+
+
 # -- switched off, counted, asked about (issue 25): answered from the alarms set, never the generic refusal --------
 
 @pytest.mark.parametrize("text,lang,call", [

@@ -33,6 +33,24 @@ _DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$", "x-ground": "date"
          "description": "a calendar date, YYYY-MM-DD"}
 _LABEL = {"type": "string", "minLength": 1, "maxLength": 40, "x-ground": "words",
           "description": "what the alarm is for, in the user's words"}
+# An alarm named by the part of the day it rings in ("cancel my morning alarm", "отмени утренний будильник", "सुबह
+# वाला अलार्म": the words are locales/<lang>/clock.toml [day_parts]) when none is labelled so: the hours of that part,
+# [from, to), wrapping past midnight for the night.
+DAY_PARTS = {"morning": (4, 12), "afternoon": (12, 17), "evening": (17, 23), "night": (20, 5)}
+
+
+def day_part(label: str) -> tuple[int, int] | None:
+    """The hours of the part of the day `label` names in any language ("morning", "утренний", "शाम"), or None."""
+    from .. import locale
+    from ..text import fold
+
+    said = fold(label.strip())
+    for lang in locale.languages():
+        for part, words in locale.table(lang, "clock.toml").get("day_parts", {}).items():
+            if part in DAY_PARTS and said in {fold(w) for w in words}:
+                return DAY_PARTS[part]
+    return None
+
 _RING_DAYS = {"daily": set(range(7)), "weekdays": set(range(5)), "weekends": {5, 6},
               **{d: {i} for i, d in enumerate(REPEATS[3:])}}
 _SECONDS = {"type": "integer", "minimum": 1, "maximum": 86400, "x-ground": "duration",
@@ -496,6 +514,10 @@ class AlarmBook:
         if "label" in args:
             wanted = str(args["label"]).strip().lower()
             matches = [a for a in alarms if a.label and (wanted in a.label.lower() or a.label.lower() in wanted)]
+            if not matches and (hours := day_part(wanted)):  # "my morning alarm", none called so: the one ringing then
+                start, end = hours
+                matches = [a for a in alarms if (start <= int(a.hhmm[:2]) < end if start < end
+                                                 else int(a.hhmm[:2]) >= start or int(a.hhmm[:2]) < end)]
             if "time" in args:
                 matches = [a for a in matches if a.hhmm == args["time"]]
             if not matches:
