@@ -179,6 +179,11 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("ru", "уйми этот трезвон", "stop", {}),
     ("hi", "ठीक से सुनाई नहीं दे रहा", "change_volume", {"direction": "up"}),
     ("hi", "awaaz bahut tez hai", "change_volume", {"direction": "down"}),
+    # "too much" says it is too loud; "make it more" asks for louder (checks.toml volume_up)
+    ("hi", "आवाज़ बहुत ज़्यादा है", "change_volume", {"direction": "down"}),
+    ("hi", "आवाज़ थोड़ी ज़्यादा कर दो", "change_volume", {"direction": "up"}),
+    ("en", "put the kitchen lights on fifty percent", "set_brightness", {"device": "Kitchen Light", "percent": 50}),
+    ("en", "knock the heating up a couple degrees", "set_temperature", {"step": "up", "by": 2}),
     ("hi", "चुप रहो", "stop", {}),
     ("hi", "bahut ho gaya", "stop", {}),
     # en: a device of this home by its name, said loosely (hearthd's {home_name}); a device left on is turned off

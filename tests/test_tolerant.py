@@ -81,6 +81,9 @@ HEARD = [
     # sounds like
     ("hi", "bedroom ki blinds band kar do", {("bb/set", "CLOSE")}),
     ("hi", "बेडरूम की ब्लाइंड्स बंद कर दो", {("bb/set", "CLOSE")}),
+    # the request beside a remark (its reason), read alone: with the remark's words it fell below the tier's bar
+    ("en", "I'm off to work, lock everything", {("fd/set", "LOCK"), ("bd/set", "LOCK")}),
+    ("ru", "мне пора спать, лампочку в спальне погаси", {("bl/set", "OFF")}),
 ]
 
 

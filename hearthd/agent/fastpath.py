@@ -1061,6 +1061,8 @@ class Router:
                 guess = self.tolerant.match(text, lang)
                 if guess is not None and guess.kind != "abstain":
                     return guess
+                if (beside := self._loosely_beside_remarks(text, lang)) is not None:
+                    return beside
                 among = guess.among if guess is not None and self.domain_hint else []
             if (none := self._none_of_it(text)) is not None:
                 return none
@@ -1320,6 +1322,23 @@ class Router:
                                                     for p in others):
             return None  # "I have to be up by six thirty, set an alarm": what is asked for is in the remark
         return requests[0][1]
+
+    def _loosely_beside_remarks(self, text: str, lang: str) -> Decision | None:
+        """"I'm off to work, lock everything": the one clause that is no remark, read by the tolerant tier when the
+        templates read no clause (the remark's words, read with it, left it below the tier's bar); a remark that says
+        what not to do leaves it to the later tiers."""
+        assert self.tolerant is not None
+        skip = _no_names(lang)
+        parts = [p for p in clauses(text) if p.lower() not in skip]
+        asking = [p for p in parts if not statement(p, lang)]
+        if len(parts) < 2 or len(asking) != 1:
+            return None
+        for p in parts:
+            kind = statement(p, lang)
+            if kind and (negated(p, lang) if kind == "start" else tells_not_to(p, lang)):
+                return None
+        read = self.tolerant.match(asking[0], lang)
+        return read if read is not None and read.kind == "call" and read.calls else None
 
     def _read_there(self, clause: str, parts: list[str], lang: str) -> Decision | None:
         """The templates' reading of `clause`; when it says "there" ("там", "वहाँ") and names no room, while another
