@@ -390,6 +390,11 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("en", "I won't need an alarm tomorrow", "cancel_alarm", {"day": "tomorrow"}),
     ("ru", "сбрось все будильники на сегодня", "cancel_all_alarms", {"day": "today"}),
     ("hi", "aaj ka alarm hata do", "cancel_alarm", {"day": "today"}),
+    # asked as a worry, the negation the question's courtesy ("didn't I leave the garage open?"): only read
+    ("ru", "я не оставил гараж открытым?", "device_state", {"device": "Garage Door", "state": "open"}),
+    ("ru", "а я не забыл закрыть гараж", "device_state", {"device": "Garage Door", "state": "closed"}),
+    ("ru", "я не оставил кофемашину включенной?", "device_state", {"device": "Coffee Machine", "state": "on"}),
+    ("hi", "मैंने गैराज खुला तो नहीं छोड़ा?", "device_state", {"device": "Garage Door", "state": "open"}),
 ]
 
 
