@@ -390,6 +390,10 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("en", "I won't need an alarm tomorrow", "cancel_alarm", {"day": "tomorrow"}),
     ("ru", "сбрось все будильники на сегодня", "cancel_all_alarms", {"day": "today"}),
     ("hi", "aaj ka alarm hata do", "cancel_alarm", {"day": "today"}),
+    # a part of an hour said after "for" is the length, no timer's name ("quarter" was the name, the hour the length)
+    ("en", "set a timer for quarter of an hour", "set_timer", {"seconds": 900}),
+    ("en", "start a timer for a quarter of an hour", "set_timer", {"seconds": 900}),
+    ("hi", "पौन घंटे का टाइमर लगाओ", "set_timer", {"seconds": 2700}),  # three quarters of an hour
     # asked as a worry, the negation the question's courtesy ("didn't I leave the garage open?"): only read
     ("ru", "я не оставил гараж открытым?", "device_state", {"device": "Garage Door", "state": "open"}),
     ("ru", "а я не забыл закрыть гараж", "device_state", {"device": "Garage Door", "state": "closed"}),

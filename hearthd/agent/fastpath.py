@@ -104,7 +104,18 @@ def _label(text: str, lang: str) -> str | None:
     if parse_number(label, lang) is not None or parse_clock(label, lang) is not None:
         return None  # "a timer for 7 am", "a timer called 7": a time of day or a number is no name (a length is:
     #                   "cancel the 10 minute timer" names the timer by it)
+    words = label.lower().split()
+    if words and words[-1] in _fractions(lang) and all(
+            w in _fractions(lang) or w in _no_names(lang) or parse_number(w, lang) is not None for w in words[:-1]):
+        return None  # "a timer for quarter of an hour": "quarter" begins the length, it names nothing
     return label if 0 < len(label) <= 40 else None
+
+
+@functools.cache
+def _fractions(lang: str) -> frozenset[str]:
+    """The words of a part of a unit ("quarter", "half", "четверть", "आधा"), in `lang` and in English."""
+    return frozenset(fold(w) for source in locale.read_with(lang) if locale.has(source, "numbers.toml")
+                     for w in locale.toml(source, "numbers.toml").get("cardinal", {}).get("fractions", {}))
 
 
 @functools.cache
