@@ -390,6 +390,9 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("en", "I won't need an alarm tomorrow", "cancel_alarm", {"day": "tomorrow"}),
     ("ru", "сбрось все будильники на сегодня", "cancel_all_alarms", {"day": "today"}),
     ("hi", "aaj ka alarm hata do", "cancel_alarm", {"day": "today"}),
+    # how the thermostat is, asked of the heating ("отопление включено?" was read, the English the model's)
+    ("en", "is the heating on", "device_state", {"device": "Thermostat"}),
+    ("en", "what is the heating set to", "device_state", {"device": "Thermostat"}),
     # a part of an hour said after "for" is the length, no timer's name ("quarter" was the name, the hour the length)
     ("en", "set a timer for quarter of an hour", "set_timer", {"seconds": 900}),
     ("en", "start a timer for a quarter of an hour", "set_timer", {"seconds": 900}),
