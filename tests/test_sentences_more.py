@@ -390,6 +390,10 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("en", "I won't need an alarm tomorrow", "cancel_alarm", {"day": "tomorrow"}),
     ("ru", "сбрось все будильники на сегодня", "cancel_all_alarms", {"day": "today"}),
     ("hi", "aaj ka alarm hata do", "cancel_alarm", {"day": "today"}),
+    # ended with the danda, as whisper writes Hindi (the templates read none of these: the tolerant tier or the model)
+    ("hi", "पांच मिनट का टाइमर लगा दो।", "set_timer", {"seconds": 300}),
+    ("hi", "पीछे का दरवाज़ा खोल दो।", "unlock_door", {"door": "Back Door"}),
+    ("hi", "शाम पांच बजे मम्मी को फोन करना याद दिलाना।", "set_alarm", {"time": "17:00", "label": "मम्मी को फोन करना"}),
     # how the thermostat is, asked of the heating ("отопление включено?" was read, the English the model's)
     ("en", "is the heating on", "device_state", {"device": "Thermostat"}),
     ("en", "what is the heating set to", "device_state", {"device": "Thermostat"}),
