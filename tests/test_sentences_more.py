@@ -390,6 +390,9 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("en", "I won't need an alarm tomorrow", "cancel_alarm", {"day": "tomorrow"}),
     ("ru", "сбрось все будильники на сегодня", "cancel_all_alarms", {"day": "today"}),
     ("hi", "aaj ka alarm hata do", "cancel_alarm", {"day": "today"}),
+    # "is the door shut?" asked with its question word: every door's lock
+    ("hi", "क्या दरवाज़ा बंद है", "device_state", {"domain": "lock", "state": "locked", "question": "all"}),
+    ("hi", "दरवाजे बंद हैं क्या", "device_state", {"domain": "lock", "state": "locked", "question": "all"}),
     # ended with the danda, as whisper writes Hindi (the templates read none of these: the tolerant tier or the model)
     ("hi", "पांच मिनट का टाइमर लगा दो।", "set_timer", {"seconds": 300}),
     ("hi", "पीछे का दरवाज़ा खोल दो।", "unlock_door", {"door": "Back Door"}),
