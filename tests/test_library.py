@@ -444,3 +444,24 @@ def test_a_request_asked_about_in_part_and_then_cancelled_does_no_part(
     assert asyncio.run(pipeline.run_text(said, language=lang)).decision.kind == "clarify"  # type: ignore[union-attr]
     reply = asyncio.run(pipeline.run_text(cancel, language=lang)).reply
     assert sent.sent == [] and reply == phrase(lang, "agent.cancelled")
+
+
+@pytest.mark.parametrize("lang,text,names", [
+    ("en", "what's on in the house", {"Kitchen Light", "Living Room Lamp", "Landing Light", "Coffee Machine"}),
+    ("en", "what did I leave on", {"Kitchen Light", "Living Room Lamp", "Landing Light", "Coffee Machine"}),
+    ("en", "what's on in the kitchen", {"Kitchen Light", "Coffee Machine"}),
+    ("ru", "что у нас сейчас включено", {"Kitchen Light", "Living Room Lamp", "Landing Light", "Coffee Machine"}),
+    ("ru", "что включено на кухне", {"Kitchen Light", "Coffee Machine"}),
+    ("hi", "घर में क्या क्या चालू है", {"Kitchen Light", "Living Room Lamp", "Landing Light", "Coffee Machine"}),
+])
+def test_what_is_on_names_whatever_is_on_there_or_in_the_whole_home(
+        home: tuple[Components, Sent, Declines], lang: str, text: str, names: set[str]) -> None:
+    """"What's on in the house?", "что включено на кухне?": the devices that are on, named (not only the lights; the
+    whole home when no room is said), where hearthd asked which device was meant."""
+    c, sent, model = home
+    result = asyncio.run(Pipeline(c, Trace()).run_text(text, language=lang))
+    assert result.decision is not None and result.decision.kind == "call", result.reply
+    assert all(name in result.reply for name in names), result.reply
+    others = {e.name for e in HOME} - names
+    assert not [name for name in others if name in result.reply], result.reply
+    assert sent.sent == [] and model.asked == []

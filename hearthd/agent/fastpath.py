@@ -747,7 +747,8 @@ class FastPath:
             return None  # a slot this tool has no parameter for
         missing = [k for k in tool.parameters.get("required", []) if k not in arguments]
         missing += _stood_in_for(tool.parameters, tool.model_parameters.get("required", []), arguments)
-        if not missing and tool.family == "home" and not any(arguments.get(k) for k in TARGETS):
+        if not missing and tool.family == "home" and not any(arguments.get(k) for k in TARGETS) \
+                and not (arguments.get("question") == "which" and tool.read_only):  # ("what's on?": the whole home)
             # "turn on the", "выключи", "बंद कर दो": what to act on is all that is missing (these tools take a group
             # too, so the schema requires no name): asked for, as the model's own calls must name it
             missing = [k for k in tool.model_parameters.get("required", []) if k in NAMES][:1]

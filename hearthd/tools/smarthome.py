@@ -618,7 +618,9 @@ class SmartHome:
         """"Are any doors unlocked?", "how many lights are on upstairs?", "which windows are open?": answered from the
         tracked state of a group."""
         await self._ready()
-        if not any(args.get(k) for k in ("area", "domain", "device_class")):
+        if not any(args.get(k) for k in ("area", "domain", "device_class")) \
+                and not (args.get("question") == "which" and args.get("state")):
+            # (but "what's on?": whatever is, in the whole home)
             return ToolResult(False, {"code": "home-no-device"}, "home.name_missing")
         domain = str(args.get("domain") or "")
         targets = self.group(args, (domain,) if domain else CONTROLLABLE | {"binary_sensor"})
