@@ -184,6 +184,9 @@ def parse_clock(text: str, lang: str) -> str | None:
     table = _table(lang) or {}
     if parse_duration(text, lang) is not None:  # "10 minutes" is a duration, not 10:00 ("в 6 часов" is a time)
         return None
+    said = text.split()
+    if len(said) > 1 and (tail := parse_duration(" ".join(said[1:]), lang)) is not None and tail < 3600:
+        return None  # "for 7 minutes", "на 7 минут": minutes after a preposition ("в семь часов двадцать минут": 7:20)
     low = digits_for_times(re.sub(r"[,;!?]", " ", text.lower()), lang, in_time_slot=True)  # "six thirty, set…"
     low = _HOUR_SPACE_MINUTES.sub(r"\1:\2", low)  # "7 30 a.m.": speech to text's "7:30"
     low = _hours_and_minutes(low, table.get("clock", {}), lang)

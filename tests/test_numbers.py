@@ -381,6 +381,8 @@ def test_time_helpers_ignore_the_new_sections() -> None:
     ("रात 2 बजे", "hi", "02:00"),
     ("रात दस बजे", "hi", "22:00"),
     ("दस मिनट", "hi", None),
+    ("for 7 minutes", "en", None),  # a length after its preposition ("set an alarm for 7 minutes" set 7:00)
+    ("на 7 минут", "ru", None),
     # the hour and its minutes, as a clock is read ("सात तीस" is 7:30, never 7:00 with the thirty dropped)
     ("सात तीस बजे", "hi", "07:30"),
     ("शाम छह पैंतालीस", "hi", "18:45"),

@@ -397,6 +397,12 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("hi", "पांच मिनट का टाइमर लगा दो।", "set_timer", {"seconds": 300}),
     ("hi", "पीछे का दरवाज़ा खोल दो।", "unlock_door", {"door": "Back Door"}),
     ("hi", "शाम पांच बजे मम्मी को फोन करना याद दिलाना।", "set_alarm", {"time": "17:00", "label": "मम्मी को फोन करना"}),
+    # said shorter or looser than the templates had it
+    ("en", "set an alarm 6am", "set_alarm", {"time": "06:00"}),
+    ("en", "give me a wake-up call at six tomorrow", "set_alarm", {"time": "06:00", "day": "tomorrow"}),
+    ("en", "snooze for 10", "snooze", {"minutes": 10}),
+    ("en", "the kitchen's too dark", "set_brightness", {"area": "Kitchen", "step": "up"}),
+    ("en", "let's have the kitchen lights at half", "set_brightness", {"device": "Kitchen Light", "percent": 50}),
     # how the thermostat is, asked of the heating ("отопление включено?" was read, the English the model's)
     ("en", "is the heating on", "device_state", {"device": "Thermostat"}),
     ("en", "what is the heating set to", "device_state", {"device": "Thermostat"}),
