@@ -397,6 +397,14 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("hi", "पांच मिनट का टाइमर लगा दो।", "set_timer", {"seconds": 300}),
     ("hi", "पीछे का दरवाज़ा खोल दो।", "unlock_door", {"door": "Back Door"}),
     ("hi", "शाम पांच बजे मम्मी को फोन करना याद दिलाना।", "set_alarm", {"time": "17:00", "label": "मम्मी को फोन करना"}),
+    # a room's cold asked about, not said: how warm it is there (the heater is switched on when it is said)
+    ("ru", "в спальне холодно?", "sensor_value", {"area": "Bedroom", "quantity": "temperature"}),
+    ("en", "is it too hot in the kitchen?", "sensor_value", {"area": "Kitchen", "quantity": "temperature"}),
+    # a cover lowered a bit (a quarter of the way down), or opened all the way
+    ("en", "lower the blinds a bit", "set_cover_position", {"device": "Living Room Blinds", "percent": 75}),
+    ("ru", "опусти жалюзи чуть-чуть", "set_cover_position", {"device": "Living Room Blinds", "percent": 75}),
+    ("hi", "पर्दे थोड़े नीचे करो", "set_cover_position", {"device": "Bedroom Curtains", "percent": 75}),
+    ("en", "open the curtains all the way", "open_cover", {"device": "Bedroom Curtains"}),
     # said shorter or looser than the templates had it
     ("en", "set an alarm 6am", "set_alarm", {"time": "06:00"}),
     ("en", "give me a wake-up call at six tomorrow", "set_alarm", {"time": "06:00", "day": "tomorrow"}),

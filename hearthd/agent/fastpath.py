@@ -508,7 +508,7 @@ class FastPath:
         absent = ""  # a smart-home request in a home with no smart-home devices ("set the heating to 21")
         for result in recognize_all(text, intents, slot_lists=self._home_lists()) if intents is not None else []:
             if result.intent.name == FEELS:  # "it's freezing in the bedroom": what there is to do about it there
-                felt = self._felt(result)
+                felt = self._felt(result, asks(text, lang))
                 if felt is not None:
                     readable.append(felt)
                     exact.append(felt)
@@ -548,10 +548,11 @@ class FastPath:
                 return decision
         return None
 
-    def _felt(self, result: Any) -> tuple[str, dict[str, Any]] | None:
+    def _felt(self, result: Any, asked: bool = False) -> tuple[str, dict[str, Any]] | None:
         """A room said to be cold or hot ("it's freezing in the bedroom", "на кухне жарища", "बेडरूम में बहुत ठंड है"):
         a thermostat there asks how warm it should be; else the room's one heater is switched on (cold) or its one fan
-        (hot); else how warm it is there is said. Before, the model read these as nothing, or as the lights."""
+        (hot); else how warm it is there is said. Before, the model read these as nothing, or as the lights. `asked`:
+        said as a question ("в спальне холодно?"), how warm it is there is the answer."""
         from ..tools.catalogue import home_words
 
         catalogue = self.library.catalogue() if self.library is not None else None
@@ -566,6 +567,8 @@ class FastPath:
             said = [e.name, *(a for a, target in catalogue.aliases.items() if target.lower() == e.name.lower())]
             return {fold(s) for s in said} | {w for s in said for w in words_of(fold(s))}
 
+        if asked and "sensor_value" in self.registry:
+            return "sensor_value", {"area": area, "quantity": "temperature"}
         thermostats = [e for e in there if e.component == "climate"]
         if thermostats and "set_temperature" in self.registry:
             return "set_temperature", {"device": thermostats[0].name}
