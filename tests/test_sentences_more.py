@@ -397,6 +397,16 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("hi", "पांच मिनट का टाइमर लगा दो।", "set_timer", {"seconds": 300}),
     ("hi", "पीछे का दरवाज़ा खोल दो।", "unlock_door", {"door": "Back Door"}),
     ("hi", "शाम पांच बजे मम्मी को फोन करना याद दिलाना।", "set_alarm", {"time": "17:00", "label": "मम्मी को फोन करना"}),
+    # reminders (alarms named for what they remind of) and named timers, said as people say them
+    ("en", "remind me tomorrow at 9 to call the dentist", "set_alarm",
+     {"day": "tomorrow", "time": "09:00", "label": "call the dentist"}),
+    ("en", "cancel the reminder to call the dentist", "cancel_alarm", {"label": "call the dentist"}),
+    ("en", "what reminders do I have", "list_alarms", {}),
+    ("en", "how long left on the pizza", "timer_remaining", {"label": "pizza"}),
+    ("ru", "какие у меня напоминания", "list_alarms", {}),
+    ("ru", "отмени таймер пиццы", "cancel_timer", {"label": "пиццы"}),
+    ("ru", "сколько осталось на таймере пиццы", "timer_remaining", {"label": "пиццы"}),
+    ("hi", "पिज़्ज़ा टाइमर कैंसल करो", "cancel_timer", {"label": "पिज़्ज़ा"}),
     # a room's cold asked about, not said: how warm it is there (the heater is switched on when it is said)
     ("ru", "в спальне холодно?", "sensor_value", {"area": "Bedroom", "quantity": "temperature"}),
     ("en", "is it too hot in the kitchen?", "sensor_value", {"area": "Kitchen", "quantity": "temperature"}),
