@@ -187,8 +187,8 @@ class SmartHome:
             classes = CLASS_FAMILIES.get(wanted_class, {wanted_class})  # "the garage door" is a door
             same = [e for e in pool if str(e.config.get("device_class", "")).lower() in classes
                     or (not e.config.get("device_class") and any(c in e.name.lower() for c in classes))]
-            if same or wanted_class in DOOR_CLASSES:
-                pool = same  # asked for a door: never the blinds instead
+            if same or wanted_class in DOOR_CLASSES or wanted_class in ("window", "damper", "awning"):
+                pool = same  # asked for a door or a window: never the blinds instead
             else:  # "the blinds" and no cover says its class: the covers that are not doors
                 pool = [e for e in pool if str(e.config.get("device_class", "")).lower() not in DOOR_CLASSES
                         and not any(has_word(e.name.lower(), w) for w in home_words().doors)]
