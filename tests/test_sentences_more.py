@@ -397,6 +397,9 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("hi", "पांच मिनट का टाइमर लगा दो।", "set_timer", {"seconds": 300}),
     ("hi", "पीछे का दरवाज़ा खोल दो।", "unlock_door", {"door": "Back Door"}),
     ("hi", "शाम पांच बजे मम्मी को फोन करना याद दिलाना।", "set_alarm", {"time": "17:00", "label": "मम्मी को फोन करना"}),
+    ("ru", "дверь в гараж закрой", "close_cover", {"device": "Garage Door"}),
+    ("en", "lights to max", "set_brightness", {"area": "Living Room", "percent": 100}),
+    ("ru", "яркость на максимум", "set_brightness", {"area": "Living Room", "percent": 100}),
     # reminders (alarms named for what they remind of) and named timers, said as people say them
     ("en", "remind me tomorrow at 9 to call the dentist", "set_alarm",
      {"day": "tomorrow", "time": "09:00", "label": "call the dentist"}),
