@@ -398,6 +398,9 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("hi", "पीछे का दरवाज़ा खोल दो।", "unlock_door", {"door": "Back Door"}),
     ("hi", "शाम पांच बजे मम्मी को फोन करना याद दिलाना।", "set_alarm", {"time": "17:00", "label": "मम्मी को फोन करना"}),
     ("ru", "дверь в гараж закрой", "close_cover", {"device": "Garage Door"}),
+    ("hi", "लाइट की ब्राइटनेस बढ़ा दो", "set_brightness", {"area": "Living Room", "step": "up"}),
+    ("hi", "लाइट पूरी तेज़ कर दो", "set_brightness", {"area": "Living Room", "percent": 100}),
+    ("hi", "म्यूट हटाओ", "unmute", {}),  # "remove the mute": the mute word said is no opposite
     ("en", "lights to max", "set_brightness", {"area": "Living Room", "percent": 100}),
     ("ru", "яркость на максимум", "set_brightness", {"area": "Living Room", "percent": 100}),
     # reminders (alarms named for what they remind of) and named timers, said as people say them
@@ -488,6 +491,7 @@ ASKED: list[tuple[str, str, str, str, dict[str, Any]]] = [
     ("en", "turn the thermostat down a notch", "set_temperature", "temperature", {}),
     ("ru", "подкрути отопление чуть-чуть", "set_temperature", "temperature", {}),
     ("ru", "сделай на несколько градусов прохладнее", "set_temperature", "temperature", {}),
+    ("hi", "AC का टेम्परेचर कम करो", "set_temperature", "temperature", {}),
 ]
 
 
