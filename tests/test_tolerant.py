@@ -147,6 +147,18 @@ def test_the_words_that_say_an_amount_follows_are_no_part_of_a_time(
     assert model.asked == []
 
 
+@pytest.mark.parametrize("lang,text", [("en", "Colve the lights in the kitchen."), ("en", "colve the kitchen lights")])
+def test_a_word_sharing_only_its_first_letters_with_a_value_is_not_that_value(
+        home: tuple[Components, Sent, Model], lang: str, text: str) -> None:
+    """"Kill the lights in the garage" heard "Colve …": "colve" is no inflection of "cold" (a colour) for sharing its
+    first three letters (Latin words inflect by adding to the word), and the lights were made cool white."""
+    c, sent, _ = home
+    result = turn(c, text, lang)
+    assert not (result.decision is not None and result.decision.kind == "call"
+                and any(x.name == "set_color" for x in result.decision.calls)), result.reply
+    assert not [s for s in sent.sent if "color" in str(s) or "temp" in str(s)], sent.sent
+
+
 @pytest.mark.parametrize("lang,text", [
     ("en", "tell me a joke"), ("en", "do you like pizza"), ("ru", "купи хлеба"), ("ru", "напиши Саше, что я опаздываю"),
     ("ru", "накрой на стол"), ("hi", "रास्ते में ट्रैफिक कैसा है"), ("hi", "सूरज कितने बजे उगेगा"),

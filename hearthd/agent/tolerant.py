@@ -138,6 +138,8 @@ def _stem_alike(a: str, b: str) -> bool:
         if x != y:
             break
         common += 1
+    if common < short and common < 4 and a.isascii() and b.isascii():
+        return False  # Latin letters inflect by adding to a word ("light", "lights"): "colve" is no "cold"
     return common >= max(3, math.ceil(0.6 * max(len(a), len(b)))) or (common >= 4 and common >= short - 1)
 
 
