@@ -412,6 +412,7 @@ READ: list[tuple[str, str, str, dict[str, Any]]] = [
     ("ru", "какие у меня напоминания", "list_alarms", {}),
     ("ru", "отмени таймер пиццы", "cancel_timer", {"label": "пиццы"}),
     ("ru", "сколько осталось на таймере пиццы", "timer_remaining", {"label": "пиццы"}),
+    ("ru", "Сколько осталось?", "timer_remaining", {}),
     ("hi", "पिज़्ज़ा टाइमर कैंसल करो", "cancel_timer", {"label": "पिज़्ज़ा"}),
     # a room's cold asked about, not said: how warm it is there (the heater is switched on when it is said)
     ("ru", "в спальне холодно?", "sensor_value", {"area": "Bedroom", "quantity": "temperature"}),
