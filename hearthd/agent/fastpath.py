@@ -1332,10 +1332,8 @@ class Router:
         if len(requests) != 1:
             return None
         others = [p for p, d in read if d is None or not d.calls]
-        for p in others:
-            kind = statement(p, lang)
-            if not kind or (negated(p, lang) if kind == "start" else tells_not_to(p, lang)):
-                return None
+        if not all(statement(p, lang) and not _remark_tells_not_to(p, lang) for p in others):
+            return None
         if requests[0][1].kind == "clarify" and any(time_said(p, lang) or any(ch.isdigit() for ch in p)
                                                     for p in others):
             return None  # "I have to be up by six thirty, set an alarm": what is asked for is in the remark
@@ -1351,10 +1349,8 @@ class Router:
         asking = [p for p in parts if not statement(p, lang)]
         if len(parts) < 2 or len(asking) != 1:
             return None
-        for p in parts:
-            kind = statement(p, lang)
-            if kind and (negated(p, lang) if kind == "start" else tells_not_to(p, lang)):
-                return None
+        if any(_remark_tells_not_to(p, lang) for p in parts):
+            return None
         read = self.tolerant.match(asking[0], lang)
         return read if read is not None and read.kind == "call" and read.calls else None
 
@@ -1623,6 +1619,13 @@ def _on_devices(decision: Decision, registry: ToolRegistry | None) -> bool:
 def _call_key(call: ToolCall) -> tuple[str, tuple[tuple[str, str], ...]]:
     """A call as said, whatever the case of its names ("tv" and "TV" are one device)."""
     return call.name, tuple(sorted((k, fold(str(v))) for k, v in call.arguments.items()))
+
+
+def _remark_tells_not_to(clause: str, lang: str) -> bool:
+    """A remark beside a request that says what not to do ("I don't want the light, …"): the request is not read
+    alone then."""
+    kind = statement(clause, lang)
+    return bool(kind) and (negated(clause, lang) if kind == "start" else tells_not_to(clause, lang))
 
 
 def _asks_for_another(decision: Decision | None, before: Decision | None) -> bool:
